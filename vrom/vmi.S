@@ -1,0 +1,272 @@
+/*
+ * vmi.S -- the VMI 13.0 option ROM that vmi-hv places at guest-physical 0xC0000.
+ *
+ * Layout (docs/VROM.md): VROMHeader at 0; call N's 32-byte slot at N * 32
+ * (the table itself comes from vrom_slots.inc, generated from
+ * vrom/abi/vmi-13.0.def); then the PCI and PnP expansion headers, strings
+ * and the ROM body.  romtool seal fills romLength, the PCIR image length, the
+ * PnP checksum and the final checksum byte.
+ *
+ * Everything is position-independent: the guest calls the ROM through
+ * whatever mapping it likes (normally __va(0xC0000)) and may even copy it,
+ * so there are only relative jumps and calls, and data is found relative to
+ * the current EIP.  The Makefile links the image at two bases and refuses
+ * to build if the bytes differ.
+ *
+ * Every slot ends in ret, jmp or ud2 and is padded with int3, so nothing
+ * falls through into the next slot.
+ */
+
+#include "vmi_abi.h"
+
+	.code32
+	.text
+	.globl	vrom_start
+vrom_start:
+
+/* ---- VROMHeader (0x00 - 0x1f; slots 1-3 follow from vrom_slots.inc) ---- */
+	.word	VROM_SIGNATURE			/* 0x00 romSignature */
+	.byte	0				/* 0x02 romLength: romtool seal */
+	/* 0x03 romEntry: a BIOS that scans us far-calls here in real mode at
+	 * POST; there is nothing to initialise, so return at once. */
+	.byte	0xcb, 0x90, 0x90, 0x90		/* lret; nop; nop; nop */
+	.byte	0				/* 0x07 romPad0 */
+	.long	VMI_SIGNATURE			/* 0x08 vRomSignature "cVmi" */
+	.byte	VMI_API_REV_MINOR		/* 0x0c */
+	.byte	VMI_API_REV_MAJOR		/* 0x0d */
+	.byte	0, 0				/* 0x0e reserved0, reserved1 */
+	.long	VMI_DEFAULT_RESERVED_TOP	/* 0x10 reserved2: hole size, hv may rewrite */
+	.long	0				/* 0x14 reserved3: shared page, hv fills */
+	.word	vrom_pcir - vrom_start		/* 0x18 pciHeaderOffset */
+	.word	vrom_pnp - vrom_start		/* 0x1a pnpHeaderOffset */
+	.long	0				/* 0x1c romPad3 */
+
+/* ---- slot macros (used by vrom_slots.inc) -------------------------------- */
+
+/* Start slot n; the gap before it is int3, and .org fails the build if the
+ * previous slot overflowed its 32 bytes. */
+.macro SLOT n
+	.org	\n * VROM_CALL_LEN, 0xcc
+.endm
+
+/*
+ * A hypercall with sw (0-2) stack argument words.  Transport: edi = call
+ * number, eax/edx/ecx = the caller's register arguments untouched, ebx/esi =
+ * stack words 1 and 2.  Result in eax (edx:eax for u64).  ebx/esi/edi are
+ * callee-saved in the C convention, so they are restored here.
+ */
+.macro VSLOT_HC n, sw
+	SLOT	\n
+	.if \sw == 0
+	pushl	%edi
+	movl	$\n, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	ret
+	.elseif \sw == 1
+	pushl	%ebx
+	pushl	%edi
+	movl	12(%esp), %ebx		/* first stack argument, past ret and 2 saves */
+	movl	$\n, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	popl	%ebx
+	ret
+	.elseif \sw == 2
+	pushl	%ebx
+	pushl	%esi
+	pushl	%edi
+	movl	16(%esp), %ebx		/* stack arguments 1 and 2, past ret and 3 saves */
+	movl	20(%esp), %esi
+	movl	$\n, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	popl	%esi
+	popl	%ebx
+	ret
+	.else
+	.error	"VSLOT_HC: the transport carries at most 2 stack words"
+	.endif
+.endm
+
+/* Reserved and unsupported calls: tell the hypervisor which slot was used,
+ * then return VMI_ERROR_UNSUPPORTED whatever the hypervisor did. */
+.macro VSLOT_UNSUPPORTED n
+	SLOT	\n
+	movl	$\n, %eax
+	jmp	vrom_unsupported
+.endm
+
+/* Calls served from the shared page when possible; code in the body. */
+.macro VSLOT_FAST n, name
+	SLOT	\n
+	jmp	fast_\name
+.endm
+
+/* IRET and SYSEXIT: entered with jmp, never return.  edi is saved on the
+ * guest stack, where the hypervisor restores it from; ud2 stops the guest
+ * at a known place should the hypervisor ever resume after the int. */
+.macro VSLOT_NORETURN n
+	SLOT	\n
+	pushl	%edi
+	movl	$\n, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	ud2
+.endm
+
+/* Close the table: pad the last slot. */
+.macro VSLOT_END count
+	.org	\count * VROM_CALL_LEN, 0xcc
+	.globl	vrom_slots_end
+vrom_slots_end:
+.endm
+
+#include "vrom_slots.inc"
+
+/* ---- option ROM expansion headers ---------------------------------------- */
+
+	/* PCI Data Structure (PCI Firmware Spec 3.0, 5.1.2) */
+	.balign	4, 0
+vrom_pcir:
+	.ascii	"PCIR"
+	.word	VROM_PCI_VENDOR
+	.word	VROM_PCI_DEVICE
+	.word	0			/* device list pointer: none */
+	.word	0x1c			/* structure length (revision 3 form) */
+	.byte	3			/* structure revision (3.0) */
+	.byte	0x00, 0x80, 0x08	/* class: prog-if 0, "other system peripheral" */
+	.word	0			/* image length (512 units): romtool seal */
+	.word	(VMI_API_REV_MAJOR << 8) | VMI_API_REV_MINOR	/* code revision */
+	.byte	0			/* code type: x86 PC-AT compatible */
+	.byte	0x80			/* indicator: last image */
+	.word	0			/* max runtime length: not given */
+	.word	0			/* config utility code header: none */
+	.word	0			/* DMTF CLP entry point: none */
+
+	/* PnP Option ROM Header (Plug and Play BIOS Spec 1.0A, appendix A) */
+	.balign	16, 0
+vrom_pnp:
+	.ascii	"$PnP"
+	.byte	1			/* structure revision */
+	.byte	2			/* length in 16-byte units */
+	.word	0			/* next header: none */
+	.byte	0			/* reserved */
+	.byte	0			/* checksum: romtool seal */
+	.long	0			/* device identifier: none */
+	.word	vrom_mfr - vrom_start	/* manufacturer string */
+	.word	vrom_product - vrom_start /* product name string */
+	.byte	0x08, 0x80, 0x00	/* device type: system peripheral, other */
+	.byte	0x00			/* indicators: not display/input/IPL */
+	.word	0			/* boot connection vector: none */
+	.word	0			/* disconnect vector: none */
+	.word	0			/* bootstrap entry vector: none */
+	.word	0			/* reserved */
+	.word	0			/* static resource information vector */
+
+vrom_mfr:
+	.asciz	"vmi-hv"
+vrom_product:
+	.asciz	"VMI 13.0 paravirtualization ROM"
+
+/* ---- ROM body -------------------------------------------------------------- */
+
+/* eax = the slot number that was called. */
+vrom_unsupported:
+	pushl	%edi
+	movl	$VMI_HC_REPORT_UNSUPPORTED, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	movl	$VMI_ERROR_UNSUPPORTED, %eax
+	movl	$0xffffffff, %edx	/* u64 callers see -ENOSYS too */
+	ret
+
+/* Plain hypercall with register arguments only, for the fast paths' slow
+ * side.  Same sequence as VSLOT_HC n, 0. */
+.macro HYPERCALL n
+	pushl	%edi
+	movl	$\n, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	ret
+.endm
+
+/*
+ * ecx := the per-vCPU shared page if the hypervisor published one and
+ * enabled feature feat in it; otherwise jump to slow.  The page's address
+ * is VROMHeader.reserved3 of this very ROM image, found relative to EIP so
+ * that it works at any mapping.  Clobbers ecx and flags only.
+ */
+.macro SHARED_PAGE feat, slow
+	call	1f
+1:	popl	%ecx
+	movl	(vrom_start + VMI_OFF_VROMHeader_reserved3 - 1b)(%ecx), %ecx
+	testl	%ecx, %ecx
+	jz	\slow
+	testl	$\feat, VMI_OFF_vmi_shared_page_features(%ecx)
+	jz	\slow
+.endm
+
+#define SH_IF		VMI_OFF_vmi_shared_page_eflags_if
+#define SH_PENDING	VMI_OFF_vmi_shared_page_irq_pending
+#define SH_CR2		VMI_OFF_vmi_shared_page_cr2
+
+/* The real EFLAGS.IF is always 1 in the guest: report the virtual one. */
+fast_GetInterruptMask:
+	SHARED_PAGE VMI_SHARED_F_VIF, hc_GetInterruptMask
+	pushfl
+	popl	%eax
+	andl	$~VMI_EFLAGS_IF, %eax
+	orl	SH_IF(%ecx), %eax
+	ret
+hc_GetInterruptMask:
+	HYPERCALL VMI_CALL_GetInterruptMask
+
+fast_DisableInterrupts:
+	SHARED_PAGE VMI_SHARED_F_VIF, hc_DisableInterrupts
+	movl	$0, SH_IF(%ecx)
+	ret
+hc_DisableInterrupts:
+	HYPERCALL VMI_CALL_DisableInterrupts
+
+/* Set IF first, then look for pending work: an interrupt arriving in
+ * between is delivered directly, one that was already waiting is picked up
+ * by the hypercall. */
+fast_EnableInterrupts:
+	SHARED_PAGE VMI_SHARED_F_VIF, hc_EnableInterrupts
+	movl	$VMI_EFLAGS_IF, SH_IF(%ecx)
+	cmpl	$0, SH_PENDING(%ecx)
+	jne	hc_EnableInterrupts
+	ret
+hc_EnableInterrupts:
+	HYPERCALL VMI_CALL_EnableInterrupts
+
+/* eax = eflags image; only its IF bit matters. */
+fast_SetInterruptMask:
+	SHARED_PAGE VMI_SHARED_F_VIF, hc_SetInterruptMask
+	movl	%eax, %edx
+	andl	$VMI_EFLAGS_IF, %edx
+	movl	%edx, SH_IF(%ecx)
+	testl	%edx, %edx
+	jz	1f
+	cmpl	$0, SH_PENDING(%ecx)
+	jne	hc_SetInterruptMask	/* eax still holds the argument */
+1:	ret
+hc_SetInterruptMask:
+	HYPERCALL VMI_CALL_SetInterruptMask
+
+fast_GetCR2:
+	SHARED_PAGE VMI_SHARED_F_CR2, hc_GetCR2
+	movl	SH_CR2(%ecx), %eax
+	ret
+hc_GetCR2:
+	HYPERCALL VMI_CALL_GetCR2
+
+fast_SetCR2:
+	SHARED_PAGE VMI_SHARED_F_CR2, hc_SetCR2
+	movl	%eax, SH_CR2(%ecx)
+	ret
+hc_SetCR2:
+	HYPERCALL VMI_CALL_SetCR2
+
+	.globl	vrom_end
+vrom_end:
