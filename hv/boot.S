@@ -1,0 +1,109 @@
+/*
+ * boot.S - multiboot entry.
+ *
+ * GRUB and QEMU enter here in 32-bit protected mode, paging off, with
+ * flat segments of their own, EAX = multiboot magic, EBX = multiboot
+ * information.  We zero .bss, switch on paging with a boot page directory
+ * (identity map of machine memory with 4 MiB pages, plus the switcher at
+ * the top), load our GDT (which lives in the switcher), and call C.
+ * Nothing here can fault: there is no IDT yet, and a fault would reset
+ * the machine silently, so this file stays tiny.
+ */
+#include "layout.h"
+#include "segments.h"
+
+#define MB_MAGIC	0x1BADB002
+#define MB_FLAGS	0x00000003	/* page-aligned modules, memory map */
+
+#define PTE_P		0x001
+#define PTE_W		0x002
+#define PTE_PS		0x080
+#define CR0_PG		0x80000000
+#define CR0_WP		0x00010000
+#define CR4_PSE		0x00000010
+
+	.section .multiboot, "a"
+	.balign 4
+	.long MB_MAGIC
+	.long MB_FLAGS
+	.long -(MB_MAGIC + MB_FLAGS)
+
+	.text
+	.globl _start
+_start:
+	cli
+	cld
+	movl %eax, %esi			/* multiboot magic */
+	movl %ebx, %ebp			/* multiboot info (physical) */
+
+	/* Zero .bss: the loaders do, but we do not rely on it. */
+	movl $__bss_start, %edi
+	movl $__bss_end, %ecx
+	subl %edi, %ecx
+	shrl $2, %ecx
+	xorl %eax, %eax
+	rep stosl
+
+	/* Identity-map [0, HV_DIRECT_MAP_END) with 4 MiB pages. */
+	movl $boot_page_dir, %edi
+	xorl %ecx, %ecx
+1:	movl %ecx, %eax
+	shll $HV_LARGE_PAGE_SHIFT, %eax
+	orl $(PTE_P | PTE_W | PTE_PS), %eax
+	movl %eax, (%edi, %ecx, 4)
+	incl %ecx
+	cmpl $(HV_DIRECT_MAP_END >> HV_LARGE_PAGE_SHIFT), %ecx
+	jb 1b
+
+	/* The switcher: PDE 1023 -> switcher_page_table -> the frames where
+	 * the loader put the .switcher section. */
+	movl $switcher_page_table, %eax
+	orl $(PTE_P | PTE_W), %eax
+	movl %eax, (HV_SWITCHER_PDE_INDEX * 4)(%edi)
+	movl $switcher_page_table, %edi
+	movl $__switcher_load, %eax
+	orl $(PTE_P | PTE_W), %eax
+	movl $__switcher_pages, %ecx
+2:	movl %eax, (%edi)
+	addl $4, %edi
+	addl $HV_PAGE_SIZE, %eax
+	loop 2b
+
+	movl $boot_page_dir, %eax
+	movl %eax, %cr3
+	movl %cr4, %eax
+	orl $CR4_PSE, %eax
+	movl %eax, %cr4
+	movl %cr0, %eax
+	orl $(CR0_PG | CR0_WP), %eax
+	movl %eax, %cr0
+
+	lgdt hv_gdt_desc
+	ljmp $HV_CS, $3f
+3:	movw $HV_DS, %ax
+	movw %ax, %ds
+	movw %ax, %es
+	movw %ax, %fs
+	movw %ax, %gs
+	movw %ax, %ss
+	movl $boot_stack_top, %esp
+	pushl %ebp			/* hv_main(magic, info) */
+	pushl %esi
+	xorl %ebp, %ebp			/* ends the frame chain for backtraces */
+	call hv_main
+	call hv_main_returned		/* hv_main never returns; if it does, say so */
+5:	cli
+	hlt
+	jmp 5b
+
+	.bss
+	.balign 4096
+	.globl boot_page_dir, switcher_page_table
+boot_page_dir:
+	.skip 4096
+switcher_page_table:
+	.skip 4096
+	.globl boot_stack, boot_stack_top
+boot_stack:
+	.skip 16384
+boot_stack_top:

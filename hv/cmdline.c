@@ -1,0 +1,180 @@
+/* cmdline.c - parse the hypervisor command line; see cmdline.h. */
+#include "cmdline.h"
+#include "layout.h"
+#include "hvlib.h"
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool parse_size(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (!len)
+		return false;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > 0xffffffffull)
+			return false;
+	}
+	if (i == 0)
+		return false;
+	if (i < len) {
+		unsigned shift;
+
+		switch (s[i]) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		default: return false;
+		}
+		if (i + 1 != len)
+			return false;
+		v <<= shift;
+		if (v > 0xffffffffull)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool word_is(const char *w, size_t len, const char *lit)
+{
+	return strlen(lit) == len && !strncmp(w, lit, len);
+}
+
+const char *skip_image_path(const char *s)
+{
+	const char *w = s, *end;
+	bool slash = false, equals = false;
+
+	while (is_space(*w))
+		w++;
+	for (end = w; *end && !is_space(*end); end++) {
+		if (*end == '/')
+			slash = true;
+		if (*end == '=')
+			equals = true;
+	}
+	if (end == w || (!slash && equals))
+		return w;
+	while (is_space(*end))
+		end++;
+	return end;
+}
+
+static bool set_error(char *err, size_t errlen, const char *fmt,
+		      const char *w, size_t len)
+{
+	fmt_snprintf(err, errlen, fmt, (int)len, w);
+	return false;
+}
+
+static bool parse_option(const char *w, size_t len, struct hv_options *o,
+			 char *err, size_t errlen)
+{
+	const char *eq = w;
+	size_t klen, vlen;
+	const char *v;
+
+	while (eq < w + len && *eq != '=')
+		eq++;
+	if (eq == w + len)
+		return set_error(err, errlen,
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=)",
+			w, len);
+	klen = (size_t)(eq - w);
+	v = eq + 1;
+	vlen = len - klen - 1;
+
+	if (word_is(w, klen, "guest_mem")) {
+		uint64_t size;
+
+		if (!parse_size(v, vlen, &size))
+			return set_error(err, errlen,
+				"malformed option '%.*s': guest_mem takes a size such as 128M, 65536K or 1G",
+				w, len);
+		if (size % 4096)
+			return set_error(err, errlen,
+				"malformed option '%.*s': guest_mem must be a multiple of 4K",
+				w, len);
+		if (size < GUEST_MEM_MIN)
+			return set_error(err, errlen,
+				"option '%.*s': guest_mem must be at least 16M",
+				w, len);
+		o->guest_mem = size;
+		o->guest_mem_given = true;
+	} else if (word_is(w, klen, "loglevel")) {
+		static const char *const names[] = { "error", "warn", "info", "debug" };
+		int level = -1;
+
+		for (int i = 0; i < 4; i++)
+			if (word_is(v, vlen, names[i]) ||
+			    (vlen == 1 && v[0] == '0' + i))
+				level = i;
+		if (level < 0)
+			return set_error(err, errlen,
+				"malformed option '%.*s': loglevel is error, warn, info, debug or 0-3",
+				w, len);
+		o->loglevel = level;
+	} else if (word_is(w, klen, "after_load")) {
+		if (word_is(v, vlen, "stop"))
+			o->idle_after_load = false;
+		else if (word_is(v, vlen, "idle"))
+			o->idle_after_load = true;
+		else
+			return set_error(err, errlen,
+				"malformed option '%.*s': after_load is stop or idle",
+				w, len);
+	} else if (word_is(w, klen, "selftest_fault")) {
+		if (word_is(v, vlen, "page"))
+			o->fault = FAULT_PAGE;
+		else if (word_is(v, vlen, "invalid-opcode"))
+			o->fault = FAULT_INVALID_OPCODE;
+		else if (word_is(v, vlen, "divide"))
+			o->fault = FAULT_DIVIDE;
+		else if (word_is(v, vlen, "double"))
+			o->fault = FAULT_DOUBLE;
+		else
+			return set_error(err, errlen,
+				"malformed option '%.*s': selftest_fault is page, invalid-opcode, divide or double",
+				w, len);
+	} else {
+		return set_error(err, errlen,
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=)",
+			w, len);
+	}
+	return true;
+}
+
+bool hv_parse_cmdline(const char *cmdline, struct hv_options *o,
+		      char *err, size_t errlen)
+{
+	const char *p;
+
+	o->guest_mem = GUEST_MEM_DEFAULT;
+	o->guest_mem_given = false;
+	o->loglevel = 2;
+	o->idle_after_load = false;
+	o->fault = FAULT_NONE;
+	if (!cmdline)
+		return true;
+	p = skip_image_path(cmdline);
+	while (*p) {
+		const char *w;
+
+		while (is_space(*p))
+			p++;
+		if (!*p)
+			break;
+		w = p;
+		while (*p && !is_space(*p))
+			p++;
+		if (!parse_option(w, (size_t)(p - w), o, err, errlen))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,194 @@
+/*
+ * guest_loader.c - build a guest from the multiboot modules:
+ *   module 1: the bzImage; its module string (after the path) is the
+ *             guest command line;
+ *   module 2: the initrd.
+ * Everything is checked before anything is copied, and the result is
+ * read back from guest memory and checked again afterwards.
+ */
+#include "guest.h"
+#include "layout.h"
+#include "machine_mem.h"
+#include "vrom_check.h"
+#include "console.h"
+#include "stop.h"
+#include "hvlib.h"
+
+extern const uint8_t vrom_image[], vrom_image_end[];
+
+static const char *module_name(const struct multiboot_module *m, char *buf, size_t len)
+{
+	const char *s = m->string ? (const char *)m->string : "";
+	size_t n = 0;
+
+	while (s[n] && s[n] != ' ' && n + 1 < len) {
+		buf[n] = s[n];
+		n++;
+	}
+	buf[n] = '\0';
+	return n ? buf : "(unnamed)";
+}
+
+static void print_plan(const struct guest *g, const char *cmdline)
+{
+	const struct guest_plan *p = &g->plan;
+
+	log_info("guest memory map (e820 in the zero page):");
+	for (unsigned i = 0; i < p->e820_count; i++)
+		kprintf("    %08llx-%08llx %s\n", p->e820[i].addr,
+			p->e820[i].addr + p->e820[i].size - 1,
+			e820_type_name(p->e820[i].type));
+	log_info("guest-physical placement:");
+	kprintf("    %08x-%08x boot_params (zero page)\n", p->boot_params_gpa,
+		p->boot_params_gpa + BP_SIZE - 1);
+	kprintf("    %08x-%08x command line (%u bytes): %s\n", p->cmdline_gpa,
+		p->cmdline_gpa + p->cmdline_len, p->cmdline_len, cmdline);
+	if (g->has_vrom)
+		kprintf("    %08x-%08x VMI ROM\n", GUEST_ROM_GPA,
+			GUEST_ROM_GPA + (uint32_t)(vrom_image_end - vrom_image) - 1);
+	kprintf("    %08x-%08x protected-mode kernel (%u bytes); with decompression up to %08llx\n",
+		p->kernel_gpa, p->kernel_gpa + p->kernel_size - 1, p->kernel_size,
+		p->kernel_end - 1);
+	kprintf("    %08x-%08x initrd (%u bytes)\n", p->initrd_gpa,
+		p->initrd_gpa + p->initrd_size - 1, p->initrd_size);
+	log_info("guest entry: eip=%08x esi=%08x (boot_params), cs=0x10 ds=0x18 flat, paging off",
+		 g->boot.eip, g->boot.esi);
+}
+
+static void print_image(const struct bzimage_info *bi, const char *name)
+{
+	log_info("guest kernel %s: Linux boot protocol %u.%02u, version \"%s\"",
+		 name, bi->protocol >> 8, bi->protocol & 0xff,
+		 bi->version[0] ? bi->version : "unknown");
+	log_info("  setup %u sectors (%u bytes), protected-mode kernel %u bytes at file offset 0x%x",
+		 bi->setup_sects, bi->setup_size, bi->pm_size, bi->pm_offset);
+	log_info("  loadflags 0x%02x, code32_start 0x%08x, %srelocatable (alignment 0x%x), pref_address 0x%llx",
+		 bi->loadflags, bi->code32_start, bi->relocatable ? "" : "not ",
+		 bi->kernel_alignment, bi->pref_address);
+	log_info("  init_size 0x%x, initrd_addr_max 0x%08x, cmdline_size %u",
+		 bi->init_size, bi->initrd_addr_max, bi->cmdline_size);
+}
+
+/* Compare guest memory with what should be there, 4 KiB at a time. */
+static bool guest_matches(const struct guest_mem *gm, uint32_t gpa,
+			  const uint8_t *want, uint32_t len)
+{
+	static uint8_t buf[HV_PAGE_SIZE];
+
+	for (uint32_t off = 0; off < len; off += sizeof(buf)) {
+		uint32_t n = len - off < sizeof(buf) ? len - off : sizeof(buf);
+
+		guest_mem_read(gm, gpa + off, buf, n);
+		if (memcmp(buf, want + off, n))
+			return false;
+	}
+	return true;
+}
+
+static void place_vrom(struct guest *g)
+{
+	uint32_t len = (uint32_t)(vrom_image_end - vrom_image);
+	struct vrom_info info;
+	char why[160];
+
+	if (!len) {
+		log_warn("this build has no VMI ROM (build/vrom/vmi.rom was missing): the guest will find none and boot natively");
+		g->has_vrom = false;
+		return;
+	}
+	if (!vrom_check(vrom_image, len, GUEST_ROM_AREA_END - GUEST_ROM_GPA,
+			&info, why, sizeof(why)))
+		hv_panic("embedded %s", why);
+	guest_mem_write(&g->mem, GUEST_ROM_GPA, vrom_image, len);
+	g->has_vrom = true;
+	log_info("VMI ROM: API %u.%u, %u bytes, placed at guest-physical %08x",
+		 info.api_major, info.api_minor, info.size, GUEST_ROM_GPA);
+}
+
+void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
+		struct guest *g)
+{
+	const struct multiboot_module *mods;
+	const uint8_t *kernel, *initrd;
+	uint32_t kernel_len, initrd_len;
+	struct bzimage_info bi;
+	static uint8_t zero_page[BP_SIZE];
+	const char *cmdline;
+	char why[200], kname[64], iname[64];
+
+	memset(g, 0, sizeof(*g));
+	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
+		hv_fail("no guest kernel: the boot loader passed no modules "
+			"(expected module 1 = bzImage with the guest command line, module 2 = initrd)");
+	mods = (const void *)mbi->mods_addr;
+	module_name(&mods[0], kname, sizeof(kname));
+	kernel = (const uint8_t *)mods[0].mod_start;
+	kernel_len = mods[0].mod_end - mods[0].mod_start;
+	if (mods[0].mod_end < mods[0].mod_start)
+		hv_fail("module 1 (%s) has its end before its start", kname);
+	if (!bzimage_parse(kernel, kernel_len, &bi, why, sizeof(why)))
+		hv_fail("module 1 (%s): %s", kname, why);
+	print_image(&bi, kname);
+
+	if (mbi->mods_count < 2)
+		hv_fail("no initrd: the boot loader passed only the kernel (module 2 must be the initrd)");
+	if (mbi->mods_count > 2)
+		hv_fail("%u modules given; expected 2 (the bzImage, then the initrd)",
+			mbi->mods_count);
+	module_name(&mods[1], iname, sizeof(iname));
+	initrd = (const uint8_t *)mods[1].mod_start;
+	initrd_len = mods[1].mod_end - mods[1].mod_start;
+	if (mods[1].mod_end < mods[1].mod_start)
+		hv_fail("module 2 (%s) has its end before its start", iname);
+
+	cmdline = skip_image_path(mods[0].string ? (const char *)mods[0].string : "");
+	if (!guest_plan_build(&bi, opt->guest_mem, initrd_len, strlen(cmdline),
+			      &g->plan, why, sizeof(why)))
+		hv_fail("%s", why);
+	if (!guest_mem_alloc(&g->mem, opt->guest_mem, why, sizeof(why)))
+		hv_fail("%s", why);
+	log_info("guest memory: %llu MiB in %u machine extent%s, page list at machine %08x",
+		 g->mem.size >> 20, g->mem.extents, g->mem.extents == 1 ? "" : "s",
+		 virt_to_phys(g->mem.p2m));
+
+	/* Copy everything in. */
+	boot_params_fill(zero_page, kernel, &bi, &g->plan);
+	guest_mem_write(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE);
+	guest_mem_write(&g->mem, g->plan.cmdline_gpa, cmdline, g->plan.cmdline_len + 1);
+	guest_mem_write(&g->mem, g->plan.kernel_gpa, kernel + bi.pm_offset, bi.pm_size);
+	guest_mem_write(&g->mem, g->plan.initrd_gpa, initrd, initrd_len);
+	place_vrom(g);
+	g->boot.eip = g->plan.entry;
+	g->boot.esi = g->plan.boot_params_gpa;
+	memcpy(g->kernel_version, bi.version, sizeof(g->kernel_version));
+
+	/* Check what the guest will see, read back from its memory. */
+	if (!guest_matches(&g->mem, g->plan.kernel_gpa, kernel + bi.pm_offset, bi.pm_size) ||
+	    !guest_matches(&g->mem, g->plan.initrd_gpa, initrd, initrd_len) ||
+	    !guest_matches(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE) ||
+	    !guest_matches(&g->mem, g->plan.cmdline_gpa, (const uint8_t *)cmdline,
+			   g->plan.cmdline_len + 1) ||
+	    (g->has_vrom && !guest_matches(&g->mem, GUEST_ROM_GPA, vrom_image,
+					   (uint32_t)(vrom_image_end - vrom_image))))
+		hv_panic("guest memory does not read back what the loader wrote");
+	guest_mem_read(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE);
+	if (zero_page[BP_E820_ENTRIES] != g->plan.e820_count ||
+	    le32(zero_page + HDR_RAMDISK_IMAGE) != g->plan.initrd_gpa ||
+	    le32(zero_page + HDR_CMD_LINE_PTR) != g->plan.cmdline_gpa ||
+	    le32(zero_page + HDR_HEADER) != HDRS_MAGIC)
+		hv_panic("the zero page in guest memory is inconsistent");
+	print_plan(g, cmdline);
+
+	/* The module copies are no longer needed: give back the frames that
+	 * lie wholly inside them (a partial last frame may hold loader data). */
+	{
+		uint32_t released = 0;
+
+		for (uint32_t i = 0; i < 2; i++)
+			for (uint32_t pa = ALIGN_UP(mods[i].mod_start, HV_PAGE_SIZE);
+			     pa + HV_PAGE_SIZE <= mods[i].mod_end; pa += HV_PAGE_SIZE)
+				released += frames_free(&machine_frames, pa / HV_PAGE_SIZE);
+		log_info("guest loaded and checked; released %u KiB of module memory, %u KiB free",
+			 released * 4, machine_free_bytes_kib());
+	}
+}

@@ -1,0 +1,46 @@
+/*
+ * console.h - output to COM1 and VGA text, with log levels.
+ *
+ * Every line that reports bad input starts with "vmi-hv: error:"; the
+ * tests and people grep for exactly that.
+ */
+#ifndef VMI_HV_CONSOLE_H
+#define VMI_HV_CONSOLE_H
+
+#include <stdbool.h>
+#include <stdarg.h>
+
+enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+void console_init(void);
+void console_set_level(enum log_level level);
+enum log_level console_level(void);
+void console_putc(char c);
+
+/* Raw output, no prefix. */
+void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vkprintf(const char *fmt, va_list ap);
+
+/* One line each, newline added: "vmi-hv: error: ...", "vmi-hv: warning:
+ * ...", "vmi-hv: ...", "vmi-hv: debug: ...". */
+void log_msg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/* COM1 */
+bool serial_init(void);
+void serial_putc(char c);
+void serial_enable_rx_irq(void);
+int serial_getc(void);		/* -1 if no input is waiting */
+unsigned serial_rx_count(void);
+void serial_irq(void);
+
+/* VGA text mode */
+void vga_init(void);
+void vga_putc(char c);
+void vga_set_attr(unsigned char attr);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * hvlib.h - the few C library functions the hypervisor provides itself.
+ *
+ * The prototypes are the standard ones, so the pure-logic files that use
+ * them compile unchanged against the host's libc for the cmocka unit tests.
+ */
+#ifndef VMI_HV_HVLIB_H
+#define VMI_HV_HVLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdbool.h>
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+int strncmp(const char *a, const char *b, size_t n);
+int strcmp(const char *a, const char *b);
+
+/* printf-style formatting into a buffer (hv/lib/format.c).  Supports
+ * %d %i %u %x %X %o %c %s %p %%, the flags '-' '0', a width, a precision
+ * for %s, and the length modifiers hh h l ll z.  Always NUL-terminates
+ * (when size > 0) and returns the length the full output would have. */
+int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int fmt_snprintf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The same engine, emitting character by character through a callback. */
+typedef void (*fmt_putc_fn)(char c, void *ctx);
+int fmt_format(fmt_putc_fn putc, void *ctx, const char *fmt, va_list ap);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
+
+#endif

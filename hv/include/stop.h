@@ -1,0 +1,24 @@
+/* stop.h - the ways the hypervisor ends: cleanly, with a reason. */
+#ifndef VMI_HV_STOP_H
+#define VMI_HV_STOP_H
+
+#include "exit_codes.h"
+
+/* Print "vmi-hv: stopped: <why>", exit QEMU through isa-debug-exit with
+ * `code` if the device is there, else halt with interrupts off forever. */
+__attribute__((noreturn, format(printf, 2, 3)))
+void hv_stop(int code, const char *why, ...);
+
+/* Bad input: one "vmi-hv: error: ..." line, then hv_stop(HV_EXIT_BAD_INPUT). */
+__attribute__((noreturn, format(printf, 1, 2)))
+void hv_fail(const char *fmt, ...);
+
+/* A bug in the hypervisor itself. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void hv_panic(const char *fmt, ...);
+
+#define HV_ASSERT(cond) \
+	do { if (!(cond)) hv_panic("assertion failed: %s (%s:%d)", \
+				   #cond, __FILE__, __LINE__); } while (0)
+
+#endif

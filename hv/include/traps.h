@@ -1,0 +1,23 @@
+/* traps.h - the trap frame and the interrupt plumbing. */
+#ifndef VMI_HV_TRAPS_H
+#define VMI_HV_TRAPS_H
+
+#include <stdint.h>
+
+struct trap_frame {
+	uint32_t edi, esi, ebp, esp0, ebx, edx, ecx, eax;	/* pushal */
+	uint32_t gs, fs, es, ds;
+	uint32_t vector, error;
+	uint32_t eip, cs, eflags;
+	uint32_t esp, ss;	/* only if the trap came from ring > 0 */
+};
+
+typedef void (*irq_handler_fn)(void);
+
+void cpu_tables_init(void);
+void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task */
+void irq_set_handler(unsigned irq, irq_handler_fn fn);
+void trap_dispatch(struct trap_frame *f);
+uint32_t trap_stub_address(unsigned vector);
+
+#endif

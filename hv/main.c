@@ -1,0 +1,114 @@
+/*
+ * main.c - the hypervisor's start-up sequence, in order.
+ */
+#include "version.h"
+#include "console.h"
+#include "stop.h"
+#include "traps.h"
+#include "pic.h"
+#include "io.h"
+#include "multiboot.h"
+#include "cmdline.h"
+#include "machine_mem.h"
+#include "address_space.h"
+#include "timer.h"
+#include "guest.h"
+#include "layout.h"
+
+static struct guest guest0;
+
+static void selftest_fault(enum selftest_fault kind)
+{
+	volatile uint32_t zero = 0;
+
+	log_info("selftest: causing a %s fault on purpose",
+		 kind == FAULT_PAGE ? "page" : kind == FAULT_INVALID_OPCODE ?
+		 "invalid-opcode" : kind == FAULT_DIVIDE ? "divide" : "double");
+	switch (kind) {
+	case FAULT_PAGE:
+		*(volatile uint32_t *)(uintptr_t)zero = 0xdead;	/* page 0 */
+		break;
+	case FAULT_INVALID_OPCODE:
+		__asm__ volatile("ud2");
+		break;
+	case FAULT_DIVIDE:
+		__asm__ volatile("divl %0" : : "r"(zero), "a"(1), "d"(0));
+		break;
+	case FAULT_DOUBLE:
+		/* A stack in the unmapped page 0: the #UD cannot be pushed,
+		 * neither can the #PF that raises, so the CPU double-faults
+		 * and the #DF task takes over on a stack of its own. */
+		__asm__ volatile("movl $0x800, %esp; ud2");
+		break;
+	case FAULT_NONE:
+		return;
+	}
+	hv_panic("selftest fault did not fault");
+}
+
+/* after_load=idle: stay up, echo what arrives on COM1 (interrupt-driven),
+ * 'q' stops. */
+static void idle_loop(void)
+{
+	log_info("idle: type on the serial console; 'q' stops the hypervisor");
+	for (;;) {
+		int c;
+
+		irq_disable();
+		c = serial_getc();
+		if (c < 0) {
+			/* sti;hlt: the CPU enables interrupts after hlt begins,
+			 * so an IRQ cannot slip in between and be missed. */
+			__asm__ volatile("sti; hlt");
+			continue;
+		}
+		irq_enable();
+		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu ticks)",
+			 c, c >= 0x20 && c < 0x7f ? c : '.', serial_rx_count(),
+			 hv_ticks());
+		if (c == 'q')
+			hv_stop(HV_EXIT_DONE, "'q' typed on the serial console");
+	}
+}
+
+void hv_main(uint32_t magic, const struct multiboot_info *mbi)
+{
+	struct hv_options opt;
+	char err[200];
+
+	cpu_tables_init();
+	console_init();
+	kprintf("vmi-hv %s: a VMI 13.0 hypervisor for i386 Linux guests\n", HV_VERSION);
+
+	if (magic != MULTIBOOT_LOADER_MAGIC)
+		hv_fail("not started by a multiboot loader (eax=0x%08x, want 0x%08x)",
+			magic, MULTIBOOT_LOADER_MAGIC);
+	if (mbi->flags & MBI_FLAG_LOADER)
+		log_info("loaded by %s", (const char *)mbi->boot_loader_name);
+	log_info("command line: \"%s\"",
+		 mbi->flags & MBI_FLAG_CMDLINE ? (const char *)mbi->cmdline : "");
+	if (!hv_parse_cmdline(mbi->flags & MBI_FLAG_CMDLINE ?
+			      (const char *)mbi->cmdline : NULL, &opt, err, sizeof(err)))
+		hv_fail("%s", err);
+	console_set_level((enum log_level)opt.loglevel);
+
+	machine_mem_init(mbi);
+	address_space_init();
+
+	pic_init();
+	tsc_calibrate();
+	hv_timer_start();
+	serial_enable_rx_irq();
+	irq_enable();
+	hv_timer_check();
+
+	if (opt.fault != FAULT_NONE)
+		selftest_fault(opt.fault);
+
+	guest_load(mbi, &opt, &guest0);
+
+	if (opt.idle_after_load)
+		idle_loop();
+	hv_stop(HV_EXIT_DONE,
+		"guest loaded and checked; running it comes with the vCPU work (issue 6)");
+}

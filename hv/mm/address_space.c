@@ -1,0 +1,81 @@
+/*
+ * address_space.c - the hypervisor's own address space.
+ *
+ * boot.S ran us on a throwaway page directory.  Here we build the real
+ * one from allocated frames:
+ *   - [0, 4 MiB) through a page table, with page 0 not present so that a
+ *     NULL dereference faults instead of reading the real-mode IVT;
+ *   - [4 MiB, HV_DIRECT_MAP_END) identity-mapped with 4 MiB pages;
+ *   - [HV_TOP_RESERVED_BASE, HV_SWITCHER_BASE) empty, for later use;
+ *   - PDE HV_SWITCHER_PDE_INDEX: the switcher page table (boot.S filled it;
+ *     it is the same table guest address spaces will plug in).
+ */
+#include "address_space.h"
+#include "machine_mem.h"
+#include "layout.h"
+#include "traps.h"
+#include "console.h"
+#include "stop.h"
+#include "io.h"
+
+extern uint32_t switcher_page_table[1024];
+extern char __switcher_start[], __switcher_end[], __switcher_load[];
+
+static uint32_t *hv_page_dir;
+
+uint32_t hv_cr3(void)
+{
+	return virt_to_phys(hv_page_dir);
+}
+
+uint32_t switcher_pde(void)
+{
+	return virt_to_phys(switcher_page_table) | PTE_P | PTE_W;
+}
+
+uint32_t hv_translate(uint32_t linear)
+{
+	uint32_t pde = hv_page_dir[linear >> 22], *pt, pte;
+
+	if (!(pde & PTE_P))
+		return ~0u;
+	if (pde & PTE_PS)
+		return (pde & 0xffc00000) | (linear & 0x3fffff);
+	pt = phys_to_virt(pde & ~0xfffu);
+	pte = pt[(linear >> 12) & 1023];
+	if (!(pte & PTE_P))
+		return ~0u;
+	return (pte & ~0xfffu) | (linear & 0xfff);
+}
+
+void address_space_init(void)
+{
+	uint32_t *low_pt;
+	uint32_t switcher_bytes = (uint32_t)(__switcher_end - __switcher_start);
+
+	hv_page_dir = alloc_zeroed_page();
+	low_pt = alloc_zeroed_page();
+	for (uint32_t i = 1; i < 1024; i++)
+		low_pt[i] = (i << 12) | PTE_P | PTE_W;
+	hv_page_dir[0] = virt_to_phys(low_pt) | PTE_P | PTE_W;
+	for (uint32_t i = 1; i < (HV_DIRECT_MAP_END >> HV_LARGE_PAGE_SHIFT); i++)
+		hv_page_dir[i] = (i << HV_LARGE_PAGE_SHIFT) | PTE_P | PTE_W | PTE_PS;
+	hv_page_dir[HV_SWITCHER_PDE_INDEX] = switcher_pde();
+
+	write_cr3(hv_cr3());
+	cpu_tables_set_cr3(hv_cr3());
+
+	/* Check the result rather than trust it. */
+	HV_ASSERT(hv_translate(0) == ~0u);
+	HV_ASSERT(hv_translate(0x1000) == 0x1000);
+	HV_ASSERT(hv_translate(HV_DIRECT_MAP_END - 4) == HV_DIRECT_MAP_END - 4);
+	HV_ASSERT(hv_translate(HV_TOP_RESERVED_BASE) == ~0u);
+	HV_ASSERT(hv_translate(HV_SWITCHER_BASE) == (uint32_t)__switcher_load);
+
+	log_info("hypervisor address space: cr3 %08x; identity map 00001000-%08x; "
+		 "switcher %08x-%08x (%u KiB used) at machine %08x; "
+		 "guests get linear 00000000-%08x",
+		 hv_cr3(), HV_DIRECT_MAP_END - 1, HV_SWITCHER_BASE,
+		 HV_SWITCHER_BASE + HV_SWITCHER_SIZE - 1, switcher_bytes / 1024,
+		 (uint32_t)__switcher_load, HV_TOP_RESERVED_BASE - 1);
+}

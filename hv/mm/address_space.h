@@ -1,0 +1,22 @@
+/* address_space.h - the hypervisor's page directory and the switcher. */
+#ifndef VMI_HV_ADDRESS_SPACE_H
+#define VMI_HV_ADDRESS_SPACE_H
+
+#include <stdint.h>
+
+#define PTE_P   0x001
+#define PTE_W   0x002
+#define PTE_U   0x004
+#define PTE_PS  0x080
+#define PTE_G   0x100
+
+/* Build the hypervisor's own page directory and switch to it. */
+void address_space_init(void);
+uint32_t hv_cr3(void);
+/* The PDE every address space (hypervisor or guest) puts in slot
+ * HV_SWITCHER_PDE_INDEX: the one shared switcher page table. */
+uint32_t switcher_pde(void);
+/* Linear -> physical in the hypervisor's address space; ~0u if unmapped. */
+uint32_t hv_translate(uint32_t linear);
+
+#endif

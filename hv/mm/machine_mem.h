@@ -1,0 +1,23 @@
+/* machine_mem.h - the machine's RAM, as the frame allocator sees it. */
+#ifndef VMI_HV_MACHINE_MEM_H
+#define VMI_HV_MACHINE_MEM_H
+
+#include <stdint.h>
+#include "frames.h"
+#include "multiboot.h"
+
+extern struct frame_pool machine_frames;
+
+/* Build the pool from the multiboot memory map, reserving the first MiB,
+ * the hypervisor image, the modules and all multiboot data. */
+void machine_mem_init(const struct multiboot_info *mbi);
+
+/* One zeroed frame, as a pointer in the direct map; stops the hypervisor
+ * with a panic if memory is exhausted (only for its own small needs). */
+void *alloc_zeroed_page(void);
+uint32_t machine_free_bytes_kib(void);
+
+static inline void *phys_to_virt(uint32_t pa) { return (void *)pa; }
+static inline uint32_t virt_to_phys(const void *va) { return (uint32_t)va; }
+
+#endif

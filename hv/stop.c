@@ -1,0 +1,55 @@
+/*
+ * stop.c - every way out of the hypervisor ends here, never in a reset.
+ */
+#include "stop.h"
+#include "console.h"
+#include "io.h"
+
+__attribute__((noreturn)) static void halt_forever(int code)
+{
+	irq_disable();
+	/* QEMU's isa-debug-exit: exits with (code << 1) | 1.  Elsewhere the
+	 * port is unused and the write does nothing. */
+	outb(HV_DEBUG_EXIT_PORT, (uint8_t)code);
+	for (;;)
+		__asm__ volatile("hlt");
+}
+
+void hv_stop(int code, const char *why, ...)
+{
+	va_list ap;
+
+	irq_disable();
+	kprintf("vmi-hv: stopped (exit code %d): ", code);
+	va_start(ap, why);
+	vkprintf(why, ap);
+	va_end(ap);
+	kprintf("\n");
+	halt_forever(code);
+}
+
+void hv_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	irq_disable();
+	kprintf("vmi-hv: error: ");
+	va_start(ap, fmt);
+	vkprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+	hv_stop(HV_EXIT_BAD_INPUT, "bad input");
+}
+
+void hv_panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	irq_disable();
+	kprintf("vmi-hv: PANIC: ");
+	va_start(ap, fmt);
+	vkprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+	hv_stop(HV_EXIT_PANIC, "internal error");
+}
