@@ -21,7 +21,7 @@ static void selftest_fault(enum selftest_fault kind)
 {
 	volatile uint32_t zero = 0;
 
-	log_info("selftest: causing a %s fault on purpose",
+	log_info("selftest: causing a fault on purpose: %s",
 		 kind == FAULT_PAGE ? "page" : kind == FAULT_INVALID_OPCODE ?
 		 "invalid-opcode" : kind == FAULT_DIVIDE ? "divide" : "double");
 	switch (kind) {

@@ -150,7 +150,7 @@ __attribute__((noreturn)) void double_fault_task(void)
 	kprintf("  eip=%08x eflags=%08x cs=%04x ss=%04x ds=%04x es=%04x\n",
 		t->eip, t->eflags, t->cs, t->ss, t->ds, t->es);
 	kprintf("  cr0=%08x cr2=%08x cr3=%08x cr4=%08x\n",
-		read_cr0(), read_cr2(), t->cr3, read_cr4());
+		read_cr0(), read_cr2(), read_cr3(), read_cr4());
 	hv_stop(HV_EXIT_DOUBLE_FAULT, "double fault in the hypervisor");
 }
 

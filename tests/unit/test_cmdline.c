@@ -1,0 +1,104 @@
+/* Unit tests for the hypervisor command line (hv/cmdline.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include "cmdline.h"
+#include "layout.h"
+
+static struct hv_options o;
+static char err[256];
+
+static void defaults(void **state)
+{
+	assert_true(hv_parse_cmdline(NULL, &o, err, sizeof(err)));
+	assert_int_equal(o.guest_mem, GUEST_MEM_DEFAULT);
+	assert_false(o.guest_mem_given);
+	assert_int_equal(o.loglevel, 2);
+	assert_true(hv_parse_cmdline("/boot/vmi-hv.elf", &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline("vmi-hv.elf", &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline("", &o, err, sizeof(err)));
+}
+
+static void all_options(void **state)
+{
+	assert_true(hv_parse_cmdline("/boot/vmi-hv.elf guest_mem=256M loglevel=debug after_load=idle selftest_fault=double",
+				     &o, err, sizeof(err)));
+	assert_int_equal(o.guest_mem, 256u << 20);
+	assert_true(o.guest_mem_given);
+	assert_int_equal(o.loglevel, 3);
+	assert_true(o.idle_after_load);
+	assert_int_equal(o.fault, FAULT_DOUBLE);
+}
+
+static void no_path_first(void **state)
+{
+	assert_true(hv_parse_cmdline("guest_mem=64M  loglevel=0", &o, err, sizeof(err)));
+	assert_int_equal(o.guest_mem, 64u << 20);
+	assert_int_equal(o.loglevel, 0);
+}
+
+static void unknown_option(void **state)
+{
+	assert_false(hv_parse_cmdline("build/hv/vmi-hv.elf frobnicate=1", &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "unknown hypervisor option 'frobnicate=1'"));
+	assert_false(hv_parse_cmdline("/vmi-hv.elf bogus", &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "'bogus'"));
+}
+
+static void malformed_sizes(void **state)
+{
+	const char *bad[] = {
+		"x guest_mem=", "x guest_mem=abc", "x guest_mem=12Q", "x guest_mem=M",
+		"x guest_mem=128MB", "x guest_mem=99999999999", "x guest_mem=5G",
+		"x guest_mem=1000", "x guest_mem=8M", "x loglevel=loud",
+		"x after_load=maybe", "x selftest_fault=x",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_false(hv_parse_cmdline(bad[i], &o, err, sizeof(err)));
+		assert_true(strlen(err) > 10);
+	}
+}
+
+static void sizes(void **state)
+{
+	uint64_t v;
+
+	assert_true(parse_size("4096", 4, &v));
+	assert_int_equal(v, 4096);
+	assert_true(parse_size("64k", 3, &v));
+	assert_int_equal(v, 65536);
+	assert_true(parse_size("1G", 2, &v));
+	assert_int_equal(v, 1u << 30);
+	assert_true(parse_size("4095M", 5, &v));
+	assert_false(parse_size("4G", 2, &v));		/* > 32 bits */
+	assert_false(parse_size("", 0, &v));
+	assert_false(parse_size("1 M", 3, &v));
+}
+
+static void image_path_skipping(void **state)
+{
+	assert_string_equal(skip_image_path("/boot/bzImage console=ttyS0"), "console=ttyS0");
+	assert_string_equal(skip_image_path("bzImage quiet"), "quiet");
+	assert_string_equal(skip_image_path("console=ttyS0 quiet"), "console=ttyS0 quiet");
+	assert_string_equal(skip_image_path("/boot/bzImage"), "");
+	assert_string_equal(skip_image_path(""), "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(all_options),
+		cmocka_unit_test(no_path_first),
+		cmocka_unit_test(unknown_option),
+		cmocka_unit_test(malformed_sizes),
+		cmocka_unit_test(sizes),
+		cmocka_unit_test(image_path_skipping),
+	};
+	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
+}
