@@ -1,0 +1,125 @@
+/*
+ * test_vrom_transport.c -- execute the real ROM and check the hypercall
+ * transport end to end.
+ *
+ * cmocka is 64-bit only on the host, the ROM is 32-bit code: the work is
+ * done by the -m32 helper romexec32 (tests/unit/romexec32.c), which runs
+ * each slot with a signal handler standing in for the hypervisor and prints
+ * "ok ..." / "FAIL ...: why" per check.  Here we run it and insist on the
+ * right number of passes and no failure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "vmi_abi.h"
+
+struct outcome {
+	int ok, failed, status;
+};
+
+static struct outcome run_helper(const char *rom, const char *mode)
+{
+	struct outcome o = { 0, 0, -1 };
+	char cmd[512], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s %s %s 2>&1", VROM_EXEC32, rom, mode);
+	p = popen(cmd, "r");
+	if (!p)
+		return o;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "ok ", 3))
+			o.ok++;
+		else if (!strncmp(line, "FAIL ", 5)) {
+			o.failed++;
+			print_message("# romexec32 %s: %s", mode, line);
+		} else if (line[0] != '#') {
+			print_message("# romexec32 %s: %s", mode, line);
+		}
+	}
+	o.status = pclose(p);
+	return o;
+}
+
+static void expect_clean(const char *mode, int want_ok)
+{
+	struct outcome o = run_helper(VROM_IMAGE, mode);
+
+	assert_int_equal(o.failed, 0);
+	assert_true(WIFEXITED(o.status));
+	assert_int_equal(WEXITSTATUS(o.status), 0);
+	assert_int_equal(o.ok, want_ok);
+}
+
+/* Every returning slot without a shared page: call number in edi, register
+ * and stack arguments as documented, u64 in edx:eax, callee-saved registers
+ * and the caller's stack intact, reserved/unsupported report and fail. */
+static void test_every_slot(void **state)
+{
+	int want = 0;
+
+#define V(num, name, kind, ret, words, sw) \
+	want += VMI_KIND_##kind != VMI_KIND_HEADER && VMI_KIND_##kind != VMI_KIND_NORETURN;
+	VMI_CALL_LIST(V)
+#undef V
+	(void)state;
+	expect_clean("slots", want);
+}
+
+static void test_shared_page_fast_paths(void **state)
+{
+	(void)state;
+	expect_clean("fast", 12);
+}
+
+static void test_iret_sysexit(void **state)
+{
+	(void)state;
+	expect_clean("noreturn", 2);
+}
+
+/* The helper must notice a broken ROM: give Init the wrong call number. */
+static void test_helper_catches_breakage(void **state)
+{
+	char path[] = "/tmp/vrom-transport-XXXXXX";
+	static unsigned char img[0x8000];
+	struct outcome o;
+	unsigned char *s;
+	size_t len;
+	FILE *f = fopen(VROM_IMAGE, "rb");
+	int fd;
+
+	(void)state;
+	assert_non_null(f);
+	len = fread(img, 1, sizeof(img), f);
+	fclose(f);
+	s = memchr(img + VMI_CALL_Init * VROM_CALL_LEN, 0xbf, VROM_CALL_LEN);	/* mov $4,%edi */
+	assert_non_null(s);
+	s[1] = VMI_CALL_CPUID;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+	o = run_helper(path, "slots");
+	unlink(path);
+	assert_int_equal(o.failed, 1);
+	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_slot),
+		cmocka_unit_test(test_shared_page_fast_paths),
+		cmocka_unit_test(test_iret_sysexit),
+		cmocka_unit_test(test_helper_catches_breakage),
+	};
+	return cmocka_run_group_tests_name("vrom_transport", tests, NULL, NULL);
+}
