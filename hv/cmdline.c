@@ -46,21 +46,21 @@ static bool word_is(const char *w, size_t len, const char *lit)
 	return strlen(lit) == len && !strncmp(w, lit, len);
 }
 
-const char *skip_image_path(const char *s)
+bool loader_puts_path_first(const char *loader_name)
+{
+	return loader_name && !strncmp(loader_name, "qemu", 4);
+}
+
+const char *skip_image_path(const char *s, bool path_first)
 {
 	const char *w = s, *end;
-	bool slash = false, equals = false;
 
 	while (is_space(*w))
 		w++;
-	for (end = w; *end && !is_space(*end); end++) {
-		if (*end == '/')
-			slash = true;
-		if (*end == '=')
-			equals = true;
-	}
-	if (end == w || (!slash && equals))
+	if (!path_first && *w != '/' && *w != '(')
 		return w;
+	for (end = w; *end && !is_space(*end); end++)
+		;
 	while (is_space(*end))
 		end++;
 	return end;
@@ -150,8 +150,8 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 	return true;
 }
 
-bool hv_parse_cmdline(const char *cmdline, struct hv_options *o,
-		      char *err, size_t errlen)
+bool hv_parse_cmdline(const char *cmdline, bool path_first,
+		      struct hv_options *o, char *err, size_t errlen)
 {
 	const char *p;
 
@@ -162,7 +162,7 @@ bool hv_parse_cmdline(const char *cmdline, struct hv_options *o,
 	o->fault = FAULT_NONE;
 	if (!cmdline)
 		return true;
-	p = skip_image_path(cmdline);
+	p = skip_image_path(cmdline, path_first);
 	while (*p) {
 		const char *w;
 

@@ -16,17 +16,33 @@
 
 extern const uint8_t vrom_image[], vrom_image_end[];
 
-static const char *module_name(const struct multiboot_module *m, char *buf, size_t len)
+/* The ROM publishes the size of the top hole the guest must leave us
+ * (VROMHeader.reserved2); vrom's ABI file and layout.h must agree. */
+#if __has_include("vmi_abi.h")
+#include "vmi_abi.h"
+_Static_assert(VMI_DEFAULT_RESERVED_TOP == HV_TOP_RESERVED_SIZE,
+	       "vrom/abi and hv/include/layout.h disagree on the reserved top");
+#endif
+#define VROM_RESERVED_TOP_OFFSET 0x10
+
+/* The module's file name when the loader gave it, else "module N". */
+static const char *module_name(const struct multiboot_module *m, unsigned index,
+			       bool path_first, char *buf, size_t len)
 {
 	const char *s = m->string ? (const char *)m->string : "";
+	const char *args = skip_image_path(s, path_first);
 	size_t n = 0;
 
-	while (s[n] && s[n] != ' ' && n + 1 < len) {
+	while (s[n] == ' ')
+		s++;
+	while (s + n < args && s[n] != ' ' && n + 1 < len) {
 		buf[n] = s[n];
 		n++;
 	}
 	buf[n] = '\0';
-	return n ? buf : "(unnamed)";
+	if (!n)
+		fmt_snprintf(buf, len, "module %u", index);
+	return buf;
 }
 
 static void print_plan(const struct guest *g, const char *cmdline)
@@ -99,10 +115,14 @@ static void place_vrom(struct guest *g)
 	if (!vrom_check(vrom_image, len, GUEST_ROM_AREA_END - GUEST_ROM_GPA,
 			&info, why, sizeof(why)))
 		hv_panic("embedded %s", why);
+	if (le32(vrom_image + VROM_RESERVED_TOP_OFFSET) != HV_TOP_RESERVED_SIZE)
+		hv_panic("embedded VMI ROM publishes a reserved top of 0x%x bytes; the hypervisor needs 0x%x",
+			 le32(vrom_image + VROM_RESERVED_TOP_OFFSET), HV_TOP_RESERVED_SIZE);
 	guest_mem_write(&g->mem, GUEST_ROM_GPA, vrom_image, len);
 	g->has_vrom = true;
-	log_info("VMI ROM: API %u.%u, %u bytes, placed at guest-physical %08x",
-		 info.api_major, info.api_minor, info.size, GUEST_ROM_GPA);
+	log_info("VMI ROM: API %u.%u, %u bytes, reserved top %u MiB, placed at guest-physical %08x",
+		 info.api_major, info.api_minor, info.size,
+		 HV_TOP_RESERVED_SIZE >> 20, GUEST_ROM_GPA);
 }
 
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
@@ -115,19 +135,22 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	static uint8_t zero_page[BP_SIZE];
 	const char *cmdline;
 	char why[200], kname[64], iname[64];
+	bool path_first;
 
 	memset(g, 0, sizeof(*g));
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
 		hv_fail("no guest kernel: the boot loader passed no modules "
 			"(expected module 1 = bzImage with the guest command line, module 2 = initrd)");
+	path_first = loader_puts_path_first(mbi->flags & MBI_FLAG_LOADER ?
+					    (const char *)mbi->boot_loader_name : NULL);
 	mods = (const void *)mbi->mods_addr;
-	module_name(&mods[0], kname, sizeof(kname));
+	module_name(&mods[0], 1, path_first, kname, sizeof(kname));
 	kernel = (const uint8_t *)mods[0].mod_start;
 	kernel_len = mods[0].mod_end - mods[0].mod_start;
 	if (mods[0].mod_end < mods[0].mod_start)
-		hv_fail("module 1 (%s) has its end before its start", kname);
+		hv_fail("guest kernel (%s): module end lies before its start", kname);
 	if (!bzimage_parse(kernel, kernel_len, &bi, why, sizeof(why)))
-		hv_fail("module 1 (%s): %s", kname, why);
+		hv_fail("guest kernel (%s): %s", kname, why);
 	print_image(&bi, kname);
 
 	if (mbi->mods_count < 2)
@@ -135,13 +158,14 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	if (mbi->mods_count > 2)
 		hv_fail("%u modules given; expected 2 (the bzImage, then the initrd)",
 			mbi->mods_count);
-	module_name(&mods[1], iname, sizeof(iname));
+	module_name(&mods[1], 2, path_first, iname, sizeof(iname));
 	initrd = (const uint8_t *)mods[1].mod_start;
 	initrd_len = mods[1].mod_end - mods[1].mod_start;
 	if (mods[1].mod_end < mods[1].mod_start)
-		hv_fail("module 2 (%s) has its end before its start", iname);
+		hv_fail("initrd (%s): module end lies before its start", iname);
 
-	cmdline = skip_image_path(mods[0].string ? (const char *)mods[0].string : "");
+	cmdline = skip_image_path(mods[0].string ? (const char *)mods[0].string : "",
+				  path_first);
 	if (!guest_plan_build(&bi, opt->guest_mem, initrd_len, strlen(cmdline),
 			      &g->plan, why, sizeof(why)))
 		hv_fail("%s", why);

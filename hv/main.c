@@ -17,6 +17,11 @@
 
 static struct guest guest0;
 
+static const char *loader_name(const struct multiboot_info *mbi)
+{
+	return mbi->flags & MBI_FLAG_LOADER ? (const char *)mbi->boot_loader_name : NULL;
+}
+
 static void selftest_fault(enum selftest_fault kind)
 {
 	volatile uint32_t zero = 0;
@@ -88,7 +93,9 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	log_info("command line: \"%s\"",
 		 mbi->flags & MBI_FLAG_CMDLINE ? (const char *)mbi->cmdline : "");
 	if (!hv_parse_cmdline(mbi->flags & MBI_FLAG_CMDLINE ?
-			      (const char *)mbi->cmdline : NULL, &opt, err, sizeof(err)))
+			      (const char *)mbi->cmdline : NULL,
+			      loader_puts_path_first(loader_name(mbi)),
+			      &opt, err, sizeof(err)))
 		hv_fail("%s", err);
 	console_set_level((enum log_level)opt.loglevel);
 

@@ -10,9 +10,13 @@
  *                         of the exception dump: page, invalid-opcode,
  *                         divide, double
  *
- * Anything else is an error.  The first word is the image's own path when
- * it contains a '/' or is not of the form name=value (GRUB and QEMU both
- * put the kernel path first).
+ * Anything else is an error.
+ *
+ * Kernel and module strings: QEMU's multiboot loader puts the file's path
+ * first ("build/hv/vmi-hv.elf guest_mem=64M", "bzImage console=ttyS0");
+ * GRUB 2 passes only the arguments; GRUB legacy put "/boot/..." or
+ * "(hd0)/..." first.  So the first word is dropped when the loader calls
+ * itself "qemu", or when the word starts with '/' or '('.
  */
 #ifndef VMI_HV_CMDLINE_H
 #define VMI_HV_CMDLINE_H
@@ -39,11 +43,13 @@ bool parse_size(const char *s, size_t len, uint64_t *out);
 
 /* Returns true on success; else writes one line (no prefix, no newline)
  * saying what is wrong into err. */
-bool hv_parse_cmdline(const char *cmdline, struct hv_options *o,
-		      char *err, size_t errlen);
+bool hv_parse_cmdline(const char *cmdline, bool path_first,
+		      struct hv_options *o, char *err, size_t errlen);
 
-/* Where the arguments start in a module or kernel string: past the
- * leading path, if the loader put one there. */
-const char *skip_image_path(const char *s);
+/* Does this boot loader (multiboot boot_loader_name) put the path first? */
+bool loader_puts_path_first(const char *loader_name);
+
+/* Where the arguments start in a kernel or module string. */
+const char *skip_image_path(const char *s, bool path_first);
 
 #endif

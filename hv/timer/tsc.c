@@ -13,6 +13,7 @@
 #include "io.h"
 #include "console.h"
 #include "stop.h"
+#include "hvlib.h"
 
 #define PIT_CH2     0x42
 #define PIT_CMD     0x43
@@ -34,50 +35,87 @@ static uint64_t udiv64(uint64_t n, uint32_t d)
 	return ((uint64_t)q_hi << 32) | q_lo;
 }
 
-static uint64_t measure_window(void)
+/*
+ * One window.  Every PIT poll is bracketed by TSC reads, so we know the
+ * window's start and end each to within one poll; a window whose
+ * brackets are wide (we were interrupted, or the host descheduled the
+ * emulator in the middle) is reported unusable by returning 0.
+ */
+static uint64_t measure_window(uint64_t *uncertainty)
 {
-	uint64_t start, end;
-	uint8_t b;
+	uint64_t start_lo, start_hi, low_seen = 0, high_seen, now, cycles;
 	unsigned long spins = 0;
+	uint8_t b;
 
 	b = inb(PORT_B);
 	outb(PORT_B, (b & ~0x02) & ~0x01);	/* gate low, speaker off */
 	outb(PIT_CMD, 0xb0);			/* ch2, lo/hi, mode 0, binary */
 	outb(PIT_CH2, WINDOW_TICKS & 0xff);
-	outb(PIT_CH2, WINDOW_TICKS >> 8);
-	b = inb(PORT_B);
-	outb(PORT_B, b | 0x01);			/* gate high: count starts */
-	start = rdtsc();
-	while (!(inb(PORT_B) & 0x20)) {
-		/* A missing PIT would leave us here forever: give up after
-		 * far more polls than 20 ms could ever take. */
-		if (++spins > 200000000ul)
+	start_lo = rdtsc();
+	outb(PIT_CH2, WINDOW_TICKS >> 8);	/* counting starts here */
+	outb(PORT_B, (b & ~0x02) | 0x01);	/* gate high */
+	start_hi = rdtsc();
+	for (;;) {
+		now = rdtsc();
+		if (inb(PORT_B) & 0x20)
+			break;
+		low_seen = now;
+		/* A missing PIT would keep us here forever: give up after far
+		 * more polls than 20 ms could take. */
+		if (++spins > 100000000ul)
 			return 0;
 	}
-	end = rdtsc();
+	high_seen = rdtsc();
 	outb(PORT_B, inb(PORT_B) & ~0x01);
-	return end - start;
+	if (!low_seen)
+		return 0;
+	/* The window ended after low_seen and before high_seen. */
+	cycles = (low_seen + high_seen) / 2 - (start_lo + start_hi) / 2;
+	*uncertainty = (high_seen - low_seen) + (start_hi - start_lo);
+	return cycles;
 }
 
 void tsc_calibrate(void)
 {
 	uint32_t a, b, c, d, max_leaf;
-	uint64_t best = ~0ull;
+	uint64_t samples[5], best_unc = ~0ull, best = 0;
+	unsigned n = 0, tries;
 
 	cpuid(1, 0, &a, &b, &c, &d);
 	if (!(d & (1u << 4)))
 		hv_fail("this CPU has no time-stamp counter (CPUID.1:EDX.TSC); vmi-hv needs one");
-	for (int i = 0; i < 3; i++) {
-		uint64_t cycles = measure_window();
+	/* Keep windows known to within 0.1%; up to 40 tries for 5 of them. */
+	for (tries = 0; tries < 40 && n < ARRAY_SIZE(samples); tries++) {
+		uint64_t unc = 0, cycles = measure_window(&unc);
 
-		if (cycles && cycles < best)
+		if (!cycles)
+			continue;
+		if (unc < best_unc) {
+			best_unc = unc;
 			best = cycles;
+		}
+		if (unc * 1000 <= cycles)
+			samples[n++] = cycles;
 	}
-	if (best == ~0ull)
+	if (!best)
 		hv_panic("PIT channel 2 never finished counting: no PIT?");
+	if (n) {
+		/* Median of the clean windows. */
+		for (unsigned i = 1; i < n; i++)
+			for (unsigned j = i; j && samples[j - 1] > samples[j]; j--) {
+				uint64_t t = samples[j];
+
+				samples[j] = samples[j - 1];
+				samples[j - 1] = t;
+			}
+		best = samples[n / 2];
+	} else {
+		log_warn("TSC calibration: no clean PIT window in %u tries; using the least disturbed",
+			 tries);
+	}
 	hz = udiv64(best * 1000, WINDOW_MS);
-	log_info("TSC frequency %llu.%03llu MHz (measured against the PIT, %u ms window)",
-		 udiv64(hz, 1000000), udiv64(hz, 1000) % 1000, WINDOW_MS);
+	log_info("TSC frequency %llu.%03llu MHz (measured against the PIT: median of %u clean %u ms windows in %u tries)",
+		 udiv64(hz, 1000000), udiv64(hz, 1000) % 1000, n, WINDOW_MS, tries);
 
 	cpuid(0, 0, &max_leaf, &b, &c, &d);
 	if (max_leaf >= 0x15) {

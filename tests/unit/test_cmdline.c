@@ -13,19 +13,19 @@ static char err[256];
 
 static void defaults(void **state)
 {
-	assert_true(hv_parse_cmdline(NULL, &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline(NULL, false, &o, err, sizeof(err)));
 	assert_int_equal(o.guest_mem, GUEST_MEM_DEFAULT);
 	assert_false(o.guest_mem_given);
 	assert_int_equal(o.loglevel, 2);
-	assert_true(hv_parse_cmdline("/boot/vmi-hv.elf", &o, err, sizeof(err)));
-	assert_true(hv_parse_cmdline("vmi-hv.elf", &o, err, sizeof(err)));
-	assert_true(hv_parse_cmdline("", &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline("/boot/vmi-hv.elf", false, &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline("vmi-hv.elf", true, &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline("", false, &o, err, sizeof(err)));
 }
 
 static void all_options(void **state)
 {
 	assert_true(hv_parse_cmdline("/boot/vmi-hv.elf guest_mem=256M loglevel=debug after_load=idle selftest_fault=double",
-				     &o, err, sizeof(err)));
+				     false, &o, err, sizeof(err)));
 	assert_int_equal(o.guest_mem, 256u << 20);
 	assert_true(o.guest_mem_given);
 	assert_int_equal(o.loglevel, 3);
@@ -35,16 +35,16 @@ static void all_options(void **state)
 
 static void no_path_first(void **state)
 {
-	assert_true(hv_parse_cmdline("guest_mem=64M  loglevel=0", &o, err, sizeof(err)));
+	assert_true(hv_parse_cmdline("guest_mem=64M  loglevel=0", false, &o, err, sizeof(err)));
 	assert_int_equal(o.guest_mem, 64u << 20);
 	assert_int_equal(o.loglevel, 0);
 }
 
 static void unknown_option(void **state)
 {
-	assert_false(hv_parse_cmdline("build/hv/vmi-hv.elf frobnicate=1", &o, err, sizeof(err)));
+	assert_false(hv_parse_cmdline("build/hv/vmi-hv.elf frobnicate=1", true, &o, err, sizeof(err)));
 	assert_non_null(strstr(err, "unknown hypervisor option 'frobnicate=1'"));
-	assert_false(hv_parse_cmdline("/vmi-hv.elf bogus", &o, err, sizeof(err)));
+	assert_false(hv_parse_cmdline("/vmi-hv.elf bogus", false, &o, err, sizeof(err)));
 	assert_non_null(strstr(err, "'bogus'"));
 }
 
@@ -59,7 +59,7 @@ static void malformed_sizes(void **state)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_false(hv_parse_cmdline(bad[i], &o, err, sizeof(err)));
+		assert_false(hv_parse_cmdline(bad[i], true, &o, err, sizeof(err)));
 		assert_true(strlen(err) > 10);
 	}
 }
@@ -82,11 +82,26 @@ static void sizes(void **state)
 
 static void image_path_skipping(void **state)
 {
-	assert_string_equal(skip_image_path("/boot/bzImage console=ttyS0"), "console=ttyS0");
-	assert_string_equal(skip_image_path("bzImage quiet"), "quiet");
-	assert_string_equal(skip_image_path("console=ttyS0 quiet"), "console=ttyS0 quiet");
-	assert_string_equal(skip_image_path("/boot/bzImage"), "");
-	assert_string_equal(skip_image_path(""), "");
+	/* QEMU: the path always comes first. */
+	assert_string_equal(skip_image_path("bzImage quiet", true), "quiet");
+	assert_string_equal(skip_image_path("/x/bzImage console=ttyS0", true), "console=ttyS0");
+	/* GRUB 2: arguments only, even ones without '='. */
+	assert_string_equal(skip_image_path("quiet console=ttyS0", false), "quiet console=ttyS0");
+	assert_string_equal(skip_image_path("console=ttyS0", false), "console=ttyS0");
+	/* GRUB legacy style paths are recognised anyway. */
+	assert_string_equal(skip_image_path("/boot/bzImage ro", false), "ro");
+	assert_string_equal(skip_image_path("(hd0)/boot/bzImage ro", false), "ro");
+	assert_string_equal(skip_image_path("", true), "");
+	assert_true(loader_puts_path_first("qemu"));
+	assert_false(loader_puts_path_first("GRUB 2.06-13+deb12u2"));
+	assert_false(loader_puts_path_first(NULL));
+}
+
+static void bare_word_without_path_is_an_error(void **state)
+{
+	/* Under GRUB 2 there is no path, so a bare first word is an option. */
+	assert_false(hv_parse_cmdline("bogus guest_mem=64M", false, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "'bogus'"));
 }
 
 int main(void)
@@ -99,6 +114,7 @@ int main(void)
 		cmocka_unit_test(malformed_sizes),
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(image_path_skipping),
+		cmocka_unit_test(bare_word_without_path_is_an_error),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }
