@@ -136,6 +136,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	const char *cmdline;
 	char why[200], kname[64], iname[64];
 	bool path_first;
+	uint64_t mem_size;
 
 	memset(g, 0, sizeof(*g));
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
@@ -164,12 +165,23 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	if (mods[1].mod_end < mods[1].mod_start)
 		hv_fail("initrd (%s): module end lies before its start", iname);
 
+	/* The default size shrinks to fit a small machine; a size given on
+	 * the command line is taken at its word (and may fail below). */
+	mem_size = opt->guest_mem;
+	if (!opt->guest_mem_given && mem_size > guest_mem_available()) {
+		mem_size = ALIGN_DOWN(guest_mem_available(), 4ull << 20);
+		if (mem_size < GUEST_MEM_MIN)
+			hv_fail("not enough memory for a guest: %llu KiB available, at least %u MiB needed",
+				guest_mem_available() / 1024, GUEST_MEM_MIN >> 20);
+		log_warn("guest_mem not given and the default %u MiB does not fit: using %llu MiB",
+			 GUEST_MEM_DEFAULT >> 20, mem_size >> 20);
+	}
 	cmdline = skip_image_path(mods[0].string ? (const char *)mods[0].string : "",
 				  path_first);
-	if (!guest_plan_build(&bi, opt->guest_mem, initrd_len, strlen(cmdline),
+	if (!guest_plan_build(&bi, mem_size, initrd_len, strlen(cmdline),
 			      &g->plan, why, sizeof(why)))
 		hv_fail("%s", why);
-	if (!guest_mem_alloc(&g->mem, opt->guest_mem, why, sizeof(why)))
+	if (!guest_mem_alloc(&g->mem, mem_size, why, sizeof(why)))
 		hv_fail("%s", why);
 	log_info("guest memory: %llu MiB in %u machine extent%s, page list at machine %08x",
 		 g->mem.size >> 20, g->mem.extents, g->mem.extents == 1 ? "" : "s",

@@ -116,8 +116,11 @@ void trap_dispatch(struct trap_frame *f)
 		irq_counts[irq]++;
 		if (irq_handlers[irq])
 			irq_handlers[irq]();
-		else
-			log_warn("unexpected IRQ %u", irq);
+		else {
+			/* Nobody owns it: mask it rather than take it forever. */
+			log_warn("unexpected IRQ %u; masking it", irq);
+			pic_mask(irq);
+		}
 		pic_eoi(irq);
 		return;
 	}

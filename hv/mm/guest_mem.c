@@ -5,6 +5,18 @@
 #include "stop.h"
 #include "hvlib.h"
 
+uint64_t guest_mem_available(void)
+{
+	uint32_t avail, npages;
+
+	if (machine_frames.nfree <= HV_RESERVED_FRAMES + 1)
+		return 0;
+	avail = machine_frames.nfree - HV_RESERVED_FRAMES;
+	/* Each 1024 guest pages need one page of p2m list. */
+	npages = avail - (avail + 1024) / 1025;
+	return (uint64_t)npages * HV_PAGE_SIZE;
+}
+
 bool guest_mem_alloc(struct guest_mem *gm, uint64_t size, char *why, size_t whylen)
 {
 	uint32_t npages = (uint32_t)(size / HV_PAGE_SIZE);

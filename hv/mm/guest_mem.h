@@ -23,6 +23,8 @@ struct guest_mem {
  * tables, vCPU state) after a guest's memory is taken. */
 #define HV_RESERVED_FRAMES  (8u * 1024 * 1024 / 4096)
 
+/* The most guest memory guest_mem_alloc() could give right now. */
+uint64_t guest_mem_available(void);
 /* Allocate and zero size bytes.  false (with a reason in why) if the
  * machine does not have them to spare. */
 bool guest_mem_alloc(struct guest_mem *gm, uint64_t size, char *why, size_t whylen);
