@@ -1,0 +1,78 @@
+# vmi-hv: a tiny bare-metal hypervisor for VMI-paravirtualized 32-bit Linux guests.
+#
+#   make run     build everything and boot vmi-hv.iso in QEMU (serial on this terminal)
+#   make test    build everything and run the test suite
+#
+# All build output goes to build/ and vmi-hv.iso; both are git-ignored.
+
+BUILD   := $(CURDIR)/build
+INCLUDE := $(BUILD)/include
+UNITDIR := $(BUILD)/tests/unit
+GUEST   := $(BUILD)/guest
+ISO     := $(CURDIR)/vmi-hv.iso
+JOBS    ?= $(shell nproc)
+
+BZIMAGE := $(GUEST)/bzImage
+INITRD  := $(GUEST)/initrd.img
+HV_ELF  := $(BUILD)/hv/vmi-hv.elf
+VROM    := $(BUILD)/vrom/vmi.rom
+
+# Components with their own Makefile; each is invoked with B (its build dir),
+# I (generated headers) and U (unit-test binaries).
+SUBDIRS := $(wildcard vrom/Makefile hv/Makefile)
+SUBARGS  = B=$(BUILD)/$(1) I=$(INCLUDE) U=$(UNITDIR)
+
+GUEST_INPUTS  := guest/patches/series $(wildcard guest/patches/*.patch) \
+		 guest/config/vmi-hv.config scripts/build-guest.sh
+INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/*.c) \
+		 scripts/build-initrd.sh
+ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
+
+# Serial console (and QEMU monitor, Ctrl-A C) on the terminal; a VGA window only
+# when there is a display to put it on.
+QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
+	    $(if $(DISPLAY),,-display none)
+
+.PHONY: all deps guest initrd iso hv vrom unit run test clean distclean
+all: iso
+
+deps:
+	@scripts/deps.sh
+
+guest: deps $(BZIMAGE)
+initrd: deps $(INITRD)
+
+$(BZIMAGE): $(GUEST_INPUTS)
+	@scripts/build-guest.sh $(GUEST) $(JOBS)
+
+$(INITRD): $(INITRD_INPUTS)
+	@scripts/build-initrd.sh $(GUEST)
+
+vrom: deps
+	@if [ -f vrom/Makefile ]; then $(MAKE) --no-print-directory -C vrom $(call SUBARGS,vrom) all; fi
+
+hv: deps vrom
+	@if [ -f hv/Makefile ]; then $(MAKE) --no-print-directory -C hv $(call SUBARGS,hv) all; fi
+
+unit: deps
+	@mkdir -p $(UNITDIR)
+	@for d in $(dir $(SUBDIRS)); do \
+		$(MAKE) --no-print-directory -C $$d $(call SUBARGS,$${d%/}) unit || exit 1; \
+	done
+
+iso: guest initrd hv
+	@scripts/build-iso.sh $(ISO) $(BZIMAGE) $(INITRD) $(HV_ELF)
+
+run: iso
+	@echo "Booting $(ISO) in QEMU. Serial console on this terminal; quit with Ctrl-A X."
+	$(QEMU_RUN)
+
+test: iso unit
+	@python3 tests/run.py $(TESTARGS)
+
+clean:
+	rm -rf $(BUILD)/hv $(BUILD)/vrom $(BUILD)/include $(BUILD)/tests $(ISO) test-logs
+
+# Also drops the unpacked kernel tree (a cold rebuild takes minutes).
+distclean:
+	rm -rf $(BUILD) $(ISO) test-logs

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Build the guest kernel: Debian's linux-source 6.1 tarball + guest/patches/series
+# + guest/config/vmi-hv.config, for i386, out of the repository tree.
+#
+#   build-guest.sh OUTDIR JOBS     -> OUTDIR/bzImage (tree in OUTDIR/linux)
+#
+# The tree is unpacked and patched afresh whenever the series or a patch
+# changes (a stamp records their hash); otherwise the build is incremental.
+set -euo pipefail
+
+out=$(realpath -m "$1")
+jobs=${2:-2}
+top=$(cd "$(dirname "$0")/.." && pwd)
+tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1 || true)
+tree=$out/linux
+patches=$top/guest/patches
+fragment=$top/guest/config/vmi-hv.config
+
+say() { echo "guest: $*"; }
+die() { echo "guest: error: $*" >&2; exit 1; }
+
+[ -n "$tarball" ] || die "no /usr/src/linux-source-6.1.tar.* (run 'make deps')"
+mkdir -p "$out"
+
+# What the unpacked tree depends on: the tarball and every patch in order.
+series_hash() {
+	{
+		stat -c '%n %s %Y' "$tarball"
+		{ grep -v -e '^#' -e '^[[:space:]]*$' "$patches/series" || true; } | while read -r p; do
+			[ -f "$patches/$p" ] || die "series names $p, which does not exist"
+			echo "$p"; cat "$patches/$p"
+		done
+	} | sha256sum | cut -d' ' -f1
+}
+want=$(series_hash)
+
+if [ ! -f "$out/tree.stamp" ] || [ "$(cat "$out/tree.stamp")" != "$want" ]; then
+	say "unpacking $(basename "$tarball") (about 20 s)"
+	rm -rf "$tree" "$tree.tmp" "$out/tree.stamp"
+	mkdir -p "$tree.tmp"
+	tar -xf "$tarball" -C "$tree.tmp" --strip-components=1
+	n=0
+	while read -r p; do
+		case "$p" in ''|'#'*) continue ;; esac
+		say "applying $p"
+		patch -d "$tree.tmp" -p1 --batch --forward --quiet < "$patches/$p" ||
+			die "patch $p does not apply to $(basename "$tarball")"
+		n=$((n + 1))
+	done < "$patches/series"
+	say "applied $n patch(es)"
+	mv "$tree.tmp" "$tree"
+	echo "$want" > "$out/tree.stamp"
+fi
+
+# Configure whenever the fragment is newer than the config (or there is none).
+if [ ! -f "$tree/.config" ] || [ "$fragment" -nt "$tree/.config" ] ||
+   [ "$out/tree.stamp" -nt "$tree/.config" ]; then
+	say "configuring: tinyconfig + $(basename "$fragment")"
+	make -s -C "$tree" ARCH=i386 tinyconfig >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "$fragment" >/dev/null
+	make -s -C "$tree" ARCH=i386 olddefconfig >/dev/null
+	# Every option the fragment sets must have survived: a silently dropped
+	# option means a kernel different from the one we think we test.
+	bad=0
+	while read -r line; do
+		case "$line" in
+		CONFIG_*=*) grep -qxF "$line" "$tree/.config" || { echo "guest: config: $line did not stick" >&2; bad=1; } ;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }; opt=${opt%% *}
+			grep -q "^$opt=" "$tree/.config" && { echo "guest: config: $opt is still set" >&2; bad=1; } ;;
+		esac
+	done < "$fragment"
+	[ $bad -eq 0 ] || die "the config fragment does not apply cleanly"
+fi
+
+say "building bzImage with -j$jobs (a cold build takes a few minutes)"
+start=$(date +%s)
+set +o pipefail
+make -C "$tree" ARCH=i386 -j"$jobs" bzImage 2>&1 |
+	awk '/error:|warning:/ { print; fflush(); next }
+	     /^  [A-Z]/ { if (++n % 250 == 0) { printf "guest: %d build steps\n", n; fflush() } }'
+status=${PIPESTATUS[0]}
+set -o pipefail
+[ "$status" -eq 0 ] || die "kernel build failed (run make -C $tree ARCH=i386 bzImage to see why)"
+cp "$tree/arch/x86/boot/bzImage" "$out/bzImage"
+say "built $out/bzImage ($(stat -c %s "$out/bzImage") bytes, $(( $(date +%s) - start ))s)"

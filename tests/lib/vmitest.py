@@ -1,0 +1,213 @@
+"""vmitest: the small library behind tests/run.py.
+
+A test is a function decorated with @test("name"); it receives a TestContext
+`t` and fails by raising (t.check, t.fail, or a failed q.expect), or skips
+with t.skip("reason").  QEMU runs headless; its serial console is a pipe, so
+a test reads what the guest prints and types into it as a person would.
+"""
+
+import os
+import re
+import subprocess
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOGDIR = os.path.join(ROOT, "test-logs")
+
+
+class paths:
+    ROOT = ROOT
+    BUILD = os.path.join(ROOT, "build")
+    ISO = os.path.join(ROOT, "vmi-hv.iso")
+    BZIMAGE = os.path.join(BUILD, "guest", "bzImage")
+    INITRD = os.path.join(BUILD, "guest", "initrd.img")
+    HV_ELF = os.path.join(BUILD, "hv", "vmi-hv.elf")
+    VROM = os.path.join(BUILD, "vrom", "vmi.rom")
+    UNIT = os.path.join(BUILD, "tests", "unit")
+
+
+# Lines that mean the guest (or the hypervisor) is dead: waiting on would only
+# run into the timeout, so expect() fails at once and says why.
+FATAL_PATTERNS = [
+    r"Kernel panic - not syncing[^\n]*",
+    r"vmi-hv: fatal[^\n]*",
+]
+
+# Exit status of QEMU's isa-debug-exit device: (value << 1) | 1.
+DEBUG_EXIT_DEVICE = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+
+
+class TestFailure(Exception):
+    pass
+
+
+class TestSkipped(Exception):
+    pass
+
+
+REGISTRY = []
+
+
+def test(name, **opts):
+    """Register a test function under a unique name."""
+    def register(fn):
+        if any(t[0] == name for t in REGISTRY):
+            raise ValueError(f"duplicate test name {name}")
+        REGISTRY.append((name, fn, opts))
+        return fn
+    return register
+
+
+def kvm_usable():
+    """Return None when /dev/kvm can be used, else the reason it cannot."""
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR)
+        os.close(fd)
+        return None
+    except OSError as e:
+        return f"/dev/kvm not usable ({e.strerror})"
+
+
+class Qemu:
+    """A headless qemu-system-i386 with its serial console on a pipe."""
+
+    def __init__(self, args, log_path, accel="tcg", fatal=None):
+        self.log_path = log_path
+        self.fatal = FATAL_PATTERNS if fatal is None else fatal
+        self.cmd = ["qemu-system-i386", "-accel", accel, "-display", "none",
+                    "-monitor", "none", "-no-reboot", "-nic", "none",
+                    "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
+                    *DEBUG_EXIT_DEVICE, *args]
+        self.output = ""
+        self.cursor = 0          # expect() searches from here on
+        self.lock = threading.Condition()
+        self.started = time.monotonic()
+        self.log = open(log_path, "w", errors="replace")
+        self.log.write("# " + " ".join(self.cmd) + "\n")
+        self.log.flush()
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while True:
+            data = os.read(self.proc.stdout.fileno(), 4096)
+            if not data:
+                break
+            text = data.decode("utf-8", "replace").replace("\r", "")
+            with self.lock:
+                self.output += text
+                self.log.write(text)
+                self.log.flush()
+                self.lock.notify_all()
+        with self.lock:
+            self.lock.notify_all()
+
+    def elapsed(self):
+        return time.monotonic() - self.started
+
+    def expect(self, pattern, timeout=60, fatal=None):
+        """Wait for regex `pattern` in the output after the last match.
+
+        Returns the re.Match.  Fails at once when QEMU exits or a fatal line
+        (kernel panic, hypervisor fatal error) appears first; fails on timeout.
+        """
+        fatal = self.fatal if fatal is None else fatal
+        rx = re.compile(pattern)
+        fatal_rx = [re.compile(p) for p in fatal]
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while True:
+                m = rx.search(self.output, self.cursor)
+                if m:
+                    self.cursor = m.end()
+                    return m
+                for f in fatal_rx:
+                    bad = f.search(self.output, self.cursor)
+                    if bad:
+                        raise TestFailure(f"waiting for /{pattern}/: {bad.group(0).strip()}")
+                if self.proc.poll() is not None and not self.reader.is_alive():
+                    tail = self.output[-300:].strip().splitlines()[-3:]
+                    raise TestFailure(f"QEMU exited (status {self.proc.returncode}) before "
+                                      f"/{pattern}/ appeared; last output: {' | '.join(tail)}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TestFailure(f"timeout after {timeout}s waiting for /{pattern}/")
+                self.lock.wait(min(left, 0.5))
+
+    def send(self, text, delay=0.01):
+        """Type text into the serial console, one character at a time."""
+        for ch in text.encode():
+            self.proc.stdin.write(bytes([ch]))
+            self.proc.stdin.flush()
+            time.sleep(delay)
+
+    def wait_exit(self, timeout=60):
+        """Wait for QEMU to exit by itself; return its exit status."""
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TestFailure(f"QEMU still running {timeout}s later")
+        self.reader.join(5)
+        return status
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(5)
+        self.log.close()
+
+
+class TestContext:
+    def __init__(self, name):
+        self.name = name
+        self.log_path = os.path.join(LOGDIR, f"{name}.log")
+        self.qemus = []
+        self.tmpdir = os.path.join(LOGDIR, f"{name}.tmp")
+
+    def qemu(self, *args, accel="tcg", fatal=None):
+        """Start QEMU with the given arguments; its serial log is the test's log
+        (a second QEMU in one test logs to NAME.2.log, and so on)."""
+        if accel == "kvm":
+            reason = kvm_usable()
+            if reason:
+                self.skip(reason)
+        n = len(self.qemus) + 1
+        path = self.log_path if n == 1 else self.log_path[:-4] + f".{n}.log"
+        q = Qemu(list(args), path, accel=accel, fatal=fatal)
+        self.qemus.append(q)
+        return q
+
+    def require(self, *files):
+        """Fail with a clear message when a build artifact is missing."""
+        for f in files:
+            if not os.path.isfile(f):
+                self.fail(f"missing build artifact {os.path.relpath(f, ROOT)} (run make)")
+
+    def tmpfile(self, name, data):
+        os.makedirs(self.tmpdir, exist_ok=True)
+        path = os.path.join(self.tmpdir, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def check(self, cond, message):
+        if not cond:
+            raise TestFailure(message)
+
+    def fail(self, message):
+        raise TestFailure(message)
+
+    def skip(self, reason):
+        raise TestSkipped(reason)
+
+    def note(self, text):
+        """A figure worth reporting (boot time, ratio): printed with the result."""
+        print(f"    {self.name}: {text}", flush=True)
+
+    def cleanup(self):
+        for q in self.qemus:
+            q.kill()

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""vmi-hv test runner.
+
+Runs the host-side unit tests (every executable in build/tests/unit, TAP
+output from cmocka) and the QEMU tests (tests/cases/test_*.py), then prints
+    N passed, N failed[, N skipped]
+as its last line.  Exit status 0 only when nothing failed.
+
+    tests/run.py                 everything
+    tests/run.py -k native       only tests whose name contains "native"
+    tests/run.py --list          list test names
+Serial logs go to test-logs/NAME.log; the paths of failing tests' logs are printed.
+"""
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import vmitest  # noqa: E402
+from vmitest import LOGDIR, REGISTRY, TestContext, TestFailure, TestSkipped, paths  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.failures = []
+
+    def record(self, name, outcome, detail="", seconds=None, log=None):
+        took = f" ({seconds:.1f}s)" if seconds is not None else ""
+        if outcome == "PASS":
+            self.passed += 1
+            print(f"PASS {name}{took}", flush=True)
+        elif outcome == "SKIP":
+            self.skipped += 1
+            print(f"SKIP {name}: {detail}", flush=True)
+        else:
+            self.failed += 1
+            where = f"\n     log: {os.path.relpath(log, paths.ROOT)}" if log and os.path.exists(log) else ""
+            print(f"FAIL {name}{took}: {detail}{where}", flush=True)
+            self.failures.append(name)
+
+    def summary(self):
+        line = f"{self.passed} passed, {self.failed} failed"
+        if self.skipped:
+            line += f", {self.skipped} skipped"
+        return line
+
+
+TAP_LINE = re.compile(r"^(ok|not ok) \d+ - (.*?)(?:\s+#\s*(SKIP|skip)\s*(.*))?$")
+
+
+def run_unit_tests(tally, pattern):
+    """Each cmocka case in each unit binary counts as one test."""
+    binaries = sorted(b for b in glob.glob(os.path.join(paths.UNIT, "*"))
+                      if os.path.isfile(b) and os.access(b, os.X_OK))
+    for binary in binaries:
+        suite = os.path.basename(binary)
+        if pattern and pattern not in f"unit/{suite}":
+            continue
+        log = os.path.join(LOGDIR, f"unit-{suite}.log")
+        env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
+        start = time.monotonic()
+        try:
+            proc = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=120)
+            output, status = proc.stdout + proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            output, status = str(e.stdout or ""), None
+        with open(log, "w") as f:
+            f.write(output)
+        seen = 0
+        for line in output.splitlines():
+            m = TAP_LINE.match(line.strip())
+            if not m:
+                continue
+            seen += 1
+            name = f"unit/{suite}/{m.group(2)}"
+            if m.group(3):
+                tally.record(name, "SKIP", m.group(4) or "skipped in the unit test")
+            elif m.group(1) == "ok":
+                tally.record(name, "PASS")
+            else:
+                tally.record(name, "FAIL", "cmocka case failed", log=log)
+        if status is None:
+            tally.record(f"unit/{suite}", "FAIL", "timed out after 120s", time.monotonic() - start, log)
+        elif seen == 0:
+            tally.record(f"unit/{suite}", "FAIL", f"no TAP results (exit status {status})", log=log)
+        elif status != 0 and "not ok" not in output:
+            tally.record(f"unit/{suite}", "FAIL", f"exit status {status} with all cases ok", log=log)
+
+
+def load_cases():
+    for path in sorted(glob.glob(os.path.join(HERE, "cases", "test_*.py"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
+def run_qemu_tests(tally, pattern):
+    for name, fn, opts in REGISTRY:
+        if pattern and pattern not in name:
+            continue
+        t = TestContext(name)
+        start = time.monotonic()
+        try:
+            fn(t)
+            tally.record(name, "PASS", seconds=time.monotonic() - start)
+        except TestSkipped as e:
+            tally.record(name, "SKIP", str(e))
+        except TestFailure as e:
+            tally.record(name, "FAIL", str(e), time.monotonic() - start, t.log_path)
+        except Exception as e:  # a bug in the test itself is a failure too
+            tally.record(name, "FAIL", f"{type(e).__name__}: {e}", time.monotonic() - start, t.log_path)
+        finally:
+            t.cleanup()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-k", dest="pattern", help="run only tests whose name contains this")
+    ap.add_argument("--list", action="store_true", help="list the tests and exit")
+    ap.add_argument("--no-unit", action="store_true", help="skip the host-side unit tests")
+    args = ap.parse_args()
+
+    load_cases()
+    if args.list:
+        for name, _, _ in REGISTRY:
+            print(name)
+        return 0
+
+    shutil.rmtree(LOGDIR, ignore_errors=True)
+    os.makedirs(LOGDIR)
+    tally = Tally()
+    started = time.monotonic()
+    if not args.no_unit:
+        run_unit_tests(tally, args.pattern)
+    run_qemu_tests(tally, args.pattern)
+    print(f"test time {time.monotonic() - started:.0f}s; logs in {os.path.relpath(LOGDIR)}/")
+    if tally.failures:
+        print("failed: " + " ".join(tally.failures))
+    print(tally.summary(), flush=True)
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
