@@ -1,0 +1,101 @@
+/*
+ * emulate.h - the x86 instruction decoder and privileged-instruction
+ * emulator for the guest kernel before VMI activation.
+ *
+ * The guest kernel runs in ring 1.  Until it switches to the VMI ROM's
+ * paravirtual calls, its early boot code (decompressor, head_32.S, early
+ * C code) still executes privileged instructions (cli, lgdt, mov to CR3,
+ * out, iret, ...).  In ring 1 each of those raises #GP (or #UD); the
+ * hypervisor's trap code hands the frame to emulate_one(), which decodes
+ * the one instruction at cs:eip and performs its effect through the
+ * struct emul_ops callbacks, then advances eip.
+ *
+ * The emulator owns no state: every CPU and memory effect goes through
+ * ops (the vCPU owner, hv/, decides what a CR write or segment load
+ * means).  That keeps this code pure C, compiled both freestanding for the
+ * hypervisor and on the host for the cmocka tests (tests/unit/test_emulate.c).
+ *
+ * Outcomes:
+ *   EMUL_OK          done; f (registers, eip) updated.
+ *   EMUL_FAULT       the instruction faults in the guest: reflect
+ *                    out->vector (+ out->error if has_error, out->cr2 for
+ *                    #PF) into the guest; f->eip is left at the instruction.
+ *   EMUL_UNSUPPORTED the emulator does not know the instruction/form;
+ *                    out->bytes/len and out->why say which.
+ *   EMUL_VIOLATION   the guest broke a rule of the hypervisor (set by ops).
+ *   EMUL_HALT        hlt: the guest waits for an interrupt; eip already
+ *                    points after the hlt.
+ */
+#ifndef VMI_HV_EMULATE_H
+#define VMI_HV_EMULATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "traps.h"
+
+enum emul_result { EMUL_OK, EMUL_FAULT, EMUL_UNSUPPORTED, EMUL_VIOLATION, EMUL_HALT };
+
+struct emul_outcome {
+	enum emul_result result;
+	/* EMUL_FAULT: exception to reflect into the guest */
+	uint8_t vector; bool has_error; uint32_t error; uint32_t cr2;
+	/* the instruction bytes fetched (diagnostics) */
+	uint8_t bytes[15]; unsigned len;
+	/* enum emul_kind, for per-kind counters */
+	unsigned kind;
+	/* EMUL_UNSUPPORTED / EMUL_VIOLATION: human-readable reason */
+	char why[96];
+};
+
+enum emul_kind {
+	EMUL_KIND_CLI, EMUL_KIND_STI, EMUL_KIND_HLT, EMUL_KIND_LGDT, EMUL_KIND_LIDT,
+	EMUL_KIND_LLDT, EMUL_KIND_LTR, EMUL_KIND_MOV_TO_CR, EMUL_KIND_MOV_FROM_CR,
+	EMUL_KIND_MOV_TO_DR, EMUL_KIND_MOV_FROM_DR, EMUL_KIND_MOV_SREG, EMUL_KIND_POP_SREG,
+	EMUL_KIND_LSS, EMUL_KIND_FAR_JMP, EMUL_KIND_FAR_CALL, EMUL_KIND_FAR_RET,
+	EMUL_KIND_IRET, EMUL_KIND_IN, EMUL_KIND_OUT, EMUL_KIND_INS, EMUL_KIND_OUTS,
+	EMUL_KIND_CPUID, EMUL_KIND_RDMSR, EMUL_KIND_WRMSR, EMUL_KIND_INVLPG,
+	EMUL_KIND_WBINVD, EMUL_KIND_CLTS, EMUL_KIND_LMSW, EMUL_KIND_SMSW,
+	EMUL_KIND_OTHER, EMUL_KIND_COUNT
+};
+
+const char *emul_kind_name(unsigned kind);
+
+/* Every CPU/memory effect goes through these; ctx is the caller's vCPU. */
+struct emul_ops {
+	void *ctx;
+	/* false: #PF at lin with *fault_error (the page-fault error code) */
+	bool (*read_lin)(void *ctx, uint32_t lin, void *buf, unsigned len, uint32_t *fault_error);
+	bool (*write_lin)(void *ctx, uint32_t lin, const void *buf, unsigned len, uint32_t *fault_error);
+	/* SEG_ES..SEG_GS below; the guest-visible base */
+	uint32_t (*seg_base)(void *ctx, int seg);
+	uint32_t (*read_cr)(void *ctx, int n);
+	enum emul_result (*write_cr)(void *ctx, int n, uint32_t val, struct emul_outcome *out);
+	/* Validates the guest descriptor, updates f->cs/ss/ds...  CS only via
+	 * far transfers: the emulator stores the new eip in f->eip first. */
+	enum emul_result (*load_seg)(void *ctx, struct trap_frame *f, int seg, uint16_t sel, struct emul_outcome *out);
+	enum emul_result (*load_dtr)(void *ctx, int which /* 0 GDTR, 1 IDTR */, uint32_t base, uint16_t limit, struct emul_outcome *out);
+	enum emul_result (*load_ldtr)(void *ctx, uint16_t sel, struct emul_outcome *out);
+	enum emul_result (*load_tr)(void *ctx, uint16_t sel, struct emul_outcome *out);
+	enum emul_result (*io_in)(void *ctx, uint16_t port, unsigned size, uint32_t *val, struct emul_outcome *out);
+	enum emul_result (*io_out)(void *ctx, uint16_t port, unsigned size, uint32_t val, struct emul_outcome *out);
+	void (*cpuid)(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs_out[4]);
+	enum emul_result (*rdmsr)(void *ctx, uint32_t msr, uint64_t *val, struct emul_outcome *out);
+	enum emul_result (*wrmsr)(void *ctx, uint32_t msr, uint64_t val, struct emul_outcome *out);
+	bool (*get_if)(void *ctx);	/* the guest's virtual interrupt flag */
+	void (*set_if)(void *ctx, bool on);
+	enum emul_result (*invlpg)(void *ctx, uint32_t lin);
+	enum emul_result (*halt)(void *ctx);	/* returns EMUL_HALT or EMUL_OK */
+};
+
+enum { SEG_ES, SEG_CS, SEG_SS, SEG_DS, SEG_FS, SEG_GS };
+
+/*
+ * Emulate the one instruction at f->cs:f->eip that trapped (usually #GP;
+ * the caller also uses it for #UD), advancing f->eip on success.  cpl is
+ * the guest's privilege level (1 for the kernel, 3 for user mode).
+ * out is always filled (result, bytes/len, kind; why on failure).
+ */
+enum emul_result emulate_one(struct trap_frame *f, unsigned cpl, const struct emul_ops *ops,
+			     struct emul_outcome *out);
+
+#endif
