@@ -54,7 +54,7 @@ vrom: deps
 hv: deps vrom
 	@if [ -f hv/Makefile ]; then $(MAKE) --no-print-directory -C hv $(call SUBARGS,hv) all; fi
 
-unit: deps
+unit: deps vrom
 	@mkdir -p $(UNITDIR)
 	@for d in $(dir $(SUBDIRS)); do \
 		$(MAKE) --no-print-directory -C $$d $(call SUBARGS,$${d%/}) unit || exit 1; \
