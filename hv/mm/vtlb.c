@@ -1,0 +1,313 @@
+/*
+ * vtlb.c - the pre-activation virtual TLB; see vtlb.h for the model.
+ *
+ * Shadow layout: one shadow page directory per vtlb.  PDEs below
+ * HV_TOP_RESERVED_BASE point at shadow page tables allocated on demand and
+ * are always present, writable and user: all the guest's permissions are
+ * folded into the shadow PTE (guest PDE AND guest PTE), which is where the
+ * CPU checks them last anyway.  PDE 1023 is the switcher, PDEs 1008..1022
+ * stay empty forever.
+ *
+ * Guest 4 MiB pages (CR4.PSE) are shadowed as 1024 ordinary 4 KiB entries
+ * filled one at a time: the guest's 4 MiB of "physical" memory is a list
+ * of scattered machine frames (the p2m), not a 4 MiB-aligned machine run,
+ * and per-page fills keep the one code path that checks every frame.
+ */
+#include "vtlb.h"
+#include "hvlib.h"
+
+#define PTE_P    0x001u
+#define PTE_W    0x002u
+#define PTE_U    0x004u
+#define PTE_A    0x020u
+#define PTE_D    0x040u
+#define PTE_PS   0x080u
+
+#define PDE_LARGE_FRAME    0xFFC00000u   /* a 4 MiB PDE's frame address */
+/* Bits 13..21 of a 4 MiB PDE: physical address bits 32..39 with PSE-36,
+ * reserved otherwise.  Either way not a frame of a guest below 4 GiB.
+ * (Bit 12 is PAT, which we do not interpret: guest memory is all RAM.) */
+#define PDE_LARGE_HIGHBITS 0x003FE000u
+#define ENTRY_FRAME        0xFFFFF000u
+
+#define PDX(lin) ((lin) >> 22)
+#define PTX(lin) (((lin) >> 12) & 0x3FFu)
+
+/* The result of walking the guest's tables for one access. */
+struct walk {
+	uint32_t gpa;       /* guest-physical address of lin */
+	bool user_ok;       /* effective U/S of the leaf (PDE AND PTE) */
+	bool write_ok;      /* effective R/W of the leaf */
+	bool large;         /* leaf is a 4 MiB PDE */
+	bool set_dirty;     /* this access set the guest's D bit */
+};
+
+static enum vtlb_result violation(struct vtlb *v, struct vtlb_outcome *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum vtlb_result violation(struct vtlb *v, struct vtlb_outcome *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
+	va_end(ap);
+	v->stats.violations++;
+	return VTLB_VIOLATION;
+}
+
+static enum vtlb_result guest_fault(struct vtlb *v, struct vtlb_outcome *out, uint32_t lin, uint32_t error)
+{
+	out->guest_error = error;
+	out->cr2 = lin;
+	v->stats.guest_faults++;
+	return VTLB_GUEST_FAULT;
+}
+
+/* A guest page (by guest frame number) as a pointer in our address space.
+ * Machine frames only ever come from the p2m, so nothing outside the
+ * guest's own memory can be reached; the caller has checked gfn. */
+static void *guest_page(struct vtlb *v, uint32_t gfn)
+{
+	return v->env.map(v->gm->p2m[gfn]);
+}
+
+/*
+ * Walk the guest's page tables for an access to lin, as the CPU would:
+ * presence, then U/S and R/W of PDE and PTE together, with CR0.WP deciding
+ * whether supervisor writes honour R/W.  On success set A in the PDE and
+ * PTE (and D in the leaf for a write).  A fault has no side effects: the
+ * A bits are set only for translations that complete.
+ */
+static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
+			     bool write, bool user, struct walk *w, struct vtlb_outcome *out)
+{
+	const uint32_t npages = v->gm->npages;
+	const uint32_t access = (write ? VTLB_PF_W : 0) | (user ? VTLB_PF_U : 0);
+	uint32_t *pdep, *ptep = 0, *leafp, pde, leaf, gfn;
+
+	w->large = false;
+	w->set_dirty = false;
+	if (!gp->pg) {
+		/* Paging off: linear is guest-physical, no protection at all. */
+		if (lin >= HV_TOP_RESERVED_BASE)
+			return violation(v, out, "paging off: linear 0x%08x is in the hypervisor's reserved top", lin);
+		if ((lin >> 12) >= npages)
+			return violation(v, out, "paging off: guest-physical 0x%08x is outside its 0x%x pages",
+					 lin, npages);
+		w->gpa = lin;
+		w->user_ok = w->write_ok = true;
+		return VTLB_FILLED;
+	}
+
+	if ((gp->cr3 >> 12) >= npages)
+		return violation(v, out, "guest CR3 0x%08x is outside its 0x%x pages", gp->cr3, npages);
+	pdep = (uint32_t *)guest_page(v, gp->cr3 >> 12) + PDX(lin);
+	pde = *pdep;
+	if (!(pde & PTE_P))
+		return guest_fault(v, out, lin, access);
+
+	if (gp->pse && (pde & PTE_PS)) {
+		if (pde & PDE_LARGE_HIGHBITS)
+			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x sets bits 13-21 (frame above 4 GiB)",
+					 pde, lin);
+		w->large = true;
+		leafp = pdep;
+		leaf = pde;
+		gfn = ((pde & PDE_LARGE_FRAME) >> 12) + PTX(lin);
+		if (lin >= HV_TOP_RESERVED_BASE)
+			return violation(v, out, "guest maps linear 0x%08x in the reserved top: 4 MiB PDE %u = 0x%08x",
+					 lin, PDX(lin), pde);
+		if (gfn >= npages)
+			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
+					 pde, lin, gfn, npages);
+	} else {
+		uint32_t ptgfn = pde >> 12;
+
+		if (ptgfn >= npages)
+			return violation(v, out, "guest PDE 0x%08x for linear 0x%08x: page table frame 0x%x outside its 0x%x pages",
+					 pde, lin, ptgfn, npages);
+		ptep = (uint32_t *)guest_page(v, ptgfn) + PTX(lin);
+		leafp = ptep;
+		leaf = *ptep;
+		if (!(leaf & PTE_P))
+			return guest_fault(v, out, lin, access);
+		gfn = leaf >> 12;
+		if (lin >= HV_TOP_RESERVED_BASE)
+			return violation(v, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x, PTE 0x%08x",
+					 lin, PDX(lin), pde, leaf);
+		if (gfn >= npages)
+			return violation(v, out, "guest PTE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
+					 leaf, lin, gfn, npages);
+	}
+
+	/* For a 4 MiB page pde == leaf, so these are the leaf's own bits. */
+	w->user_ok = (pde & leaf & PTE_U) != 0;
+	w->write_ok = (pde & leaf & PTE_W) != 0;
+	if (user && !w->user_ok)
+		return guest_fault(v, out, lin, access | VTLB_PF_P);
+	if (write && !w->write_ok && (user || gp->wp))
+		return guest_fault(v, out, lin, access | VTLB_PF_P);
+
+	if (!(pde & PTE_A)) {
+		pde |= PTE_A;
+		*pdep = pde;
+	}
+	if (w->large) {
+		leaf = pde;
+	} else if (!(leaf & PTE_A)) {
+		leaf |= PTE_A;
+		*ptep = leaf;
+	}
+	if (write && !(leaf & PTE_D)) {
+		*leafp = leaf | PTE_D;
+		w->set_dirty = true;
+	}
+	/* Read-only shadow until the guest's D bit is set, so the first
+	 * write comes back to us: fold "not yet dirty" into write_ok. */
+	if (!write && !(leaf & PTE_D))
+		w->write_ok = false;
+	w->gpa = (gfn << 12) | (lin & 0xFFFu);
+	return VTLB_FILLED;
+}
+
+static uint32_t *shadow_pt(struct vtlb *v, unsigned pdx)
+{
+	return v->env.map(v->pd[pdx] >> 12);
+}
+
+static void drop_pt(struct vtlb *v, unsigned pdx)
+{
+	v->env.free_frame(v->pd[pdx] >> 12);
+	v->pd[pdx] = 0;
+	v->from_large[pdx] = 0;
+	v->stats.shadow_pages_in_use--;
+}
+
+/* The shadow page table for pdx, allocated if need be.  A full shadow is
+ * only a cache, so when frames run out drop it all and try once more. */
+static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx)
+{
+	uint32_t mfn;
+
+	if (v->pd[pdx] & PTE_P)
+		return shadow_pt(v, pdx);
+	if (!v->env.alloc_frame(&mfn)) {
+		vtlb_flush(v);
+		if (!v->env.alloc_frame(&mfn))
+			return 0;
+	}
+	memset(v->env.map(mfn), 0, HV_PAGE_SIZE);
+	v->pd[pdx] = (mfn << 12) | PTE_P | PTE_W | PTE_U;
+	if (++v->stats.shadow_pages_in_use > v->stats.shadow_pages_peak)
+		v->stats.shadow_pages_peak = v->stats.shadow_pages_in_use;
+	return shadow_pt(v, pdx);
+}
+
+bool vtlb_init(struct vtlb *v, const struct vtlb_env *env, const struct guest_mem *gm)
+{
+	memset(v, 0, sizeof(*v));
+	v->env = *env;
+	v->gm = gm;
+	if (!v->env.alloc_frame(&v->pd_mfn))
+		return false;
+	v->pd = v->env.map(v->pd_mfn);
+	memset(v->pd, 0, HV_PAGE_SIZE);
+	v->pd[HV_SWITCHER_PDE_INDEX] = env->switcher_pde;
+	return true;
+}
+
+void vtlb_destroy(struct vtlb *v)
+{
+	vtlb_flush(v);
+	v->env.free_frame(v->pd_mfn);
+	v->pd = 0;
+	v->pd_mfn = 0;
+}
+
+enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
+			    uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
+{
+	const bool write = (hw_error & VTLB_PF_W) != 0;
+	const bool user = cpl == 3;
+	const unsigned pdx = PDX(lin);
+	struct walk w;
+	enum vtlb_result r;
+	uint32_t *spt, entry;
+
+	r = walk(v, gp, lin, write, user, &w, out);
+	if (r == VTLB_GUEST_FAULT) {
+		/* Hardware drops TLB entries for an address that faults; so
+		 * do we, or a stale shadow entry could outlive the guest's
+		 * fix-up.  (lin may be in the reserved top: never touch it.) */
+		if (pdx < VTLB_GUEST_PDES && (v->pd[pdx] & PTE_P))
+			shadow_pt(v, pdx)[PTX(lin)] = 0;
+		return r;
+	}
+	if (r != VTLB_FILLED)
+		return r;
+
+	/* The walk refuses the reserved top, so pdx < VTLB_GUEST_PDES here. */
+	spt = get_shadow_pt(v, pdx);
+	if (!spt)
+		return violation(v, out, "no free machine frame for a shadow page table (linear 0x%08x)", lin);
+
+	entry = (v->gm->p2m[w.gpa >> 12] << 12) | PTE_P;
+	if (w.user_ok)
+		entry |= PTE_U;
+	if (w.write_ok)
+		entry |= PTE_W;
+	if (write && !w.write_ok) {
+		/* Allowed only because the guest runs with CR0.WP = 0, which
+		 * lets supervisor writes ignore R/W.  The real CPU has WP = 1,
+		 * so make the entry writable but supervisor-only: a user
+		 * access faults back here and gets the read-only user view. */
+		entry = (entry | PTE_W) & ~PTE_U;
+	}
+	spt[PTX(lin)] = entry;
+	if (w.large)
+		v->from_large[pdx] = 1;
+	v->stats.fills++;
+	if (w.set_dirty)
+		v->stats.dirty_faults++;
+	return VTLB_FILLED;
+}
+
+enum vtlb_result vtlb_translate(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
+				bool write, unsigned cpl, uint32_t *gpa, struct vtlb_outcome *out)
+{
+	struct walk w;
+	enum vtlb_result r = walk(v, gp, lin, write, cpl == 3, &w, out);
+
+	if (r == VTLB_FILLED) {
+		*gpa = w.gpa;
+		v->stats.translates++;
+	}
+	return r;
+}
+
+void vtlb_flush(struct vtlb *v)
+{
+	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
+		if (v->pd[i] & PTE_P)
+			drop_pt(v, i);
+	v->stats.flushes++;
+}
+
+void vtlb_invlpg(struct vtlb *v, uint32_t lin)
+{
+	const unsigned pdx = PDX(lin);
+
+	v->stats.invlpgs++;
+	if (pdx >= VTLB_GUEST_PDES || !(v->pd[pdx] & PTE_P))
+		return;
+	if (v->from_large[pdx])
+		drop_pt(v, pdx);
+	else
+		shadow_pt(v, pdx)[PTX(lin)] = 0;
+}
+
+uint32_t vtlb_shadow_cr3(const struct vtlb *v)
+{
+	return v->pd_mfn << 12;
+}
