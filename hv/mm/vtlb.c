@@ -186,10 +186,11 @@ static void drop_pt(struct vtlb *v, unsigned pdx)
 
 /* The shadow page table for pdx, allocated if need be.  A full shadow is
  * only a cache, so when frames run out drop it all and try once more. */
-static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx)
+static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx, bool *fresh)
 {
 	uint32_t mfn;
 
+	*fresh = false;
 	if (v->pd[pdx] & PTE_P)
 		return shadow_pt(v, pdx);
 	if (!v->env.alloc_frame(&mfn)) {
@@ -201,7 +202,28 @@ static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx)
 	v->pd[pdx] = (mfn << 12) | PTE_P | PTE_W | PTE_U;
 	if (++v->stats.shadow_pages_in_use > v->stats.shadow_pages_peak)
 		v->stats.shadow_pages_peak = v->stats.shadow_pages_in_use;
+	*fresh = true;
 	return shadow_pt(v, pdx);
+}
+
+/*
+ * Paging off, a new shadow page table: map all of its 4 MiB that is guest
+ * memory at once.  There are no A/D bits or permissions to emulate without
+ * paging, so nothing the guest can observe depends on when an entry is
+ * made, and the decompressor (which runs with paging off and writes the
+ * whole kernel) then takes one hidden fault per 4 MiB instead of one per
+ * page.
+ */
+static void prefetch_physical(struct vtlb *v, uint32_t *spt, unsigned pdx)
+{
+	uint32_t gfn = pdx << 10;
+
+	for (unsigned i = 0; i < 1024 && gfn + i < v->gm->npages; i++) {
+		if (!spt[i]) {
+			spt[i] = (v->gm->p2m[gfn + i] << 12) | PTE_P | PTE_W | PTE_U;
+			v->stats.prefetched++;
+		}
+	}
 }
 
 bool vtlb_init(struct vtlb *v, const struct vtlb_env *env, const struct guest_mem *gm)
@@ -234,6 +256,7 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 	struct walk w;
 	enum vtlb_result r;
 	uint32_t *spt, entry;
+	bool fresh;
 
 	r = walk(v, gp, lin, write, user, &w, out);
 	if (r == VTLB_GUEST_FAULT) {
@@ -248,7 +271,7 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 		return r;
 
 	/* The walk refuses the reserved top, so pdx < VTLB_GUEST_PDES here. */
-	spt = get_shadow_pt(v, pdx);
+	spt = get_shadow_pt(v, pdx, &fresh);
 	if (!spt)
 		return violation(v, out, "no free machine frame for a shadow page table (linear 0x%08x)", lin);
 
@@ -265,6 +288,8 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 		entry = (entry | PTE_W) & ~PTE_U;
 	}
 	spt[PTX(lin)] = entry;
+	if (fresh && !gp->pg)
+		prefetch_physical(v, spt, pdx);
 	if (w.large)
 		v->from_large[pdx] = 1;
 	v->stats.fills++;

@@ -75,6 +75,7 @@ struct vtlb_outcome {
 struct vtlb_stats {
 	uint64_t fills;              /* shadow PTEs installed (incl. D-bit upgrades) */
 	uint64_t dirty_faults;       /* of those: hidden write faults that set a guest D bit */
+	uint64_t prefetched;         /* entries made ahead of use (paging off only; not in fills) */
 	uint64_t guest_faults;       /* #PFs reflected into the guest (vtlb_fault and vtlb_translate) */
 	uint64_t violations;
 	uint64_t flushes;

@@ -158,6 +158,25 @@ static void physical_mode_fills_identity_writable(void **state)
 	assert_int_equal(v.stats.shadow_pages_in_use, 1);
 	/* The guest frame 5 is untouched: no A/D without paging. */
 	assert_int_equal(gpage(5)[0], 0);
+	/* The rest of the guest's memory in that 4 MiB came along (it has
+	 * no A/D bits to get wrong), and nothing beyond it. */
+	assert_int_equal(v.stats.prefetched, GUEST_PAGES - 1);
+	assert_int_equal(shadow_pte(0x0000), (p2m[0] << 12) | P | W | U);
+	assert_int_equal(shadow_pte(0x3F000), (p2m[0x3F] << 12) | P | W | U);
+	assert_int_equal(shadow_pte(0x40000), 0);
+	assert_int_equal(vtlb_fault(&v, &gp, 0x3F000, VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(v.stats.prefetched, GUEST_PAGES - 1);
+}
+
+static void paging_on_fills_only_the_faulting_page(void **state)
+{
+	set_pde(0, (2 << 12) | P | W | U);
+	set_pte(2, 0x0000, (7 << 12) | P | W | U | A | D);
+	set_pte(2, 0x1000, (8 << 12) | P | W | U | A | D);
+	assert_int_equal(vtlb_fault(&v, &gp, 0x0000, 0, 1, &out), VTLB_FILLED);
+	assert_int_not_equal(shadow_pte(0x0000), 0);
+	assert_int_equal(shadow_pte(0x1000), 0);
+	assert_int_equal(v.stats.prefetched, 0);
 }
 
 static void physical_mode_outside_memory_is_a_violation(void **state)
@@ -584,6 +603,7 @@ int main(void)
 		T(init_fails_without_a_frame),
 		T(physical_mode_fills_identity_writable),
 		T(physical_mode_outside_memory_is_a_violation),
+		T(paging_on_fills_only_the_faulting_page),
 		T(read_sets_accessed_only_and_maps_read_only),
 		T(write_sets_accessed_and_dirty),
 		T(dirty_page_read_maps_writable),
