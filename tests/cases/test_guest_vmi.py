@@ -95,7 +95,7 @@ def guest_require_hypervisor_panics(t):
 # instructions, run at ring 0 in plain QEMU.  It exercises the guest's
 # paravirtual paths (the probe, Init, pv_ops switched to the ROM, the
 # callee-save thunks, the IRET jump, the patched call sites, the MMU
-# notifications, /proc/vmi/info) without the hypervisor.  Its
+# notifications, port I/O, /proc/vmi/info) without the hypervisor.  Its
 # GetCycleFrequency returns 0, so the guest keeps its native timers: the VMI
 # time device is not exercised here.
 NATIVE_ROM_ASM = r"""
@@ -275,6 +275,29 @@ SLOT(57)	/* FlushDeferredCalls */
 	ret
 SLOT(58)	/* SetLinearMapping */
 	ret
+SLOT(59)	/* IN(port) */
+	mov %eax, %edx
+	inl %dx, %eax
+	ret
+SLOT(60)	/* INB(port) */
+	mov %eax, %edx
+	xor %eax, %eax
+	inb %dx, %al
+	ret
+SLOT(61)	/* INW(port) */
+	mov %eax, %edx
+	xor %eax, %eax
+	inw %dx, %ax
+	ret
+SLOT(65)	/* OUT(value, port) */
+	outl %eax, %dx
+	ret
+SLOT(66)	/* OUTB(value, port) */
+	outb %al, %dx
+	ret
+SLOT(67)	/* OUTW(value, port) */
+	outw %ax, %dx
+	ret
 SLOT(78)	/* IODelay */
 	outb %al, $0x80
 	ret
@@ -347,6 +370,7 @@ def guest_vmi_native_rom_proc_info(t):
               re.findall(r"^\s+(\w+)\s+(\d+)$", m.group(1), re.M)}
     for call in ("SetPxE", "SwapPxE", "AllocatePage", "ReleasePage",
                  "InvalPage", "FlushDeferredCalls", "DisableInterrupts",
-                 "EnableInterrupts", "GetInterruptMask", "SetCR3"):
+                 "EnableInterrupts", "GetInterruptMask", "SetCR3",
+                 "INB", "OUTB"):
         t.check(counts.get(call, 0) > 0, f"no {call} calls counted: {counts}")
     t.note("VMI calls: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
