@@ -57,6 +57,8 @@ enum emul_kind {
 	EMUL_KIND_WBINVD, EMUL_KIND_CLTS, EMUL_KIND_LMSW, EMUL_KIND_SMSW,
 	EMUL_KIND_OTHER, EMUL_KIND_COUNT
 };
+/* LSS counts every far-pointer load (lss, lds, les, lfs, lgs); WBINVD also
+ * counts invd; OTHER is ud2 (reflected as #UD) and anything unsupported. */
 
 const char *emul_kind_name(unsigned kind);
 
@@ -85,7 +87,29 @@ struct emul_ops {
 	void (*set_if)(void *ctx, bool on);
 	enum emul_result (*invlpg)(void *ctx, uint32_t lin);
 	enum emul_result (*halt)(void *ctx);	/* returns EMUL_HALT or EMUL_OK */
+
+	/* Additions to the contract, all optional: NULL makes the
+	 * instructions that need them EMUL_UNSUPPORTED (with a reason).
+	 * sgdt/sidt trap at CPL > 0 only with CR4.UMIP; mov from/to DRn
+	 * (n = 0..7, the emulator already folds DR4/DR5 onto DR6/DR7). */
+	void (*read_dtr)(void *ctx, int which /* 0 GDTR, 1 IDTR */, uint32_t *base, uint16_t *limit);
+	uint32_t (*read_dr)(void *ctx, int n);
+	enum emul_result (*write_dr)(void *ctx, int n, uint32_t val, struct emul_outcome *out);
 };
+
+/*
+ * Notes for the ops owner:
+ *  - A multi-step instruction (far call/return, iret, lss) may call
+ *    load_seg more than once; if a later step fails the emulator restores
+ *    *f to what it was at entry, so load_seg should keep its effects in f.
+ *  - Memory accesses are split at 4 KiB page boundaries, so a false from
+ *    read_lin/write_lin means "#PF at exactly this lin" (cr2 = lin).
+ *  - The guest's virtual CPL is 0 when cpl <= 1; RPL 0 and 1 selectors
+ *    both count as the guest kernel's privilege level.
+ *  - Code segments are assumed 32-bit (CS.D = 1) and stacks 32-bit
+ *    (SS.B = 1): the ops do not expose descriptor attributes.
+ *  - Segment limits are not checked here (only bases are visible).
+ */
 
 enum { SEG_ES, SEG_CS, SEG_SS, SEG_DS, SEG_FS, SEG_GS };
 
