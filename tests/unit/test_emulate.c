@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "emulate.h"
+#include "emulate_kernel_forms.h"
 
 #define MEM_SIZE 0x40000u
 #define CODE 0x1000u		/* instructions are placed here (CS base 0) */
@@ -43,6 +44,7 @@ static struct fake {
 	uint32_t msr; uint64_t msr_val; bool wrmsr_called;
 	uint32_t invlpg_lin; unsigned invlpgs;
 	uint32_t gdtr_base; uint16_t gdtr_limit;
+	bool wrap;	/* linear addresses wrap into mem (kernel addresses) */
 } fk;
 
 static struct trap_frame f;
@@ -52,6 +54,8 @@ static bool fake_access(uint32_t lin, void *buf, unsigned len, uint32_t *err, bo
 {
 	/* The emulator splits at page boundaries; check that it does. */
 	assert_true((lin & 4095) + len <= 4096);
+	if (fk.wrap)
+		lin %= MEM_SIZE;
 	if (lin >= MEM_SIZE || fk.unmapped[lin / 4096]) {
 		*err = 0x4 | (write ? 0x2 : 0);
 		return false;
@@ -1070,6 +1074,30 @@ static void ud2_is_reflected(void **s)
 	assert_int_equal(out.len, 2);
 }
 
+/* Every emulated-instruction encoding in the real guest kernel decodes to
+ * exactly objdump's length and is emulated (ud2 is reflected as #UD). */
+static void linux_kernel_forms(void **s)
+{
+	unsigned n = sizeof(kernel_forms) / sizeof(kernel_forms[0]);
+	assert_true(n > 100);
+	for (unsigned i = 0; i < n; i++) {
+		const struct kernel_form *k = &kernel_forms[i];
+		setup(NULL);
+		fk.wrap = true;
+		f.ecx = 1;
+		put32(STACK + 4, 0x10);			/* lret/iret: kernel CS */
+		put32(STACK + 8, 0x2);			/* iret: flags */
+		enum emul_result r = run_cpl(1, k->bytes, k->len);
+		bool ok = r == EMUL_OK || r == EMUL_HALT ||
+			  (r == EMUL_FAULT && out.vector == 6 && k->bytes[k->len - 1] == 0x0b);
+		bool far = strncmp(k->insn, "ljmp", 4) == 0 || strncmp(k->insn, "lret", 4) == 0 ||
+			   strncmp(k->insn, "iret", 4) == 0 || strncmp(k->insn, "lcall", 5) == 0;
+		if (!ok || out.len != k->len || (r != EMUL_FAULT && !far && f.eip != CODE + k->len))
+			fail_msg("%s: result %d len %u (want %u) eip %#x: %s", k->insn, r, out.len, k->len,
+				 f.eip, out.why);
+	}
+}
+
 #define T(fn) cmocka_unit_test_setup(fn, setup)
 int main(void)
 {
@@ -1082,6 +1110,7 @@ int main(void)
 		T(iret_to_user), T(iret_rejections), T(in_out), T(in_out_faults), T(rep_outs_ins),
 		T(rep_long_count_restarts), T(rep_fault_keeps_progress), T(modrm_sib_lengths),
 		T(fifteen_byte_limit), T(fetch_fault), T(unsupported_reported_exactly), T(ud2_is_reflected),
+		T(linux_kernel_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
