@@ -14,9 +14,10 @@ import subprocess
 
 from vmitest import paths, test
 
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)"
+MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
 CMDLINE = "console=ttyS0,115200"
 
+VROM_HEADER_LENGTH = 0x02      # VROMHeader.romLength, 512-byte units
 VROM_HEADER_API_MAJOR = 0x0d   # VROMHeader.APIVersionMajor
 VROM_SLOT_LEN = 32
 VMI_CALL_INIT = 4
@@ -96,8 +97,8 @@ def guest_require_hypervisor_panics(t):
 # paravirtual paths (the probe, Init, pv_ops switched to the ROM, the
 # callee-save thunks, the IRET jump, the patched call sites, the MMU
 # notifications, port I/O, /proc/vmi/info) without the hypervisor.  Its
-# GetCycleFrequency returns 0, so the guest keeps its native timers: the VMI
-# time device is not exercised here.
+# GetCycleFrequency returns 0 (native timers) unless it is built with TIMER:
+# then the VMI time device runs on a nominal 1 GHz TSC and the PIT as alarm.
 NATIVE_ROM_ASM = r"""
 /* A "native" VMI ROM: every slot runs the native instruction. */
 	.code32
@@ -301,16 +302,30 @@ SLOT(67)	/* OUTW(value, port) */
 SLOT(78)	/* IODelay */
 	outb %al, $0x80
 	ret
-SLOT(79)	/* GetCycleFrequency: 0 = keep the native timers */
+SLOT(79)	/* GetCycleFrequency: 0 keeps the native timers */
+#ifdef TIMER
+	mov $1000000000, %eax	/* nominal: the TSC is not calibrated */
+#else
 	xor %eax, %eax
+#endif
 	xor %edx, %edx
 	ret
-SLOT(80)	/* GetCycleCounter */
+SLOT(80)	/* GetCycleCounter(which): TSC, STOLEN = 0 */
+	cmp $2, %eax
+	je 1f
 	rdtsc
 	ret
-SLOT(81)	/* SetAlarm */
+1:	xor %eax, %eax
+	xor %edx, %edx
 	ret
-SLOT(82)	/* CancelAlarm */
+SLOT(81)	/* SetAlarm(flags, expiry, period): the PIT on IRQ0 */
+	jmp set_alarm
+SLOT(82)	/* CancelAlarm: one last (spurious) event at most */
+	mov $0x30, %al
+	outb %al, $0x43
+	mov $0xff, %al
+	outb %al, $0x40
+	outb %al, $0x40
 	xor %eax, %eax
 	ret
 SLOT(83)	/* GetWallclockTime */
@@ -318,14 +333,66 @@ SLOT(83)	/* GetWallclockTime */
 	xor %edx, %edx
 	ret
 SLOT(85)
+
+	.org 0xe00
+/* PIT ticks ~ cycles >> 10 at the nominal 1 GHz; mode 0 one-shot or
+ * mode 2 periodic, 1..0xffff ticks. */
+set_alarm:
+	push %ebx
+	push %esi
+	push %edi
+	mov %eax, %edi
+	test $0x100, %edi
+	jz 1f
+	mov 16(%esp), %ebx	/* periodic: the period */
+	mov 20(%esp), %esi
+	jmp 2f
+1:	mov %edx, %ebx		/* one-shot: expiry - now */
+	mov %ecx, %esi
+	rdtsc
+	sub %eax, %ebx
+	sbb %edx, %esi
+	js 4f
+2:	shrd $10, %esi, %ebx
+	shr $10, %esi
+	jnz 3f
+	cmp $0xffff, %ebx
+	ja 3f
+	test %ebx, %ebx
+	jz 4f
+	jmp 5f
+3:	mov $0xffff, %ebx
+	jmp 5f
+4:	mov $1, %ebx
+5:	mov $0x30, %al
+	test $0x100, %edi
+	jz 6f
+	mov $0x34, %al
+6:	outb %al, $0x43
+	mov %bl, %al
+	outb %al, $0x40
+	mov %bh, %al
+	outb %al, $0x40
+	pop %edi
+	pop %esi
+	pop %ebx
+	ret
 """
 
 
-def native_vmi_rom(t):
+NATIVE_ROM_BODY = 0xe00
+NATIVE_ROM_SIZE = 0x1000
+
+
+def native_vmi_rom(t, timer=False):
+    """The native ROM; with timer=True its time calls are live (a nominal
+    1 GHz TSC counter and the PIT on IRQ0 as the alarm), otherwise
+    GetCycleFrequency returns 0 and the guest keeps its native timers."""
     src = t.tmpfile("native-rom.S", NATIVE_ROM_ASM.encode())
     obj = src[:-2] + ".o"
     binf = src[:-2] + ".bin"
-    for cmd in (["gcc", "-m32", "-c", src, "-o", obj],
+    defs = ["-DTIMER"] if timer else []
+    for cmd in (["gcc", "-m32", *defs, "-c", src, "-o", obj],
                 ["objcopy", "-O", "binary", "-j", ".text", obj, binf]):
         r = subprocess.run(cmd, capture_output=True, text=True)
         t.check(r.returncode == 0, f"{' '.join(cmd)}: {r.stderr.strip()}")
@@ -338,7 +405,11 @@ def native_vmi_rom(t):
             if not any(slot):          # not provided: stop on ud2
                 slot = b"\x0f\x0b" + b"\xcc" * (VROM_SLOT_LEN - 2)
             rom[n * VROM_SLOT_LEN:(n + 1) * VROM_SLOT_LEN] = slot
-    return rom_variant(t, "vmi-native.rom", edit)
+        body = native[NATIVE_ROM_BODY:]     # code the slots jump to
+        rom.extend(bytes(NATIVE_ROM_SIZE - len(rom)))
+        rom[NATIVE_ROM_BODY:NATIVE_ROM_BODY + len(body)] = body
+        rom[VROM_HEADER_LENGTH] = NATIVE_ROM_SIZE // 512
+    return rom_variant(t, "vmi-native-timer.rom" if timer else "vmi-native.rom", edit)
 
 
 @test("guest-vmi-native-rom-sanity")
@@ -374,3 +445,23 @@ def guest_vmi_native_rom_proc_info(t):
                  "INB", "OUTB"):
         t.check(counts.get(call, 0) > 0, f"no {call} calls counted: {counts}")
     t.note("VMI calls: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+
+
+@test("guest-vmi-native-rom-timer")
+def guest_vmi_native_rom_timer(t):
+    """The VMI time device on the native ROM: clocksource and clockevent
+    vmi-timer, alarms on IRQ0, tickless idle counted in /proc/vmi/info."""
+    rom = native_vmi_rom(t, timer=True)
+    q = boot(t, "-option-rom", rom)
+    q.expect(r"VMI timer: 1000000000 Hz cycle counter, alarm \d+ Hz", timeout=60)
+    q.expect(r"Switched to clocksource vmi-timer", timeout=60)
+    q.expect(r"vmi-guest# ", timeout=120)
+    q.send("sleep 1; grep -E 'SetAlarm|Timer IRQs|Idle HZ' /proc/vmi/info; echo TIMER-DONE\n")
+    m = q.expect(r"SetAlarm\s+(\d+)", timeout=30)
+    t.check(int(m.group(1)) > 10, f"only {m.group(1)} SetAlarm calls")
+    m = q.expect(r"Timer IRQs: (\d+)", timeout=30)
+    t.check(int(m.group(1)) > 10, f"only {m.group(1)} timer IRQs")
+    m = q.expect(r"Idle HZ: (\d+) no-HZ idle periods, (\d+) jiffies skipped", timeout=30)
+    t.check(int(m.group(1)) > 0, "no tickless idle period")
+    t.note(m.group(0))
+    q.expect(r"TIMER-DONE", timeout=30)
