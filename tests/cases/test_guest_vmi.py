@@ -465,3 +465,17 @@ def guest_vmi_native_rom_timer(t):
     t.check(int(m.group(1)) > 0, "no tickless idle period")
     t.note(m.group(0))
     q.expect(r"TIMER-DONE", timeout=30)
+
+
+@test("guest-vmi-native-rom-hides-sep-smap")
+def guest_vmi_native_rom_hides_sep_smap(t):
+    """Ring 1 cannot use SYSENTER, SMAP or SMEP: under VMI the kernel hides
+    them even on a CPU that has them (QEMU -cpu max has all three)."""
+    rom = native_vmi_rom(t)
+    q = boot(t, "-cpu", "max", "-option-rom", rom)
+    q.expect(r"vmi-guest# ", timeout=120)
+    q.send("for f in sep smap smep; do grep -q -w $f /proc/cpuinfo && echo HAS-$f; done;"
+           " echo FLAGS-DONE\n")
+    m = q.expect(r"([\s\S]*)FLAGS-DONE\n", timeout=30)
+    t.check("HAS-" not in m.group(1).replace("echo HAS-", ""),
+            f"visible under VMI: {m.group(1).strip()}")
