@@ -121,13 +121,15 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 				w, len);
 		o->loglevel = level;
 	} else if (word_is(w, klen, "after_load")) {
-		if (word_is(v, vlen, "stop"))
-			o->idle_after_load = false;
+		if (word_is(v, vlen, "run"))
+			o->after_load = AFTER_LOAD_RUN;
+		else if (word_is(v, vlen, "stop"))
+			o->after_load = AFTER_LOAD_STOP;
 		else if (word_is(v, vlen, "idle"))
-			o->idle_after_load = true;
+			o->after_load = AFTER_LOAD_IDLE;
 		else
 			return set_error(err, errlen,
-				"malformed option '%.*s': after_load is stop or idle",
+				"malformed option '%.*s': after_load is run, stop or idle",
 				w, len);
 	} else if (word_is(w, klen, "selftest_fault")) {
 		if (word_is(v, vlen, "page"))
@@ -158,7 +160,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->guest_mem = GUEST_MEM_DEFAULT;
 	o->guest_mem_given = false;
 	o->loglevel = 2;
-	o->idle_after_load = false;
+	o->after_load = AFTER_LOAD_RUN;
 	o->fault = FAULT_NONE;
 	if (!cmdline)
 		return true;

@@ -20,10 +20,13 @@ struct tss {
 	uint16_t trap, iomap_base;
 } __attribute__((packed));
 
-/* Flat 4 GiB ring-0 code and data, granularity 4 KiB, 32-bit. */
+/* Flat 4 GiB ring-0 code and data, granularity 4 KiB, 32-bit.  The
+ * accessed bit is set already: the CPU would otherwise write it on the
+ * first load, and a trap from a guest loads these while the guest's view
+ * of the switcher (read-only, with CR0.WP) is in force. */
 uint64_t hv_gdt[HV_GDT_ENTRIES] SWITCHER_DATA = {
-	[HV_GDT_CS_INDEX] = 0x00cf9a000000ffffull,
-	[HV_GDT_DS_INDEX] = 0x00cf92000000ffffull,
+	[HV_GDT_CS_INDEX] = 0x00cf9b000000ffffull,
+	[HV_GDT_DS_INDEX] = 0x00cf93000000ffffull,
 };
 
 struct dtr {
@@ -41,6 +44,7 @@ struct tss hv_tss SWITCHER_DATA;
 struct tss hv_df_tss SWITCHER_DATA;
 
 extern char trap_stubs[], boot_stack_top[];
+extern uint32_t switcher_hv_cr3;
 extern void df_task_entry(void);
 
 /* The double-fault task's own stack: a #DF often means the main stack
@@ -79,6 +83,19 @@ uint32_t trap_stub_address(unsigned vector)
 void cpu_tables_set_cr3(uint32_t cr3)
 {
 	hv_df_tss.cr3 = cr3;
+	switcher_hv_cr3 = cr3;	/* trap_common loads it on a trap from a guest */
+}
+
+void cpu_tables_set_ring0_stack(uint32_t esp0)
+{
+	hv_tss.esp0 = esp0;
+}
+
+/* The VMI hypercall gate: DPL 1, so the guest kernel (ring 1) may use
+ * it and ring 3 gets #GP; an interrupt gate, so we enter with IF clear. */
+void cpu_tables_install_hypercall_gate(unsigned vector)
+{
+	hv_idt[vector] = interrupt_gate(trap_stub_address(vector)) | (1ull << 45);
 }
 
 void cpu_tables_init(void)
@@ -100,6 +117,7 @@ void cpu_tables_init(void)
 	hv_df_tss.fs = hv_df_tss.gs = HV_DS;
 	hv_df_tss.eflags = 0x2;			/* interrupts off */
 	hv_df_tss.cr3 = read_cr3();
+	switcher_hv_cr3 = read_cr3();
 	hv_df_tss.iomap_base = sizeof(struct tss);
 
 	hv_gdt[HV_GDT_TSS_INDEX] = tss_descriptor(&hv_tss);

@@ -14,8 +14,12 @@
 #include "timer.h"
 #include "guest.h"
 #include "layout.h"
+#include "vcpu.h"
 
 static struct guest guest0;
+static struct vcpu vcpu0;
+/* TSC at the first instruction of C: the activation log measures from it. */
+uint64_t hv_start_tsc;
 
 static const char *loader_name(const struct multiboot_info *mbi)
 {
@@ -81,6 +85,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	struct hv_options opt;
 	char err[200];
 
+	hv_start_tsc = rdtsc();
 	cpu_tables_init();
 	console_init();
 	kprintf("vmi-hv %s: a VMI 13.0 hypervisor for i386 Linux guests\n", HV_VERSION);
@@ -114,8 +119,12 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	guest_load(mbi, &opt, &guest0);
 
-	if (opt.idle_after_load)
+	if (opt.after_load == AFTER_LOAD_IDLE)
 		idle_loop();
-	hv_stop(HV_EXIT_DONE,
-		"guest loaded and checked; running it comes with the vCPU work (issue 6)");
+	if (opt.after_load == AFTER_LOAD_STOP)
+		hv_stop(HV_EXIT_DONE, "guest loaded and checked (after_load=stop)");
+
+	vcpu_init(&vcpu0, &guest0);
+	vcpu_run(&vcpu0);
+	hv_panic("vcpu_run returned");
 }

@@ -45,12 +45,17 @@ bool serial_init(void)
 
 void serial_putc(char c)
 {
+	if (c == '\n')
+		serial_putc_raw('\r');
+	serial_putc_raw(c);
+}
+
+void serial_putc_raw(char c)
+{
 	unsigned spins = 0;
 
 	if (!present)
 		return;
-	if (c == '\n')
-		serial_putc('\r');
 	/* Bounded: a wedged UART must not hang a panic message. */
 	while (!(inb(COM1 + UART_LSR) & LSR_THR_EMPTY) && ++spins < 100000)
 		cpu_relax();

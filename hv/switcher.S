@@ -4,10 +4,13 @@
  * Linked at HV_SWITCHER_BASE (see hv.ld.S).  For now it holds the trap
  * entry stubs: every IDT gate points at one of 256 16-byte stubs, which
  * push a uniform frame (an error code, real or 0, and the vector) and go
- * to trap_common.  Issue 6 adds the world switch here: the guest-to-host
- * path will reload the hypervisor's CR3 in trap_common before calling C.
+ * to trap_common.  It also holds the world switch: switch_to_guest (into
+ * a guest) and trap_common's from_guest path (back out), which must run
+ * on either CR3.  Everything here is mapped read-only in a guest's view
+ * (vcpu_switcher.c); only the vCPU's stack page is writable.
  */
 #include "segments.h"
+#include "vcpu_layout.h"
 
 	.section .switcher.text, "ax"
 	.balign 16
@@ -30,6 +33,18 @@ trap_stubs:
  * Frame layout (low to high) = struct trap_frame in traps.h:
  * edi esi ebp esp0 ebx edx ecx eax, gs fs es ds, vector, error,
  * eip cs eflags [esp ss when coming from a lower privilege level].
+ *
+ * Two ways in:
+ *  - from the hypervisor itself (CS RPL 0): call trap_dispatch on this
+ *    stack and iret, as before.  We make sure the hypervisor's CR3 is
+ *    loaded first: the only ring-0 code that runs on a guest's CR3 is the
+ *    tail of switch_to_guest below, and a fault there must be reported,
+ *    not turned into a triple fault by C code that the guest's address
+ *    space does not map.
+ *  - from a guest (CS RPL 1 or 3): the CPU switched to TSS.esp0, the top
+ *    of the vCPU's stack page, so the frame now sits at HV_VCPU_FRAME.
+ *    Load the hypervisor's CR3, go back to the stack switch_to_guest
+ *    left, and return from it: C finds the guest's registers in the frame.
  */
 trap_common:
 	pushl %ds
@@ -40,8 +55,19 @@ trap_common:
 	movw $HV_DS, %ax
 	movw %ax, %ds
 	movw %ax, %es
+	movw %ax, %fs
+	movw %ax, %gs
 	cld
-	pushl %esp
+	movl switcher_hv_cr3, %eax
+	testl $3, HV_TRAP_FRAME_CS(%esp)
+	jnz from_guest
+	testl %eax, %eax
+	jz 1f
+	movl %cr3, %ebx
+	cmpl %eax, %ebx
+	je 1f
+	movl %eax, %cr3
+1:	pushl %esp
 	movl $trap_dispatch, %eax	/* absolute: we may be far from .text */
 	call *%eax
 	addl $4, %esp
@@ -52,6 +78,48 @@ trap_common:
 	popl %ds
 	addl $8, %esp			/* vector and error code */
 	iret
+
+from_guest:
+	movl %eax, %cr3
+	movl switcher_host_esp, %esp
+	popl %edi
+	popl %esi
+	popl %ebx
+	popl %ebp
+	ret
+
+/*
+ * void switch_to_guest(uint32_t shadow_cr3): run the guest from the
+ * registers in the frame at HV_VCPU_FRAME (vcpu.c filled and checked it)
+ * until the next trap or interrupt, then return.  Interrupts must be off
+ * on entry; the guest's real EFLAGS.IF is 1 (the frame says so), so the
+ * first interrupt brings us back through from_guest.
+ */
+	.globl switch_to_guest
+switch_to_guest:
+	cli
+	movl 4(%esp), %eax
+	pushl %ebp
+	pushl %ebx
+	pushl %esi
+	pushl %edi
+	movl %esp, switcher_host_esp
+	movl $HV_VCPU_FRAME, %esp
+	movl %eax, %cr3
+	popal
+	popl %gs
+	popl %fs
+	popl %es
+	popl %ds
+	addl $8, %esp			/* vector and error code */
+	iret
+
+/* Read-only in the guest's view of the switcher (vcpu.c), writable in ours. */
+	.section .switcher.data, "aw"
+	.balign 4
+	.globl switcher_hv_cr3, switcher_host_esp
+switcher_hv_cr3:	.long 0		/* the hypervisor's page directory */
+switcher_host_esp:	.long 0		/* hypervisor stack inside switch_to_guest */
 
 	.text
 /* The double-fault task starts here on its own TSS and stack. */

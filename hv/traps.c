@@ -18,7 +18,7 @@
 static irq_handler_fn irq_handlers[16];
 static unsigned long long irq_counts[16];
 
-static const char *const exception_names[32] = {
+const char *const exception_names[32] = {
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint",
 	"#OF overflow", "#BR bound range", "#UD invalid opcode",
 	"#NM device not available", "#DF double fault",
@@ -51,8 +51,7 @@ static void backtrace(uint32_t ebp)
 	kprintf("\n");
 }
 
-static void dump_registers(const struct trap_frame *f, uint32_t esp,
-			   uint32_t ss)
+void trap_dump_registers(const struct trap_frame *f, uint32_t esp, uint32_t ss)
 {
 	kprintf("  eax=%08x ebx=%08x ecx=%08x edx=%08x\n",
 		f->eax, f->ebx, f->ecx, f->edx);
@@ -98,10 +97,28 @@ static void exception(struct trap_frame *f)
 	} else {
 		kprintf("vmi-hv: faulting instruction at eip 0x%08x\n", f->eip);
 	}
-	dump_registers(f, esp, ss);
+	trap_dump_registers(f, esp, ss);
 	backtrace(f->ebp);
 	hv_stop(HV_EXIT_CPU_EXCEPTION, "CPU exception %u in the hypervisor",
 		f->vector);
+}
+
+void irq_dispatch(unsigned vector)
+{
+	unsigned irq = vector - HV_IRQ_BASE;
+
+	HV_ASSERT(irq < 16);
+	if (pic_is_spurious(irq))
+		return;
+	irq_counts[irq]++;
+	if (irq_handlers[irq])
+		irq_handlers[irq]();
+	else {
+		/* Nobody owns it: mask it rather than take it forever. */
+		log_warn("unexpected IRQ %u; masking it", irq);
+		pic_mask(irq);
+	}
+	pic_eoi(irq);
 }
 
 void trap_dispatch(struct trap_frame *f)
@@ -109,19 +126,7 @@ void trap_dispatch(struct trap_frame *f)
 	if (f->vector < 32)
 		exception(f);
 	if (f->vector >= HV_IRQ_BASE && f->vector < HV_IRQ_BASE + 16) {
-		unsigned irq = f->vector - HV_IRQ_BASE;
-
-		if (pic_is_spurious(irq))
-			return;
-		irq_counts[irq]++;
-		if (irq_handlers[irq])
-			irq_handlers[irq]();
-		else {
-			/* Nobody owns it: mask it rather than take it forever. */
-			log_warn("unexpected IRQ %u; masking it", irq);
-			pic_mask(irq);
-		}
-		pic_eoi(irq);
+		irq_dispatch(f->vector);
 		return;
 	}
 	hv_panic("unexpected interrupt vector %u at eip 0x%08x", f->vector,

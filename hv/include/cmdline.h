@@ -4,8 +4,9 @@
  *   guest_mem=SIZE        guest RAM; SIZE is bytes or with K, M or G suffix,
  *                         a multiple of 4 KiB, at least GUEST_MEM_MIN
  *   loglevel=LEVEL        error, warn, info (default) or debug, or 0-3
- *   after_load=WHAT       stop (default): stop once the guest is loaded and
- *                         checked; idle: stay up, serving serial input
+ *   after_load=WHAT       run (default): start the guest; stop: stop once
+ *                         the guest is loaded and checked; idle: stay up,
+ *                         serving serial input, without running the guest
  *   selftest_fault=KIND   deliberately fault after start-up, for the tests
  *                         of the exception dump: page, invalid-opcode,
  *                         divide, double
@@ -29,11 +30,13 @@ enum selftest_fault {
 	FAULT_NONE, FAULT_PAGE, FAULT_INVALID_OPCODE, FAULT_DIVIDE, FAULT_DOUBLE
 };
 
+enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
+
 struct hv_options {
 	uint64_t guest_mem;		/* bytes */
 	bool guest_mem_given;
 	int loglevel;			/* enum log_level */
-	bool idle_after_load;
+	enum after_load after_load;
 	enum selftest_fault fault;
 };
 

@@ -33,6 +33,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 /* COM1 */
 bool serial_init(void);
 void serial_putc(char c);
+void serial_putc_raw(char c);	/* no \n -> \r\n: for a guest's own bytes */
 void serial_enable_rx_irq(void);
 int serial_getc(void);		/* -1 if no input is waiting */
 unsigned serial_rx_count(void);

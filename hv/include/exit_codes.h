@@ -17,5 +17,6 @@
 #define HV_EXIT_CPU_EXCEPTION   0x03    /* status 7: exception in the hypervisor */
 #define HV_EXIT_DOUBLE_FAULT    0x04    /* status 9: double fault */
 #define HV_EXIT_PANIC           0x05    /* status 11: internal error */
+#define HV_EXIT_GUEST_STOPPED   0x06    /* status 13: the guest was stopped ("vmi-hv: guest stopped:") */
 
 #endif

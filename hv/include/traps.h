@@ -15,7 +15,14 @@ struct trap_frame {
 typedef void (*irq_handler_fn)(void);
 
 void cpu_tables_init(void);
-void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task */
+void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task and trap_common */
+void cpu_tables_set_ring0_stack(uint32_t esp0);	/* TSS.esp0 */
+void cpu_tables_install_hypercall_gate(unsigned vector);
+/* An interrupt from the PIC (vector HV_IRQ_BASE..+15): run its driver, EOI. */
+void irq_dispatch(unsigned vector);
+/* Print the registers of a frame (guest or hypervisor) with esp/ss given. */
+void trap_dump_registers(const struct trap_frame *f, uint32_t esp, uint32_t ss);
+extern const char *const exception_names[32];
 void irq_set_handler(unsigned irq, irq_handler_fn fn);
 void trap_dispatch(struct trap_frame *f);
 uint32_t trap_stub_address(unsigned vector);

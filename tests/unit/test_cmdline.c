@@ -29,7 +29,7 @@ static void all_options(void **state)
 	assert_int_equal(o.guest_mem, 256u << 20);
 	assert_true(o.guest_mem_given);
 	assert_int_equal(o.loglevel, 3);
-	assert_true(o.idle_after_load);
+	assert_int_equal(o.after_load, AFTER_LOAD_IDLE);
 	assert_int_equal(o.fault, FAULT_DOUBLE);
 }
 

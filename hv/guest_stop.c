@@ -1,0 +1,136 @@
+/*
+ * guest_stop.c - stopping the guest, and what the hypervisor does after.
+ *
+ * A guest that breaks a rule, runs an instruction the emulator does not
+ * support, triple-faults or makes a VMI call we do not implement is
+ * stopped with one line
+ *     vmi-hv: guest stopped: <reason>
+ * then the instruction bytes (when there is an instruction), the guest's
+ * registers, its virtual control registers and the per-kind counters.
+ *
+ * The hypervisor itself stays up: "responsive" means, observably, that
+ * its timer keeps ticking and its serial console keeps answering:
+ *     s  prints the statistics again, with the tick count (which grows);
+ *     q  ends the hypervisor with exit code HV_EXIT_GUEST_STOPPED
+ *        (isa-debug-exit; a clean halt elsewhere).
+ * It never resets or hangs with interrupts off.
+ */
+#include "vcpu.h"
+#include "console.h"
+#include "stop.h"
+#include "io.h"
+#include "timer.h"
+#include "hvlib.h"
+
+static uint64_t reflected(const struct vcpu_stats *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < 32; i++)
+		n += s->reflected_by_vector[i];
+	return n;
+}
+
+void vcpu_print_counters(const struct vcpu *v)
+{
+	const struct vcpu_stats *s = &v->stats;
+
+	kprintf("vmi-hv: counters: %llu exits, %llu emulated instructions, %llu hidden (shadow) page faults, %llu exceptions reflected, %llu hypercalls, %llu COM1 bytes, %llu denied port accesses\n",
+		(unsigned long long)s->exits, (unsigned long long)s->emulated,
+		(unsigned long long)s->hidden_faults,
+		(unsigned long long)reflected(s),
+		(unsigned long long)s->hypercalls, (unsigned long long)s->com1_bytes,
+		(unsigned long long)s->io_denied);
+	kprintf("vmi-hv: emulated by kind:");
+	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
+		if (s->emulated_by_kind[k])
+			kprintf(" %s=%llu", emul_kind_name(k), (unsigned long long)s->emulated_by_kind[k]);
+	kprintf("\n");
+	kprintf("vmi-hv: vTLB: %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
+		(unsigned long long)v->vtlb.stats.fills,
+		(unsigned long long)v->vtlb.stats.dirty_faults,
+		(unsigned long long)v->vtlb.stats.guest_faults,
+		(unsigned long long)v->vtlb.stats.flushes,
+		(unsigned long long)v->vtlb.stats.invlpgs,
+		v->vtlb.stats.shadow_pages_in_use, v->vtlb.stats.shadow_pages_peak);
+}
+
+static void print_guest_state(const struct vcpu *v)
+{
+	const struct trap_frame *f = v->frame;
+
+	kprintf("vmi-hv: guest registers (ring %u, %s mode, virtual IF %u):\n", f->cs & 3,
+		v->paravirtual ? "paravirtual" : "emulated", v->vif);
+	trap_dump_registers(f, f->esp, f->ss);
+	kprintf("  (cr0-cr4 above are the hypervisor's)  guest cr0=%08x cr2=%08x cr3=%08x cr4=%08x\n",
+		v->cr0, v->cr2, v->cr3, v->cr4);
+	kprintf("  guest gdtr=%08x/%04x idtr=%08x/%04x tr=%04x; last trap vector %u error %x\n",
+		v->gdtr.base, v->gdtr.limit, v->idtr.base, v->idtr.limit, v->tr,
+		f->vector, f->error);
+	vcpu_print_counters(v);
+}
+
+__attribute__((noreturn))
+static void after_stop(struct vcpu *v)
+{
+	v->stopped = true;
+	kprintf("vmi-hv: the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits\n");
+	for (;;) {
+		int c;
+
+		irq_disable();
+		c = serial_getc();
+		if (c < 0) {
+			__asm__ volatile("sti; hlt");
+			continue;
+		}
+		irq_enable();
+		if (c == 's') {
+			kprintf("vmi-hv: statistics (guest stopped, hypervisor tick %llu):\n",
+				(unsigned long long)hv_ticks());
+			vcpu_print_counters(v);
+		} else if (c == 'q') {
+			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the serial console");
+		}
+	}
+}
+
+static void stop_line(const char *fmt, va_list ap)
+{
+	kprintf("\nvmi-hv: guest stopped: ");
+	vkprintf(fmt, ap);
+	kprintf("\n");
+}
+
+void vcpu_stop(struct vcpu *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	irq_disable();
+	va_start(ap, fmt);
+	stop_line(fmt, ap);
+	va_end(ap);
+	kprintf("vmi-hv: at guest eip %04x:%08x\n", v->frame->cs & 0xffff, v->frame->eip);
+	print_guest_state(v);
+	after_stop(v);
+}
+
+void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const char *fmt, ...)
+{
+	va_list ap;
+
+	irq_disable();
+	va_start(ap, fmt);
+	stop_line(fmt, ap);
+	va_end(ap);
+	kprintf("vmi-hv: instruction at guest eip %04x:%08x:", v->frame->cs & 0xffff, v->frame->eip);
+	if (len > 15)
+		len = 15;
+	for (unsigned i = 0; i < len; i++)
+		kprintf(" %02x", bytes[i]);
+	if (!len)
+		kprintf(" (not fetched)");
+	kprintf("\n");
+	print_guest_state(v);
+	after_stop(v);
+}

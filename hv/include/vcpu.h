@@ -1,0 +1,136 @@
+/*
+ * vcpu.h - the (one) virtual CPU: what the guest believes about its CPU
+ * that the real CPU does not hold while the guest runs deprivileged.
+ *
+ * The guest's general registers, segment selectors, EIP and EFLAGS live
+ * in the trap frame in the switcher (vcpu_layout.h): the real CPU holds
+ * them while the guest runs, and the frame holds them while we handle an
+ * exit.  Everything else the guest thinks it controls is virtual and
+ * lives here: CR0/CR2/CR3/CR4, the interrupt flag, the descriptor-table
+ * registers, the paging state the virtual TLB shadows.
+ */
+#ifndef VMI_HV_VCPU_H
+#define VMI_HV_VCPU_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "traps.h"
+#include "vtlb.h"
+#include "emulate.h"
+#include "guest.h"
+
+#define X86_CR0_PE  0x00000001u
+#define X86_CR0_MP  0x00000002u
+#define X86_CR0_EM  0x00000004u
+#define X86_CR0_TS  0x00000008u
+#define X86_CR0_ET  0x00000010u
+#define X86_CR0_NE  0x00000020u
+#define X86_CR0_WP  0x00010000u
+#define X86_CR0_AM  0x00040000u
+#define X86_CR0_PG  0x80000000u
+#define X86_CR4_PSE 0x00000010u
+#define X86_CR4_PAE 0x00000020u
+#define X86_CR4_PGE 0x00000080u
+
+#define X86_EFLAGS_CF   0x00000001u
+#define X86_EFLAGS_FIXED 0x00000002u
+#define X86_EFLAGS_TF   0x00000100u
+#define X86_EFLAGS_IF   0x00000200u
+#define X86_EFLAGS_IOPL 0x00003000u
+#define X86_EFLAGS_NT   0x00004000u
+#define X86_EFLAGS_RF   0x00010000u
+#define X86_EFLAGS_VM   0x00020000u
+
+struct desc_reg {
+	uint32_t base;
+	uint16_t limit;
+};
+
+struct vcpu_stats {
+	uint64_t exits, exits_by_vector[256];
+	uint64_t emulated, emulated_by_kind[EMUL_KIND_COUNT];
+	uint64_t hidden_faults;		/* #PF the vTLB fixed */
+	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
+	uint64_t hypercalls, hypercalls_by_call[128];
+	uint64_t io_denied;
+	uint64_t com1_bytes;
+};
+
+struct vcpu {
+	struct guest *guest;
+	struct trap_frame *frame;	/* HV_VCPU_FRAME, in the switcher */
+	struct vtlb vtlb;
+	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
+	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
+	bool vif;			/* the guest's virtual EFLAGS.IF */
+	struct desc_reg gdtr, idtr;
+	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
+	uint16_t ldtr, tr;
+	uint32_t tr_base;		/* the guest's TSS (for ring-3 -> ring-0 stack) */
+	uint32_t kernel_ss, kernel_esp;	/* VMI UpdateKernelStack */
+	uint32_t dr[8];			/* VMI SetDR/GetDR: stored only */
+	bool paravirtual;		/* the ROM's Init call has been made */
+	bool stopped;
+	/* Set by a memory callback when the access broke the rules, so the
+	 * caller stops the guest instead of reflecting a fault. */
+	bool violation;
+	uint32_t last_fault_lin;		/* where the last guest #PF of a memory access was */
+	char violation_why[128];
+	uint64_t start_tsc;		/* when the guest started */
+	struct vcpu_stats stats;
+};
+
+/* Build the vCPU for a loaded guest: switcher pages, shadow paging in
+ * "physical mode", the 32-bit boot-protocol entry state. */
+void vcpu_init(struct vcpu *v, struct guest *g);
+/* Run the guest; returns only when it is stopped (vcpu->stopped). */
+void vcpu_run(struct vcpu *v);
+
+/* The emulator's callbacks (vcpu_ops.c). */
+void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops);
+enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_outcome *out);
+void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4]);
+/* Guest-linear memory access with the guest's current paging; false with
+ * *pf_error on a #PF the guest should see; v->violation set if the guest
+ * broke the rules instead. */
+bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
+bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
+/* Recompute v->paging from cr0/cr3/cr4 and flush the vTLB when it changed. */
+void vcpu_paging_changed(struct vcpu *v, bool force_flush);
+
+/* Descriptor tables (vcpu_desc.c). */
+enum emul_result vcpu_boot_gdt(struct vcpu *v, struct emul_outcome *out);
+enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, struct emul_outcome *out);
+enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel, struct emul_outcome *out);
+enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
+enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
+uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel);
+/* The guest rewrote entry idx of its current GDT (VMI WriteGDTEntry). */
+void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx);
+/* Before entering: every selector in the frame must load in our GDT;
+ * false (with why) if one does not. */
+bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen);
+
+/* Exception delivery through the guest's IDT (vcpu_exception.c).
+ * soft_len: instruction length for a software interrupt (int n), else 0. */
+void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len);
+
+/* hlt with the given virtual IF (vcpu_ops.c): wait for an interrupt. */
+void vcpu_halt(struct vcpu *v);
+
+/* Port I/O (vcpu_io.c). */
+enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val);
+enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint32_t val);
+
+/* VMI hypercalls through int $0x82 (hypercall.c). */
+void vcpu_hypercall(struct vcpu *v);
+
+/* Stop the guest: "vmi-hv: guest stopped: <reason>", the registers, the
+ * counters; then stay up on the serial console (guest_stop.c). */
+__attribute__((noreturn, format(printf, 2, 3)))
+void vcpu_stop(struct vcpu *v, const char *fmt, ...);
+__attribute__((noreturn, format(printf, 4, 5)))
+void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const char *fmt, ...);
+void vcpu_print_counters(const struct vcpu *v);
+
+#endif

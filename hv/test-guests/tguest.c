@@ -1,0 +1,166 @@
+/*
+ * tguest.c - a tiny test guest for vmi-hv (not Linux): a valid bzImage
+ * whose 32-bit code does one thing the hypervisor must catch, chosen by
+ * a word on its command line:
+ *
+ *   tguest=unsupported  a privileged instruction the emulator does not
+ *                       know (rdpmc, privileged while CR4.PCE is clear):
+ *                       the guest is stopped with its bytes
+ *   tguest=triple       an IDT with limit 0, then ud2: #UD cannot be
+ *                       delivered, nor the #GP, nor the double fault
+ *   tguest=outside      reads guest-physical memory beyond its RAM
+ *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
+ *                       does not implement (SetAlarm)
+ *   tguest=pagefault    its own IDT and a #PF it handles itself, then
+ *                       rdpmc as above (checks exception delivery)
+ *
+ * It prints through the emulated COM1, as earlyprintk=serial does.
+ */
+#include <stdint.h>
+
+#define COM1 0x3f8
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static void putc(char c)
+{
+	while (!(inb(COM1 + 5) & 0x20))
+		;
+	outb(COM1, (uint8_t)c);
+}
+
+static void puts(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\n')
+			putc('\r');
+		putc(*s);
+	}
+}
+
+static void puthex(uint32_t v)
+{
+	for (int i = 28; i >= 0; i -= 4)
+		putc("0123456789abcdef"[(v >> i) & 15]);
+}
+
+static int has_word(const char *cmdline, const char *word)
+{
+	for (const char *p = cmdline; *p; p++) {
+		const char *a = p, *b = word;
+
+		while (*b && *a == *b)
+			a++, b++;
+		if (!*b && (*a == 0 || *a == ' ') && (p == cmdline || p[-1] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- an IDT of our own, for tguest=pagefault ---------------------------- */
+static uint64_t idt[32];
+static volatile uint32_t pf_count, pf_cr2, pf_error;
+void pf_entry(void);
+__asm__(".text\n"
+	"pf_entry:\n"
+	"	pushal\n"
+	"	movl %cr2, %eax\n"		/* emulated: the guest's virtual CR2 */
+	"	movl %eax, pf_cr2\n"
+	"	movl 32(%esp), %eax\n"		/* the error code */
+	"	movl %eax, pf_error\n"
+	"	incl pf_count\n"
+	"	popal\n"
+	"	addl $4, %esp\n"		/* the error code */
+	"	addl $2, (%esp)\n"		/* skip the 2-byte faulting movl (%ecx), %eax */
+	"	iret\n");
+
+static void set_gate(unsigned v, void (*fn)(void))
+{
+	uint32_t off = (uint32_t)fn;
+
+	idt[v] = (uint64_t)(off & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
+		 ((uint64_t)(off >> 16) << 48);
+}
+
+struct __attribute__((packed)) dtr { uint16_t limit; uint32_t base; };
+
+static uint32_t page_dir[1024] __attribute__((aligned(4096)));
+
+static void test_pagefault(void)
+{
+	struct dtr d = { sizeof(idt) - 1, (uint32_t)idt };
+	uint32_t val, cr0;
+
+	set_gate(14, pf_entry);
+	__asm__ volatile("lidt %0" : : "m"(d));
+	/* Paging on: 4 MiB identity pages for the first 16 MiB; the page at
+	 * 32 MiB is left out, so touching it is a #PF for us to handle. */
+	for (uint32_t i = 0; i < 4; i++)
+		page_dir[i] = (i << 22) | 0x83;	/* P, W, PS */
+	__asm__ volatile("movl %%cr4, %%eax; orl $0x10, %%eax; movl %%eax, %%cr4" ::: "eax");
+	__asm__ volatile("movl %0, %%cr3" : : "r"(page_dir));
+	__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
+	__asm__ volatile("movl %0, %%cr0" : : "r"(cr0 | 0x80010000u));
+	puts("tguest: paging on\n");
+	__asm__ volatile("movl (%%ecx), %%eax" : "=a"(val) : "c"(0x02000000u) : "memory");
+	puts("tguest: page fault handled: count ");
+	puthex(pf_count);
+	puts(" cr2 ");
+	puthex(pf_cr2);
+	puts(" error ");
+	puthex(pf_error);
+	puts("\n");
+}
+
+void tguest_main(const uint8_t *boot_params)
+{
+	const char *cmdline = (const char *)*(const uint32_t *)(boot_params + 0x228);
+
+	/* The 8250 set-up earlyprintk does: 8N1, no interrupts. */
+	outb(COM1 + 3, 0x80);
+	outb(COM1 + 0, 1);
+	outb(COM1 + 1, 0);
+	outb(COM1 + 3, 0x03);
+	outb(COM1 + 1, 0);
+	puts("tguest: hello from the test guest, command line: ");
+	puts(cmdline);
+	puts("\n");
+
+	if (has_word(cmdline, "tguest=pagefault")) {
+		test_pagefault();
+		puts("tguest: now rdpmc\n");
+		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	} else if (has_word(cmdline, "tguest=unsupported")) {
+		puts("tguest: executing rdpmc\n");
+		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	} else if (has_word(cmdline, "tguest=triple")) {
+		struct dtr d = { 0, 0 };
+
+		puts("tguest: IDT limit 0, then ud2\n");
+		__asm__ volatile("lidt %0; ud2" : : "m"(d));
+	} else if (has_word(cmdline, "tguest=outside")) {
+		puts("tguest: reading guest-physical 0x3f000000\n");
+		(void)*(volatile uint32_t *)0x3f000000;
+	} else if (has_word(cmdline, "tguest=vmi")) {
+		uint32_t r;
+
+		puts("tguest: VMI Init\n");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(4) : "memory");
+		puts("tguest: Init returned ");
+		puthex(r);
+		puts("; now SetAlarm\n");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(81), "a"(0), "d"(0), "c"(0) : "memory");
+	}
+	puts("tguest: nothing caught me\n");
+}

@@ -1,0 +1,294 @@
+/*
+ * vcpu.c - start the guest and run it: the exit loop.
+ *
+ * The guest runs in ring 1 (its kernel) or ring 3 (its user space) on the
+ * shadow page directory of the virtual TLB, with the real EFLAGS.IF = 1 and
+ * IOPL 0, so that every interrupt, every exception and every privileged
+ * instruction (#GP) leaves it.  switch_to_guest (switcher.S) enters it
+ * from the frame at HV_VCPU_FRAME and returns on the next trap with the
+ * frame refilled.  Here we decide what the trap means:
+ *
+ *   #PF            -> the vTLB: hidden fill, or a #PF for the guest
+ *   #GP, #UD       -> the instruction emulator (hv/emul/)
+ *   int $0x82      -> a VMI hypercall (hypercall.c)
+ *   IRQ 0-15       -> the hypervisor's own drivers (timer, serial)
+ *   anything else  -> the guest's own IDT, as hardware would deliver it
+ */
+#include "vcpu.h"
+#include "vcpu_layout.h"
+#include "address_space.h"
+#include "machine_mem.h"
+#include "segments.h"
+#include "console.h"
+#include "stop.h"
+#include "io.h"
+#include "timer.h"
+#include "hvlib.h"
+#include "vmi_abi.h"
+
+void switch_to_guest(uint32_t shadow_cr3);
+uint32_t vcpu_switcher_init(void);
+
+static void *vtlb_map(uint32_t mfn)
+{
+	return phys_to_virt(mfn << HV_PAGE_SHIFT);
+}
+
+static bool vtlb_alloc(uint32_t *mfn)
+{
+	if (!frames_alloc(&machine_frames, mfn))
+		return false;
+	memset(phys_to_virt(*mfn << HV_PAGE_SHIFT), 0, HV_PAGE_SIZE);
+	return true;
+}
+
+static void vtlb_free(uint32_t mfn)
+{
+	HV_ASSERT(frames_free(&machine_frames, mfn));
+}
+
+void vcpu_paging_changed(struct vcpu *v, bool force_flush)
+{
+	struct guest_paging gp = {
+		.pg = (v->cr0 & X86_CR0_PG) != 0,
+		.wp = (v->cr0 & X86_CR0_WP) != 0,
+		.pse = (v->cr4 & X86_CR4_PSE) != 0,
+		.cr3 = v->cr3,
+	};
+
+	if (force_flush || gp.pg != v->paging.pg || gp.wp != v->paging.wp ||
+	    gp.pse != v->paging.pse || gp.cr3 != v->paging.cr3)
+		vtlb_flush(&v->vtlb);
+	v->paging = gp;
+}
+
+void vcpu_init(struct vcpu *v, struct guest *g)
+{
+	struct vtlb_env env = {
+		.map = vtlb_map, .alloc_frame = vtlb_alloc, .free_frame = vtlb_free,
+	};
+	struct trap_frame *f = (struct trap_frame *)HV_VCPU_FRAME;
+	struct emul_outcome out;
+
+	memset(v, 0, sizeof(*v));
+	v->guest = g;
+	v->frame = f;
+	env.switcher_pde = vcpu_switcher_init();
+	if (!vtlb_init(&v->vtlb, &env, &g->mem))
+		hv_panic("out of machine memory for the shadow page directory");
+	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
+	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
+
+	/* Protected mode, paging off: the vTLB maps guest-physical 1:1 on
+	 * demand ("physical mode").  ET is hard-wired on every CPU since the
+	 * 486. */
+	v->cr0 = X86_CR0_PE | X86_CR0_ET;
+	vcpu_paging_changed(v, true);
+
+	/* The 32-bit boot protocol's promise: a flat __BOOT_CS/__BOOT_DS
+	 * GDT.  It is the guest's GDT in name only (no guest memory holds
+	 * it); head_32.S and the decompressor load their own at once. */
+	memset(f, 0, sizeof(*f));
+	f->eip = g->boot.eip;
+	f->esi = g->boot.esi;
+	f->eflags = X86_EFLAGS_FIXED;
+	v->vif = false;
+	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
+		hv_panic("boot GDT refused: %s", out.why);
+	f->cs = 0x10 | 1;
+	f->ds = f->es = f->ss = 0x18;
+	f->fs = f->gs = 0;
+	f->ss = 0x18 | 1;
+	log_info("vcpu: guest entry eip=%08x esi=%08x cs=%04x ds=%04x, ring 1, paging off (vTLB physical mode), shadow cr3 %08x",
+		 f->eip, f->esi, f->cs, f->ds, vtlb_shadow_cr3(&v->vtlb));
+}
+
+/* Real EFLAGS for the guest: IF always on (its IF is virtual), IOPL 0 so
+ * that cli/sti/in/out trap, never VM86 or a nested task. */
+static void sanitize_eflags(struct trap_frame *f)
+{
+	f->eflags |= X86_EFLAGS_IF | X86_EFLAGS_FIXED;
+	f->eflags &= ~(X86_EFLAGS_IOPL | X86_EFLAGS_VM | X86_EFLAGS_NT);
+}
+
+static unsigned frame_cpl(const struct trap_frame *f)
+{
+	return f->cs & 3;
+}
+
+static const char *vector_name(unsigned vector)
+{
+	if (vector < 32 && exception_names[vector])
+		return exception_names[vector];
+	return "interrupt";
+}
+
+static void handle_page_fault(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
+{
+	struct vtlb_outcome out;
+
+	switch (vtlb_fault(&v->vtlb, &v->paging, cr2, f->error, frame_cpl(f), &out)) {
+	case VTLB_FILLED:
+		v->stats.hidden_faults++;
+		return;
+	case VTLB_GUEST_FAULT:
+		v->cr2 = out.cr2;
+		vcpu_deliver(v, 14, true, out.guest_error, 0);
+		return;
+	case VTLB_VIOLATION:
+		vcpu_stop(v, "page fault at %08x (error %x) breaks the rules: %s",
+			  cr2, f->error, out.why);
+	}
+}
+
+static void emulate(struct vcpu *v, struct trap_frame *f)
+{
+	struct emul_ops ops;
+	struct emul_outcome out;
+	enum emul_result r;
+
+	vcpu_emul_ops(v, &ops);
+	memset(&out, 0, sizeof(out));
+	v->violation = false;
+	r = emulate_one(f, frame_cpl(f), &ops, &out);
+	if (v->violation)
+		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->violation_why);
+	switch (r) {
+	case EMUL_OK:
+	case EMUL_HALT:
+		v->stats.emulated++;
+		if (out.kind < EMUL_KIND_COUNT)
+			v->stats.emulated_by_kind[out.kind]++;
+		if (r == EMUL_HALT)
+			vcpu_halt(v);
+		return;
+	case EMUL_FAULT:
+		if (out.vector == 14)
+			v->cr2 = out.cr2;
+		vcpu_deliver(v, out.vector, out.has_error, out.error, 0);
+		return;
+	case EMUL_UNSUPPORTED:
+		/* A #UD the emulator does not know is an invalid opcode for
+		 * the guest too (ud2 in BUG(), a probe): hardware would have
+		 * raised it, so we do. */
+		if (f->vector == 6) {
+			vcpu_deliver(v, 6, false, 0, 0);
+			return;
+		}
+		vcpu_stop_insn(v, out.bytes, out.len, "unsupported instruction: %s", out.why);
+	case EMUL_VIOLATION:
+		vcpu_stop_insn(v, out.bytes, out.len, "rule broken: %s", out.why);
+	}
+	vcpu_stop_insn(v, out.bytes, out.len, "emulator returned %d", (int)r);
+}
+
+/* #GP with the IDT bit in the error code: an "int n" (or int3/into)
+ * whose gate in our IDT has DPL 0.  Deliver vector n through the guest's
+ * IDT as the software interrupt it is. */
+static void software_interrupt(struct vcpu *v, struct trap_frame *f)
+{
+	unsigned vector = (f->error >> 3) & 0xff;
+	uint8_t op;
+	uint32_t pf;
+
+	if (!vcpu_read_lin(v, vcpu_seg_base(v, f->cs) + f->eip, &op, 1, frame_cpl(f), &pf))
+		vcpu_stop(v, "cannot read the instruction of software interrupt %u", vector);
+	vcpu_deliver(v, vector, false, 0, op == 0xcd ? 2 : 1);
+}
+
+/*
+ * The hypervisor's serial console while the guest runs: the escape
+ * character Ctrl-] (0x1d) followed by
+ *     s  print the statistics, the guest keeps running;
+ *     q  stop the guest (then the console of guest_stop.c takes over).
+ * Other input is dropped: the guest has no serial input before the
+ * virtual UART of issue 7.
+ */
+#define SERIAL_ESCAPE 0x1d
+
+static void serial_commands(struct vcpu *v)
+{
+	static bool escaped;
+	int c;
+
+	while ((c = serial_getc()) >= 0) {
+		if (!escaped) {
+			escaped = c == SERIAL_ESCAPE;
+			continue;
+		}
+		escaped = false;
+		if (c == 's') {
+			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
+				(unsigned long long)hv_ticks());
+			vcpu_print_counters(v);
+		} else if (c == 'q') {
+			vcpu_stop(v, "stopped from the serial console (Ctrl-] q)");
+		}
+	}
+}
+
+static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
+{
+	unsigned vector = f->vector;
+
+	v->stats.exits++;
+	v->stats.exits_by_vector[vector & 0xff]++;
+	if (vector >= HV_IRQ_BASE && vector < HV_IRQ_BASE + 16) {
+		irq_dispatch(vector);
+		if (vector == HV_IRQ_BASE + HV_IRQ_COM1)
+			serial_commands(v);
+		return;
+	}
+	switch (vector) {
+	case 14:
+		handle_page_fault(v, f, cr2);
+		return;
+	case 13:
+		if (f->error & 2) {
+			software_interrupt(v, f);
+			return;
+		}
+		if (f->error != 0) {
+			/* A selector-related #GP (segment load, far transfer):
+			 * the emulator decides, it knows the instruction. */
+		}
+		emulate(v, f);
+		return;
+	case 6:
+		emulate(v, f);
+		return;
+	case 8:
+		vcpu_stop(v, "double fault while the guest ran (a hypervisor bug)");
+	}
+	if (vector == VMI_HYPERCALL_VECTOR) {
+		vcpu_hypercall(v);
+		return;
+	}
+	if (vector < 32) {
+		bool has_error = vector == 10 || vector == 11 || vector == 12 || vector == 17;
+
+		vcpu_deliver(v, vector, has_error, f->error, 0);
+		return;
+	}
+	vcpu_stop(v, "unexpected trap vector %u (%s) from the guest", vector, vector_name(vector));
+}
+
+void vcpu_run(struct vcpu *v)
+{
+	struct trap_frame *f = v->frame;
+	char why[128];
+
+	v->start_tsc = rdtsc();
+	for (;;) {
+		uint32_t cr2;
+
+		irq_disable();
+		sanitize_eflags(f);
+		if (!vcpu_check_frame(v, why, sizeof(why)))
+			vcpu_stop(v, "cannot resume the guest: %s", why);
+		switch_to_guest(vtlb_shadow_cr3(&v->vtlb));
+		/* Interrupts are off: nothing can fault in between. */
+		cr2 = read_cr2();
+		handle_exit(v, f, cr2);
+	}
+}

@@ -1,0 +1,333 @@
+/*
+ * vcpu_desc.c - the guest's GDT, IDT, LDT and TR.
+ *
+ * The guest's lgdt/lidt/lldt/ltr trap (ring 1) and come here through the
+ * emulator.  Its GDT cannot be the one the CPU uses: it would let the
+ * guest build a ring-0 code segment or a call gate.  Instead, as lguest
+ * does, its descriptors are validated and copied into the slots of our
+ * own GDT (hv_gdt, in the switcher) with the same index, so that its
+ * selectors keep their numbers:
+ *   - code and data descriptors only (S = 1); system descriptors (TSS,
+ *     LDT, gates) are not copied: ltr/lldt are emulated from the guest's
+ *     own table instead;
+ *   - DPL 0 becomes DPL 1 (the guest kernel runs in ring 1); DPL 3 stays;
+ *     DPL 1 and 2 (unused by Linux) are refused;
+ *   - the accessed bit is set, so the CPU never writes the GDT while the
+ *     guest's read-only view of the switcher is loaded;
+ *   - our own slots (HV_GDT_CS/DS/TSS/DFTSS_INDEX) are never touched.
+ * The guest's segment loads then work natively wherever the CPU allows:
+ * mov to ds/es/fs/gs and far jumps to its code segment, since a DPL 1
+ * descriptor may be loaded at CPL 1 with RPL 0.  What faults (mov ss with
+ * RPL 0, lret/iret to RPL 0, a slot that changed in memory since lgdt)
+ * comes here via the emulator's load_seg callback, which re-reads the
+ * descriptor from guest memory as the CPU would.
+ */
+#include "vcpu.h"
+#include "segments.h"
+#include "console.h"
+#include "stop.h"
+#include "hvlib.h"
+
+extern uint64_t hv_gdt[HV_GDT_ENTRIES];
+
+#define DESC_P      (1ull << 47)
+#define DESC_S      (1ull << 44)
+#define DESC_DPL(d) ((unsigned)(((d) >> 45) & 3))
+#define DESC_TYPE(d) ((unsigned)(((d) >> 40) & 0xf))
+#define TYPE_CODE   0x8
+#define TYPE_RW     0x2	/* data: writable; code: readable */
+#define TYPE_ACCESSED 0x1
+
+static bool hv_slot(unsigned idx)
+{
+	return idx == HV_GDT_CS_INDEX || idx == HV_GDT_DS_INDEX ||
+	       idx == HV_GDT_TSS_INDEX || idx == HV_GDT_DFTSS_INDEX;
+}
+
+static uint32_t desc_base(uint64_t d)
+{
+	return (uint32_t)((d >> 16) & 0xffffff) | (uint32_t)((d >> 56) << 24);
+}
+
+/* The descriptor the CPU gets for a guest descriptor, or 0 (unusable). */
+static uint64_t convert(uint64_t d)
+{
+	unsigned dpl = DESC_DPL(d);
+
+	if (!(d & DESC_S) || dpl == 1 || dpl == 2)
+		return 0;
+	if (dpl == 0)
+		d |= 1ull << 45;	/* DPL 1 */
+	return d | ((uint64_t)TYPE_ACCESSED << 40);
+}
+
+static void install(unsigned idx, uint64_t guest_desc)
+{
+	if (!hv_slot(idx))
+		hv_gdt[idx] = convert(guest_desc);
+}
+
+enum emul_result vcpu_boot_gdt(struct vcpu *v, struct emul_outcome *out)
+{
+	/* Flat 4 GiB code (exec/read) and data (read/write), DPL 0 as the
+	 * boot protocol promises: __BOOT_CS = 0x10, __BOOT_DS = 0x18. */
+	install(2, 0x00cf9a000000ffffull);
+	install(3, 0x00cf92000000ffffull);
+	v->gdtr.base = 0;
+	v->gdtr.limit = 4 * 8 - 1;
+	v->boot_gdt = true;
+	return EMUL_OK;
+}
+
+static enum emul_result fault(struct emul_outcome *out, uint8_t vector, uint32_t error)
+{
+	out->vector = vector;
+	out->has_error = true;
+	out->error = error;
+	return EMUL_FAULT;
+}
+
+static enum emul_result refuse(struct emul_outcome *out, const char *fmt, unsigned a, unsigned b)
+{
+	fmt_snprintf(out->why, sizeof(out->why), fmt, a, b);
+	return EMUL_UNSUPPORTED;
+}
+
+/* Read guest GDT entry idx from guest memory (unless the boot GDT). */
+static enum emul_result read_guest_desc(struct vcpu *v, unsigned idx, uint64_t *d,
+					struct emul_outcome *out)
+{
+	uint32_t pf;
+
+	if (v->boot_gdt) {
+		*d = idx == 2 ? 0x00cf9a000000ffffull : idx == 3 ? 0x00cf92000000ffffull : 0;
+		return EMUL_OK;
+	}
+	if (!vcpu_read_lin(v, v->gdtr.base + idx * 8, d, 8, 1, &pf)) {
+		out->cr2 = v->gdtr.base + idx * 8;
+		return fault(out, 14, pf);
+	}
+	return EMUL_OK;
+}
+
+/* Does a segment register in the frame hold a selector of GDT slot idx? */
+static bool in_use(struct vcpu *v, unsigned idx)
+{
+	const struct trap_frame *f = v->frame;
+	uint32_t sels[6] = { f->cs, f->ss, f->ds, f->es, f->fs, f->gs };
+
+	for (unsigned i = 0; i < 6; i++)
+		if (((sels[i] & 0xffff) >> 3) == idx && !(sels[i] & 4))
+			return true;
+	return false;
+}
+
+enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, struct emul_outcome *out)
+{
+	uint64_t table[HV_GDT_ENTRIES];
+	unsigned n = ((unsigned)limit + 1) / 8;
+	uint32_t pf;
+
+	if ((unsigned)limit + 1 > sizeof(table))
+		return refuse(out, "lgdt: the guest's GDT has %u entries, the hypervisor holds %u",
+			      n, HV_GDT_ENTRIES);
+	memset(table, 0, sizeof(table));
+	if (!vcpu_read_lin(v, base, table, (unsigned)limit + 1, 1, &pf)) {
+		out->cr2 = base;	/* approximately: the first page */
+		return fault(out, 14, pf);
+	}
+	for (unsigned i = 1; i < HV_GDT_ENTRIES; i++) {
+		uint64_t d = i < n ? table[i] : 0;
+
+		if (hv_slot(i) && (d & DESC_S) && (d & DESC_P))
+			log_warn("guest GDT slot %u (selector 0x%x) is the hypervisor's: the guest cannot use it",
+				 i, i * 8);
+		/* The CPU keeps a loaded segment's descriptor in its hidden
+		 * cache: after lgdt, the old CS and SS stay usable until the
+		 * guest reloads them (head_32.S: lgdt, then ljmp).  We reload
+		 * every segment register on each entry, so a slot that is in
+		 * use and becomes unusable keeps its old descriptor. */
+		if (!convert(d) && in_use(v, i))
+			continue;
+		install(i, d);
+	}
+	v->gdtr.base = base;
+	v->gdtr.limit = limit;
+	v->boot_gdt = false;
+	log_debug("guest lgdt base %08x limit %04x", base, limit);
+	return EMUL_OK;
+}
+
+void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
+{
+	struct emul_outcome out;
+	uint64_t d;
+
+	if (idx >= HV_GDT_ENTRIES || read_guest_desc(v, idx, &d, &out) != EMUL_OK)
+		return;
+	install(idx, d);
+}
+
+uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
+{
+	unsigned idx = sel >> 3;
+
+	if (idx == 0 || (sel & 4) || idx >= HV_GDT_ENTRIES)
+		return 0;
+	return desc_base(hv_gdt[idx]);
+}
+
+enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
+			       struct emul_outcome *out)
+{
+	unsigned idx = sel >> 3;
+	uint64_t gd, d;
+	unsigned type, dpl;
+	enum emul_result r;
+
+	if (idx == 0 && !(sel & 4)) {
+		if (seg == SEG_SS || seg == SEG_CS)
+			return fault(out, 13, 0);
+		switch (seg) {
+		case SEG_DS: f->ds = sel; break;
+		case SEG_ES: f->es = sel; break;
+		case SEG_FS: f->fs = sel; break;
+		case SEG_GS: f->gs = sel; break;
+		}
+		return EMUL_OK;
+	}
+	if (sel & 4)
+		return refuse(out, "segment load of LDT selector 0x%x (no LDT support)", sel, 0);
+	if (idx * 8 + 7 > v->gdtr.limit)
+		return fault(out, 13, sel & 0xfffc);
+	if (hv_slot(idx))
+		return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
+	r = read_guest_desc(v, idx, &gd, out);
+	if (r != EMUL_OK)
+		return r;
+	install(idx, gd);	/* the CPU reads memory at every load; so do we */
+	d = hv_gdt[idx];
+	if (!d)
+		return fault(out, 13, sel & 0xfffc);
+	type = DESC_TYPE(d);
+	dpl = DESC_DPL(d);	/* 1: the guest's DPL 0; 3: user */
+	switch (seg) {
+	case SEG_SS:
+		if ((type & TYPE_CODE) || !(type & TYPE_RW))
+			return fault(out, 13, sel & 0xfffc);
+		if (!(d & DESC_P))
+			return fault(out, 12, sel & 0xfffc);
+		f->ss = (sel & ~3u) | dpl;
+		return EMUL_OK;
+	case SEG_CS:
+		if (!(type & TYPE_CODE))
+			return fault(out, 13, sel & 0xfffc);
+		if (!(d & DESC_P))
+			return fault(out, 11, sel & 0xfffc);
+		f->cs = (sel & ~3u) | dpl;
+		return EMUL_OK;
+	default:
+		if ((type & TYPE_CODE) && !(type & TYPE_RW))
+			return fault(out, 13, sel & 0xfffc);
+		if (!(d & DESC_P))
+			return fault(out, 11, sel & 0xfffc);
+		switch (seg) {
+		case SEG_DS: f->ds = sel; break;
+		case SEG_ES: f->es = sel; break;
+		case SEG_FS: f->fs = sel; break;
+		case SEG_GS: f->gs = sel; break;
+		default:
+			return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
+		}
+		return EMUL_OK;
+	}
+}
+
+enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out)
+{
+	unsigned idx = sel >> 3;
+	uint64_t d;
+	enum emul_result r;
+
+	if (idx == 0 || (sel & 4) || idx * 8 + 7 > v->gdtr.limit)
+		return fault(out, 13, sel & 0xfffc);
+	r = read_guest_desc(v, idx, &d, out);
+	if (r != EMUL_OK)
+		return r;
+	if ((d & DESC_S) || DESC_TYPE(d) != 0x9)
+		return fault(out, 13, sel & 0xfffc);
+	if (!(d & DESC_P))
+		return fault(out, 11, sel & 0xfffc);
+	v->tr = sel;
+	v->tr_base = desc_base(d);
+	log_debug("guest ltr 0x%x: TSS at %08x", sel, v->tr_base);
+	return EMUL_OK;
+}
+
+enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcome *out)
+{
+	if ((sel & ~3u) == 0) {
+		v->ldtr = 0;
+		return EMUL_OK;
+	}
+	return refuse(out, "lldt 0x%x: a non-empty LDT is not supported yet", sel, 0);
+}
+
+/* Is sel usable in our GDT for segment register "what" at privilege cpl? */
+static bool selector_ok(uint16_t sel, bool code, bool stack, unsigned cpl)
+{
+	unsigned idx = sel >> 3;
+	uint64_t d;
+
+	if ((sel & 4) || idx == 0 || idx >= HV_GDT_ENTRIES || hv_slot(idx))
+		return false;
+	d = hv_gdt[idx];
+	if (!(d & DESC_P) || !(d & DESC_S))
+		return false;
+	if (code)
+		return (DESC_TYPE(d) & TYPE_CODE) && DESC_DPL(d) == (sel & 3);
+	if (stack)
+		return !(DESC_TYPE(d) & TYPE_CODE) && (DESC_TYPE(d) & TYPE_RW) &&
+		       DESC_DPL(d) == (sel & 3) && (sel & 3) == cpl;
+	if ((DESC_TYPE(d) & TYPE_CODE) && !(DESC_TYPE(d) & TYPE_RW))
+		return false;
+	if ((DESC_TYPE(d) & (TYPE_CODE | 0x4)) == (TYPE_CODE | 0x4))
+		return true;	/* conforming code: no privilege check */
+	return DESC_DPL(d) >= cpl && DESC_DPL(d) >= (sel & 3u);
+}
+
+bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
+{
+	struct trap_frame *f = v->frame;
+	unsigned cpl = f->cs & 3;
+	uint32_t *data[4] = { &f->ds, &f->es, &f->fs, &f->gs };
+	static const char *const names[4] = { "ds", "es", "fs", "gs" };
+
+	if (cpl != 1 && cpl != 3) {
+		fmt_snprintf(why, whylen, "cs %04x: ring %u", f->cs & 0xffff, cpl);
+		return false;
+	}
+	if (!selector_ok(f->cs, true, false, cpl)) {
+		fmt_snprintf(why, whylen, "cs %04x is not a usable code segment", f->cs & 0xffff);
+		return false;
+	}
+	if (!selector_ok(f->ss, false, true, cpl)) {
+		fmt_snprintf(why, whylen, "ss %04x is not a usable stack segment at ring %u",
+			     f->ss & 0xffff, cpl);
+		return false;
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		uint16_t sel = *data[i] & 0xffff;
+
+		*data[i] = sel;
+		if ((sel & ~3u) == 0 || selector_ok(sel, false, false, cpl))
+			continue;
+		/* The CPU would have nulled it on a return to ring 3, or
+		 * the guest changed the descriptor under a loaded selector:
+		 * null is what the guest would find on hardware too, as
+		 * soon as it reloads. */
+		log_debug("guest %s %04x no longer loads; nulled", names[i], sel);
+		*data[i] = 0;
+	}
+	return true;
+}

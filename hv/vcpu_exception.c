@@ -1,0 +1,176 @@
+/*
+ * vcpu_exception.c - deliver an exception or interrupt through the
+ * guest's own IDT, as the CPU would if the guest ran at CPL 0.
+ *
+ * The guest's IDT is where its lidt said (v->idtr); its gates name its
+ * own code selectors, which are in our GDT (vcpu_desc.c).  From the guest
+ * kernel (ring 1) we push eflags, cs, eip [, error] on its current stack;
+ * from guest user space (ring 3) we first switch to the ring-0 stack in
+ * the guest's TSS (ss0:esp0, from its ltr) and push ss, esp too.  The
+ * pushed EFLAGS carries the virtual IF; an interrupt gate clears it; TF,
+ * NT, RF and VM are cleared like the CPU does.
+ *
+ * If delivering faults (IDT limit, not-present gate, a guest stack that
+ * is not mapped), the CPU raises a second exception; if that one is a
+ * contributory or page fault on top of a contributory or page fault, a
+ * double fault (#DF, vector 8, error 0); a fault while delivering #DF is a
+ * triple fault, which on hardware resets the machine.  We stop the guest
+ * with a diagnostic instead.
+ */
+#include "vcpu.h"
+#include "segments.h"
+#include "console.h"
+#include "stop.h"
+#include "hvlib.h"
+
+extern uint64_t hv_gdt[HV_GDT_ENTRIES];
+
+struct delivery_fault {
+	unsigned vector;
+	uint32_t error;
+	const char *what;
+};
+
+static bool contributory(unsigned vector)
+{
+	return vector == 0 || (vector >= 10 && vector <= 13);
+}
+
+/* One attempt; false with *df filled if delivering faults. */
+static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error,
+			unsigned soft_len, struct delivery_fault *df)
+{
+	struct trap_frame *f = v->frame;
+	uint32_t gate[2], pf, new_cs, offset, esp, ss, words[5], eflags;
+	unsigned type, dpl, cpl = f->cs & 3, n = 0;
+	uint64_t cd;
+	bool to_ring0_stack = cpl == 3;
+
+	if (vector * 8 + 7 > v->idtr.limit) {
+		*df = (struct delivery_fault){ 13, vector * 8 + 2, "beyond the IDT limit" };
+		return false;
+	}
+	if (!vcpu_read_lin(v, v->idtr.base + vector * 8, gate, 8, 1, &pf)) {
+		*df = (struct delivery_fault){ 14, pf, "IDT not mapped" };
+		v->cr2 = v->last_fault_lin;
+		return false;
+	}
+	type = (gate[1] >> 8) & 0x1f;
+	dpl = (gate[1] >> 13) & 3;
+	if (!(gate[1] & 0x8000)) {
+		*df = (struct delivery_fault){ 11, vector * 8 + 2, "gate not present" };
+		return false;
+	}
+	if (type != 0x0e && type != 0x0f) {
+		*df = (struct delivery_fault){ 13, vector * 8 + 2,
+			type == 0x05 ? "task gate (not supported)" : "not a 32-bit interrupt or trap gate" };
+		return false;
+	}
+	/* int n from user space needs a DPL 3 gate; the guest kernel's own
+	 * int n (its CPL 0) may use any gate. */
+	if (soft_len && cpl == 3 && dpl < 3) {
+		*df = (struct delivery_fault){ 13, vector * 8 + 2, "software interrupt through a privileged gate" };
+		return false;
+	}
+	new_cs = gate[0] >> 16;
+	offset = (gate[0] & 0xffff) | (gate[1] & 0xffff0000u);
+	if ((new_cs & 4) || (new_cs >> 3) == 0 || (new_cs >> 3) >= HV_GDT_ENTRIES ||
+	    !(hv_gdt[new_cs >> 3] & (1ull << 47)) || !(hv_gdt[new_cs >> 3] & (1ull << 43))) {
+		*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate selector is not a present code segment" };
+		return false;
+	}
+	cd = hv_gdt[new_cs >> 3];
+	if (((cd >> 45) & 3) == 3) {
+		/* A handler at the guest's user privilege: same as the
+		 * caller's, only possible from ring 3. */
+		if (cpl != 3) {
+			*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate to a user code segment" };
+			return false;
+		}
+		to_ring0_stack = false;
+		new_cs = (new_cs & ~3u) | 3;
+	} else {
+		new_cs = (new_cs & ~3u) | 1;
+	}
+
+	eflags = (f->eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
+	if (to_ring0_stack) {
+		uint32_t tss[3];	/* link, esp0, ss0 */
+
+		if (v->kernel_ss) {
+			/* VMI UpdateKernelStack told us. */
+			tss[1] = v->kernel_esp;
+			tss[2] = v->kernel_ss;
+		} else if (!v->tr || !vcpu_read_lin(v, v->tr_base, tss, sizeof(tss), 1, &pf)) {
+			*df = (struct delivery_fault){ 10, v->tr & 0xfffc, "no guest TSS for the ring-0 stack" };
+			return false;
+		}
+		esp = tss[1];
+		ss = (tss[2] & 0xfffc) | 1;
+		words[n++] = f->ss;
+		words[n++] = f->esp;
+	} else {
+		esp = f->esp;
+		ss = f->ss;
+	}
+	words[n++] = eflags;
+	words[n++] = f->cs;
+	words[n++] = f->eip + soft_len;
+	if (has_error)
+		words[n++] = error;
+	/* Pushed from the highest address down: words[0] ends up on top. */
+	{
+		uint32_t stack[5];
+
+		for (unsigned i = 0; i < n; i++)
+			stack[i] = words[n - 1 - i];
+		esp -= n * 4;
+		if (!vcpu_write_lin(v, vcpu_seg_base(v, (uint16_t)ss) + esp, stack, n * 4, 1, &pf)) {
+			*df = (struct delivery_fault){ 14, pf, "guest stack not writable" };
+			v->cr2 = v->last_fault_lin;
+			return false;
+		}
+	}
+	f->esp = esp;
+	f->ss = ss;
+	f->cs = new_cs;
+	f->eip = offset;
+	f->eflags &= ~(X86_EFLAGS_TF | X86_EFLAGS_NT | X86_EFLAGS_RF | X86_EFLAGS_VM);
+	if (type == 0x0e)
+		v->vif = false;
+	if (vector < 32)
+		v->stats.reflected_by_vector[vector]++;
+	log_debug("delivered vector %u (error %x) to guest handler %04x:%08x", vector, error,
+		  new_cs, offset);
+	return true;
+}
+
+void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len)
+{
+	struct delivery_fault first, second;
+
+	if (v->violation)
+		vcpu_stop(v, "%s", v->violation_why);
+	if (try_deliver(v, vector, has_error, error, soft_len, &first))
+		return;
+	if (v->violation)
+		vcpu_stop(v, "%s", v->violation_why);
+	log_warn("guest: delivering vector %u failed (%s): raising %u", vector, first.what, first.vector);
+	if (vector == 8)
+		vcpu_stop(v, "triple fault: delivering the guest's double fault failed (%s)", first.what);
+	/* Benign + anything, or page fault then contributory-only: the CPU
+	 * delivers the second exception serially.  Otherwise #DF. */
+	if ((contributory(vector) && contributory(first.vector)) ||
+	    (vector == 14 && (first.vector == 14 || contributory(first.vector)))) {
+		if (try_deliver(v, 8, true, 0, 0, &second))
+			return;
+		vcpu_stop(v, "triple fault: vector %u (%s), then %u (%s), then the double fault (%s)",
+			  vector, "delivery failed", first.vector, first.what, second.what);
+	}
+	if (try_deliver(v, first.vector, true, first.error, 0, &second))
+		return;
+	if (try_deliver(v, 8, true, 0, 0, &second))
+		return;
+	vcpu_stop(v, "triple fault: vector %u, then %u (%s), then the double fault (%s)",
+		  vector, first.vector, first.what, second.what);
+}

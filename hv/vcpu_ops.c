@@ -1,0 +1,317 @@
+/*
+ * vcpu_ops.c - the emulator's view of the vCPU: guest memory through the
+ * guest's paging, virtual control registers, CPUID and MSR filtering,
+ * the virtual interrupt flag, hlt.
+ *
+ * The instruction emulator (hv/emul/) is pure: every effect it has on the
+ * CPU or on memory goes through struct emul_ops, implemented here.
+ */
+#include "vcpu.h"
+#include "console.h"
+#include "stop.h"
+#include "io.h"
+#include "hvlib.h"
+#include "timer.h"
+#include "machine_mem.h"
+
+static struct vcpu *V(void *ctx)
+{
+	return ctx;
+}
+
+/* Copy between guest-linear memory and buf, page by page, through the
+ * guest's page tables (or 1:1 with paging off), setting A/D like the CPU. */
+static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bool write,
+		       unsigned cpl, uint32_t *pf_error)
+{
+	uint8_t *p = buf;
+
+	*pf_error = 0;
+	while (len) {
+		unsigned chunk = HV_PAGE_SIZE - (lin & (HV_PAGE_SIZE - 1));
+		struct vtlb_outcome out;
+		uint32_t gpa, ma;
+
+		if (chunk > len)
+			chunk = len;
+		switch (vtlb_translate(&v->vtlb, &v->paging, lin, write, cpl, &gpa, &out)) {
+		case VTLB_FILLED:
+			break;
+		case VTLB_GUEST_FAULT:
+			*pf_error = out.guest_error;
+			v->last_fault_lin = out.cr2;
+			return false;
+		case VTLB_VIOLATION:
+			v->violation = true;
+			fmt_snprintf(v->violation_why, sizeof(v->violation_why),
+				     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
+			return false;
+		}
+		ma = guest_gpa_to_machine(&v->guest->mem, gpa);
+		HV_ASSERT(ma != ~0u);	/* vtlb_translate promises it is inside */
+		if (write)
+			memcpy(phys_to_virt(ma), p, chunk);
+		else
+			memcpy(p, phys_to_virt(ma), chunk);
+		lin += chunk;
+		p += chunk;
+		len -= chunk;
+	}
+	return true;
+}
+
+bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsigned cpl, uint32_t *pf_error)
+{
+	return access_lin(v, lin, buf, len, false, cpl, pf_error);
+}
+
+bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error)
+{
+	return access_lin(v, lin, (void *)buf, len, true, cpl, pf_error);
+}
+
+static bool op_read_lin(void *ctx, uint32_t lin, void *buf, unsigned len, uint32_t *fault_error)
+{
+	return vcpu_read_lin(V(ctx), lin, buf, len, V(ctx)->frame->cs & 3, fault_error);
+}
+
+static bool op_write_lin(void *ctx, uint32_t lin, const void *buf, unsigned len, uint32_t *fault_error)
+{
+	return vcpu_write_lin(V(ctx), lin, buf, len, V(ctx)->frame->cs & 3, fault_error);
+}
+
+static uint32_t op_seg_base(void *ctx, int seg)
+{
+	struct trap_frame *f = V(ctx)->frame;
+	uint32_t sel;
+
+	switch (seg) {
+	case SEG_ES: sel = f->es; break;
+	case SEG_CS: sel = f->cs; break;
+	case SEG_SS: sel = f->ss; break;
+	case SEG_DS: sel = f->ds; break;
+	case SEG_FS: sel = f->fs; break;
+	case SEG_GS: sel = f->gs; break;
+	default: return 0;
+	}
+	return vcpu_seg_base(V(ctx), (uint16_t)sel);
+}
+
+static uint32_t op_read_cr(void *ctx, int n)
+{
+	struct vcpu *v = V(ctx);
+
+	switch (n) {
+	case 0: return v->cr0;
+	case 2: return v->cr2;
+	case 3: return v->cr3;
+	case 4: return v->cr4;
+	}
+	return 0;
+}
+
+static enum emul_result unsupported(struct emul_outcome *out, const char *fmt, uint32_t a)
+{
+	fmt_snprintf(out->why, sizeof(out->why), fmt, a);
+	return EMUL_UNSUPPORTED;
+}
+
+enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_outcome *out)
+{
+	switch (n) {
+	case 0:
+		if (!(val & X86_CR0_PE))
+			return unsupported(out, "mov to cr0 %08x: leaving protected mode", val);
+		if ((val & X86_CR0_PG) && !(val & X86_CR0_PE))
+			return unsupported(out, "mov to cr0 %08x: paging without protection", val);
+		v->cr0 = val | X86_CR0_ET;
+		vcpu_paging_changed(v, false);
+		return EMUL_OK;
+	case 2:
+		v->cr2 = val;
+		return EMUL_OK;
+	case 3:
+		v->cr3 = val;
+		vcpu_paging_changed(v, true);	/* a CR3 write flushes the TLB */
+		return EMUL_OK;
+	case 4:
+		if (val & X86_CR4_PAE)
+			return unsupported(out, "mov to cr4 %08x: PAE (vmi-hv guests are non-PAE)", val);
+		if ((val ^ v->cr4) & X86_CR4_PGE)
+			vcpu_paging_changed(v, true);
+		v->cr4 = val;
+		vcpu_paging_changed(v, false);
+		return EMUL_OK;
+	}
+	return unsupported(out, "mov to cr%u", (uint32_t)n);
+}
+
+static enum emul_result op_write_cr(void *ctx, int n, uint32_t val, struct emul_outcome *out)
+{
+	return vcpu_write_cr(V(ctx), n, val, out);
+}
+
+static enum emul_result op_load_seg(void *ctx, struct trap_frame *f, int seg, uint16_t sel,
+				    struct emul_outcome *out)
+{
+	return vcpu_load_seg(V(ctx), f, seg, sel, out);
+}
+
+static enum emul_result op_load_dtr(void *ctx, int which, uint32_t base, uint16_t limit,
+				    struct emul_outcome *out)
+{
+	struct vcpu *v = V(ctx);
+
+	if (which == 0)
+		return vcpu_load_gdt(v, base, limit, out);
+	v->idtr.base = base;
+	v->idtr.limit = limit;
+	log_debug("guest lidt base %08x limit %04x", base, limit);
+	return EMUL_OK;
+}
+
+static enum emul_result op_load_ldtr(void *ctx, uint16_t sel, struct emul_outcome *out)
+{
+	return vcpu_load_ldtr(V(ctx), sel, out);
+}
+
+static enum emul_result op_load_tr(void *ctx, uint16_t sel, struct emul_outcome *out)
+{
+	return vcpu_load_tr(V(ctx), sel, out);
+}
+
+static enum emul_result op_io_in(void *ctx, uint16_t port, unsigned size, uint32_t *val,
+				 struct emul_outcome *out)
+{
+	return vcpu_io_in(V(ctx), port, size, val);
+}
+
+static enum emul_result op_io_out(void *ctx, uint16_t port, unsigned size, uint32_t val,
+				  struct emul_outcome *out)
+{
+	return vcpu_io_out(V(ctx), port, size, val);
+}
+
+/*
+ * CPUID as the real CPU answers, minus what the guest must not use under
+ * us: features whose state we do not virtualize (APIC, x2APIC, MCE/MCA,
+ * MTRR, XSAVE/AVX, PCID, MONITOR, VMX, SEP, PAE's NX), plus the "running
+ * on a hypervisor" bit.
+ */
+void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4])
+{
+	uint32_t max;
+
+	cpuid(0, 0, &max, &r[1], &r[2], &r[3]);
+	if ((leaf < 0x80000000u && leaf > max) || (leaf >= 0x40000000u && leaf < 0x80000000u)) {
+		r[0] = r[1] = r[2] = r[3] = 0;
+		return;
+	}
+	cpuid(leaf, subleaf, &r[0], &r[1], &r[2], &r[3]);
+	switch (leaf) {
+	case 1:
+		r[2] &= ~((1u << 3) | (1u << 5) | (1u << 17) | (1u << 21) | (1u << 24) |
+			  (1u << 26) | (1u << 27) | (1u << 28));
+		r[2] |= 1u << 31;
+		r[3] &= ~((1u << 7) | (1u << 9) | (1u << 11) | (1u << 12) | (1u << 14) |
+			  (1u << 6));	/* MCE APIC SEP MTRR MCA PAE */
+		break;
+	case 7:
+		/* SMEP, SMAP, INVPCID, AVX2, AVX-512...: keep only basic bits. */
+		r[1] &= (1u << 0) | (1u << 3) | (1u << 8) | (1u << 9) | (1u << 18) | (1u << 19);
+		r[2] = r[3] = 0;
+		break;
+	case 0xd:
+		r[0] = r[1] = r[2] = r[3] = 0;
+		break;
+	case 0x80000001u:
+		r[3] &= ~((1u << 20) | (1u << 11));	/* NX, SYSCALL */
+		break;
+	}
+}
+
+static void op_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs_out[4])
+{
+	vcpu_cpuid(V(ctx), leaf, subleaf, regs_out);
+}
+
+/* MSRs are not virtualized yet (issue 7), except the microcode revision
+ * (0x8b: Linux writes 0, runs CPUID, reads it) which reads as 0.  Any
+ * other gets #GP, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
+ * that does not exist. */
+#define MSR_IA32_UCODE_REV 0x8b
+
+static enum emul_result op_rdmsr(void *ctx, uint32_t msr, uint64_t *val, struct emul_outcome *out)
+{
+	if (msr == MSR_IA32_UCODE_REV) {
+		*val = 0;
+		return EMUL_OK;
+	}
+	log_debug("guest rdmsr 0x%x denied (#GP)", msr);
+	out->vector = 13;
+	out->has_error = true;
+	out->error = 0;
+	return EMUL_FAULT;
+}
+
+static enum emul_result op_wrmsr(void *ctx, uint32_t msr, uint64_t val, struct emul_outcome *out)
+{
+	if (msr == MSR_IA32_UCODE_REV)
+		return EMUL_OK;
+	log_debug("guest wrmsr 0x%x <- %llx denied (#GP)", msr, (unsigned long long)val);
+	out->vector = 13;
+	out->has_error = true;
+	out->error = 0;
+	return EMUL_FAULT;
+}
+
+static bool op_get_if(void *ctx)
+{
+	return V(ctx)->vif;
+}
+
+static void op_set_if(void *ctx, bool on)
+{
+	V(ctx)->vif = on;
+}
+
+static enum emul_result op_invlpg(void *ctx, uint32_t lin)
+{
+	vtlb_invlpg(&V(ctx)->vtlb, lin);
+	return EMUL_OK;
+}
+
+static enum emul_result op_halt(void *ctx)
+{
+	return EMUL_HALT;
+}
+
+/*
+ * hlt.  With the virtual IF clear nothing can ever wake the guest: that
+ * is how Linux's decompressor and early code die ("error(); while (1)
+ * hlt"), so it is a stop, with the registers.  With IF set, wait for
+ * the next interrupt of our own (no virtual interrupts exist before
+ * activation; the timer brings us back here at least every 10 ms).
+ */
+void vcpu_halt(struct vcpu *v)
+{
+	if (!v->vif)
+		vcpu_stop(v, "hlt with interrupts disabled: the guest is dead");
+	__asm__ volatile("sti; hlt; cli" ::: "memory");
+}
+
+void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops)
+{
+	*ops = (struct emul_ops){
+		.ctx = v,
+		.read_lin = op_read_lin, .write_lin = op_write_lin,
+		.seg_base = op_seg_base,
+		.read_cr = op_read_cr, .write_cr = op_write_cr,
+		.load_seg = op_load_seg, .load_dtr = op_load_dtr,
+		.load_ldtr = op_load_ldtr, .load_tr = op_load_tr,
+		.io_in = op_io_in, .io_out = op_io_out,
+		.cpuid = op_cpuid, .rdmsr = op_rdmsr, .wrmsr = op_wrmsr,
+		.get_if = op_get_if, .set_if = op_set_if,
+		.invlpg = op_invlpg, .halt = op_halt,
+	};
+}
