@@ -24,47 +24,17 @@
  */
 #include "vcpu.h"
 #include "segments.h"
+#include "guest_desc.h"
 #include "console.h"
 #include "stop.h"
 #include "hvlib.h"
 
 extern uint64_t hv_gdt[HV_GDT_ENTRIES];
 
-#define DESC_P      (1ull << 47)
-#define DESC_S      (1ull << 44)
-#define DESC_DPL(d) ((unsigned)(((d) >> 45) & 3))
-#define DESC_TYPE(d) ((unsigned)(((d) >> 40) & 0xf))
-#define TYPE_CODE   0x8
-#define TYPE_RW     0x2	/* data: writable; code: readable */
-#define TYPE_ACCESSED 0x1
-
-static bool hv_slot(unsigned idx)
-{
-	return idx == HV_GDT_CS_INDEX || idx == HV_GDT_DS_INDEX ||
-	       idx == HV_GDT_TSS_INDEX || idx == HV_GDT_DFTSS_INDEX;
-}
-
-static uint32_t desc_base(uint64_t d)
-{
-	return (uint32_t)((d >> 16) & 0xffffff) | (uint32_t)((d >> 56) << 24);
-}
-
-/* The descriptor the CPU gets for a guest descriptor, or 0 (unusable). */
-static uint64_t convert(uint64_t d)
-{
-	unsigned dpl = DESC_DPL(d);
-
-	if (!(d & DESC_S) || dpl == 1 || dpl == 2)
-		return 0;
-	if (dpl == 0)
-		d |= 1ull << 45;	/* DPL 1 */
-	return d | ((uint64_t)TYPE_ACCESSED << 40);
-}
-
 static void install(unsigned idx, uint64_t guest_desc)
 {
-	if (!hv_slot(idx))
-		hv_gdt[idx] = convert(guest_desc);
+	if (!guest_desc_hv_slot(idx))
+		hv_gdt[idx] = guest_desc_convert(guest_desc);
 }
 
 enum emul_result vcpu_boot_gdt(struct vcpu *v, struct emul_outcome *out)
@@ -139,7 +109,7 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 	for (unsigned i = 1; i < HV_GDT_ENTRIES; i++) {
 		uint64_t d = i < n ? table[i] : 0;
 
-		if (hv_slot(i) && (d & DESC_S) && (d & DESC_P))
+		if (guest_desc_hv_slot(i) && (d & DESC_S) && (d & DESC_P))
 			log_warn("guest GDT slot %u (selector 0x%x) is the hypervisor's: the guest cannot use it",
 				 i, i * 8);
 		/* The CPU keeps a loaded segment's descriptor in its hidden
@@ -147,7 +117,7 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 		 * guest reloads them (head_32.S: lgdt, then ljmp).  We reload
 		 * every segment register on each entry, so a slot that is in
 		 * use and becomes unusable keeps its old descriptor. */
-		if (!convert(d) && in_use(v, i))
+		if (!guest_desc_convert(d) && in_use(v, i))
 			continue;
 		install(i, d);
 	}
@@ -174,7 +144,7 @@ uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
 
 	if (idx == 0 || (sel & 4) || idx >= HV_GDT_ENTRIES)
 		return 0;
-	return desc_base(hv_gdt[idx]);
+	return guest_desc_base(hv_gdt[idx]);
 }
 
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
@@ -200,7 +170,7 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 		return refuse(out, "segment load of LDT selector 0x%x (no LDT support)", sel, 0);
 	if (idx * 8 + 7 > v->gdtr.limit)
 		return fault(out, 13, sel & 0xfffc);
-	if (hv_slot(idx))
+	if (guest_desc_hv_slot(idx))
 		return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
 	r = read_guest_desc(v, idx, &gd, out);
 	if (r != EMUL_OK)
@@ -213,21 +183,21 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	dpl = DESC_DPL(d);	/* 1: the guest's DPL 0; 3: user */
 	switch (seg) {
 	case SEG_SS:
-		if ((type & TYPE_CODE) || !(type & TYPE_RW))
+		if ((type & DESC_TYPE_CODE) || !(type & DESC_TYPE_RW))
 			return fault(out, 13, sel & 0xfffc);
 		if (!(d & DESC_P))
 			return fault(out, 12, sel & 0xfffc);
 		f->ss = (sel & ~3u) | dpl;
 		return EMUL_OK;
 	case SEG_CS:
-		if (!(type & TYPE_CODE))
+		if (!(type & DESC_TYPE_CODE))
 			return fault(out, 13, sel & 0xfffc);
 		if (!(d & DESC_P))
 			return fault(out, 11, sel & 0xfffc);
 		f->cs = (sel & ~3u) | dpl;
 		return EMUL_OK;
 	default:
-		if ((type & TYPE_CODE) && !(type & TYPE_RW))
+		if ((type & DESC_TYPE_CODE) && !(type & DESC_TYPE_RW))
 			return fault(out, 13, sel & 0xfffc);
 		if (!(d & DESC_P))
 			return fault(out, 11, sel & 0xfffc);
@@ -259,7 +229,7 @@ enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome 
 	if (!(d & DESC_P))
 		return fault(out, 11, sel & 0xfffc);
 	v->tr = sel;
-	v->tr_base = desc_base(d);
+	v->tr_base = guest_desc_base(d);
 	log_debug("guest ltr 0x%x: TSS at %08x", sel, v->tr_base);
 	return EMUL_OK;
 }
@@ -273,27 +243,14 @@ enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcom
 	return refuse(out, "lldt 0x%x: a non-empty LDT is not supported yet", sel, 0);
 }
 
-/* Is sel usable in our GDT for segment register "what" at privilege cpl? */
-static bool selector_ok(uint16_t sel, bool code, bool stack, unsigned cpl)
+/* Is sel usable in our GDT for segment register use `use` at privilege cpl? */
+static bool selector_ok(uint16_t sel, enum seg_use use, unsigned cpl)
 {
 	unsigned idx = sel >> 3;
-	uint64_t d;
 
-	if ((sel & 4) || idx == 0 || idx >= HV_GDT_ENTRIES || hv_slot(idx))
+	if ((sel & 4) || idx == 0 || idx >= HV_GDT_ENTRIES || guest_desc_hv_slot(idx))
 		return false;
-	d = hv_gdt[idx];
-	if (!(d & DESC_P) || !(d & DESC_S))
-		return false;
-	if (code)
-		return (DESC_TYPE(d) & TYPE_CODE) && DESC_DPL(d) == (sel & 3);
-	if (stack)
-		return !(DESC_TYPE(d) & TYPE_CODE) && (DESC_TYPE(d) & TYPE_RW) &&
-		       DESC_DPL(d) == (sel & 3) && (sel & 3) == cpl;
-	if ((DESC_TYPE(d) & TYPE_CODE) && !(DESC_TYPE(d) & TYPE_RW))
-		return false;
-	if ((DESC_TYPE(d) & (TYPE_CODE | 0x4)) == (TYPE_CODE | 0x4))
-		return true;	/* conforming code: no privilege check */
-	return DESC_DPL(d) >= cpl && DESC_DPL(d) >= (sel & 3u);
+	return guest_desc_usable(hv_gdt[idx], sel, use, cpl);
 }
 
 bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
@@ -307,11 +264,11 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
 		fmt_snprintf(why, whylen, "cs %04x: ring %u", f->cs & 0xffff, cpl);
 		return false;
 	}
-	if (!selector_ok(f->cs, true, false, cpl)) {
+	if (!selector_ok(f->cs, SEG_USE_CODE, cpl)) {
 		fmt_snprintf(why, whylen, "cs %04x is not a usable code segment", f->cs & 0xffff);
 		return false;
 	}
-	if (!selector_ok(f->ss, false, true, cpl)) {
+	if (!selector_ok(f->ss, SEG_USE_STACK, cpl)) {
 		fmt_snprintf(why, whylen, "ss %04x is not a usable stack segment at ring %u",
 			     f->ss & 0xffff, cpl);
 		return false;
@@ -320,7 +277,7 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
 		uint16_t sel = *data[i] & 0xffff;
 
 		*data[i] = sel;
-		if ((sel & ~3u) == 0 || selector_ok(sel, false, false, cpl))
+		if ((sel & ~3u) == 0 || selector_ok(sel, SEG_USE_DATA, cpl))
 			continue;
 		/* The CPU would have nulled it on a return to ring 3, or
 		 * the guest changed the descriptor under a loaded selector:

@@ -1,0 +1,53 @@
+/*
+ * guest_desc.c - the rules for a guest's segment descriptors (pure).
+ */
+#include "guest_desc.h"
+#include "segments.h"
+
+bool guest_desc_hv_slot(unsigned idx)
+{
+	return idx == HV_GDT_CS_INDEX || idx == HV_GDT_DS_INDEX ||
+	       idx == HV_GDT_TSS_INDEX || idx == HV_GDT_DFTSS_INDEX;
+}
+
+uint64_t guest_desc_convert(uint64_t d)
+{
+	unsigned dpl = DESC_DPL(d);
+
+	/* System descriptors (TSS, LDT, call/task/interrupt gates) would
+	 * let the guest switch tasks or enter ring 0: never copied. */
+	if (!(d & DESC_S) || dpl == 1 || dpl == 2)
+		return 0;
+	if (dpl == 0)
+		d |= 1ull << 45;	/* DPL 1: the guest kernel's ring */
+	return d | ((uint64_t)DESC_TYPE_ACCESSED << 40);
+}
+
+uint32_t guest_desc_base(uint64_t d)
+{
+	return (uint32_t)((d >> 16) & 0xffffff) | (uint32_t)((d >> 56) << 24);
+}
+
+bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl)
+{
+	unsigned type = DESC_TYPE(d), dpl = DESC_DPL(d), rpl = sel & 3u;
+
+	if (!(d & DESC_P) || !(d & DESC_S))
+		return false;
+	switch (use) {
+	case SEG_USE_CODE:
+		/* iret to a non-conforming code segment: DPL == RPL == new CPL. */
+		return (type & DESC_TYPE_CODE) && dpl == rpl && rpl == cpl;
+	case SEG_USE_STACK:
+		return !(type & DESC_TYPE_CODE) && (type & DESC_TYPE_RW) &&
+		       dpl == rpl && rpl == cpl;
+	case SEG_USE_DATA:
+		if ((type & DESC_TYPE_CODE) && !(type & DESC_TYPE_RW))
+			return false;	/* execute-only code */
+		if ((type & (DESC_TYPE_CODE | DESC_TYPE_CONFORMING)) ==
+		    (DESC_TYPE_CODE | DESC_TYPE_CONFORMING))
+			return true;	/* conforming code: no privilege check */
+		return dpl >= cpl && dpl >= rpl;
+	}
+	return false;
+}

@@ -1,0 +1,43 @@
+/*
+ * guest_desc.h - the rules for a guest's segment descriptors (pure logic,
+ * unit-tested in tests/unit/test_guest_desc.c).
+ *
+ * A guest's GDT entries are copied into our GDT (vcpu_desc.c), but only
+ * in a form that cannot give the guest more privilege than ring 1: see
+ * guest_desc_convert.  guest_desc_usable says whether the CPU will load a
+ * selector into a segment register without faulting, which we must know
+ * before we pop a frame into the segment registers at ring 0.
+ */
+#ifndef VMI_HV_GUEST_DESC_H
+#define VMI_HV_GUEST_DESC_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define DESC_P      (1ull << 47)
+#define DESC_S      (1ull << 44)
+#define DESC_DPL(d) ((unsigned)(((d) >> 45) & 3))
+#define DESC_TYPE(d) ((unsigned)(((d) >> 40) & 0xf))
+#define DESC_TYPE_CODE      0x8
+#define DESC_TYPE_CONFORMING 0x4	/* code */
+#define DESC_TYPE_RW        0x2	/* data: writable; code: readable */
+#define DESC_TYPE_ACCESSED  0x1
+
+/* One of the hypervisor's own GDT slots (segments.h), never the guest's. */
+bool guest_desc_hv_slot(unsigned idx);
+
+/* The descriptor the CPU gets for a guest descriptor, or 0 (unusable):
+ * code and data only (S = 1); DPL 0 becomes 1, DPL 3 stays, DPL 1 and 2
+ * are refused; the accessed bit is set so the CPU never writes it. */
+uint64_t guest_desc_convert(uint64_t d);
+
+uint32_t guest_desc_base(uint64_t d);
+
+enum seg_use { SEG_USE_CODE, SEG_USE_STACK, SEG_USE_DATA };
+
+/* Will the CPU load selector sel, whose (converted) descriptor is d, into
+ * a segment register used as `use`, when returning to privilege cpl?
+ * Slot and table checks (null, LDT, hypervisor slot) are the caller's. */
+bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl);
+
+#endif
