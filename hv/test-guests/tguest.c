@@ -9,6 +9,8 @@
  *   tguest=triple       an IDT with limit 0, then ud2: #UD cannot be
  *                       delivered, nor the #GP, nor the double fault
  *   tguest=outside      reads guest-physical memory beyond its RAM
+ *   tguest=switcher     reads the switcher (allowed: ring 1 is supervisor),
+ *                       then writes to it (read-only: a rule break)
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
  *                       does not implement (SetAlarm)
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
@@ -152,6 +154,13 @@ void tguest_main(const uint8_t *boot_params)
 	} else if (has_word(cmdline, "tguest=outside")) {
 		puts("tguest: reading guest-physical 0x3f000000\n");
 		(void)*(volatile uint32_t *)0x3f000000;
+	} else if (has_word(cmdline, "tguest=switcher")) {
+		volatile uint32_t *sw = (volatile uint32_t *)0xffc00000u;
+
+		puts("tguest: switcher word 0: ");
+		puthex(*sw);
+		puts("; writing it\n");
+		*sw = 0xdeadbeef;
 	} else if (has_word(cmdline, "tguest=vmi")) {
 		uint32_t r;
 

@@ -145,3 +145,16 @@ def guest_linux_iso(t):
     q.expect(r"vmi-hv: guest stopped: stopped from the serial console", timeout=60)
     q.expect(r"guest registers \(ring [13], paravirtual mode")
     stays_responsive(t, q)
+
+
+@test("hv-tguest-switcher-read-only")
+def tguest_switcher_read_only(t):
+    """The switcher is mapped in the guest's address space (it must be, for
+    traps), readable from ring 1 but read-only (CR0.WP): the write is a
+    protection fault (error 3 = present|write) and a rule break."""
+    q = tguest(t, "switcher")
+    q.expect(r"tguest: switcher word 0: [0-9a-f]{8}; writing it")
+    q.expect(r"vmi-hv: guest stopped: page fault at ffc00000 \(error 3\) breaks the rules: "
+             r"[^\n]*reserved top", timeout=30)
+    t.check("tguest: nothing caught me" not in q.output, "the write went through")
+    stays_responsive(t, q)
