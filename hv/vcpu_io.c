@@ -13,10 +13,11 @@
  *
  * Every other port is denied: reads return all ones (an absent device on
  * the ISA bus), writes are dropped, and each is logged, at most
- * IO_LOG_LIMIT lines in all so that a polling loop cannot flood the log.
+ * IO_LOG_LIMIT lines per 10 s so that a polling loop cannot flood the log.
  */
 #include "vcpu.h"
 #include "console.h"
+#include "timer.h"
 
 #define COM1_BASE   0x3f8
 #define IO_LOG_LIMIT 20
@@ -79,15 +80,32 @@ static void com1_out(struct vcpu *v, uint16_t reg, uint8_t val)
 	}
 }
 
+/* At most IO_LOG_LIMIT lines per IO_LOG_WINDOW ticks (10 s); what was
+ * dropped is summed up when the next window opens. */
+#define IO_LOG_WINDOW (10 * HV_TICK_HZ)
+
 static void log_denied(struct vcpu *v, const char *dir, uint16_t port, unsigned size, uint32_t val)
 {
+	static uint64_t window_start, dropped;
+	uint64_t now = hv_ticks();
+
 	v->stats.io_denied++;
-	if (io_logged >= IO_LOG_LIMIT)
+	if (now - window_start >= IO_LOG_WINDOW) {
+		if (dropped)
+			log_info("guest: %llu more denied port accesses not logged",
+				 (unsigned long long)dropped);
+		window_start = now;
+		io_logged = 0;
+		dropped = 0;
+	}
+	if (io_logged >= IO_LOG_LIMIT) {
+		dropped++;
 		return;
+	}
 	io_logged++;
 	log_info("guest: port %s 0x%x (%u bytes%s%x) denied at eip %08x%s", dir, port, size,
 		 dir[0] == 'o' ? ", value 0x" : ", returning 0x", val, v->frame->eip,
-		 io_logged == IO_LOG_LIMIT ? "; further denied ports are counted, not logged" : "");
+		 io_logged == IO_LOG_LIMIT ? "; more in the next 10 s are only counted" : "");
 }
 
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val)

@@ -137,6 +137,14 @@ enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_
 	case 4:
 		if (val & X86_CR4_PAE)
 			return unsupported(out, "mov to cr4 %08x: PAE (vmi-hv guests are non-PAE)", val);
+		/* SSE needs the real OSFXSR/OSXMMEXCPT: the guest owns the
+		 * FPU/SSE state (the hypervisor is built without them), so
+		 * they may simply stay on once the guest asks for them. */
+		if (val & (X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT)) {
+			uint32_t real = read_cr4() | (val & (X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT));
+
+			__asm__ volatile("mov %0, %%cr4" : : "r"(real) : "memory");
+		}
 		if ((val ^ v->cr4) & X86_CR4_PGE)
 			vcpu_paging_changed(v, true);
 		v->cr4 = val;
