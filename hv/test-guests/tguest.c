@@ -11,6 +11,10 @@
  *   tguest=outside      reads guest-physical memory beyond its RAM
  *   tguest=switcher     reads the switcher (allowed: ring 1 is supervisor),
  *                       then writes to it (read-only: a rule break)
+ *   tguest=user         ring 3: iret to user mode, int $0x80 there (a DPL 3
+ *                       gate: delivered on the TSS's ring-0 stack), then
+ *                       cli in user mode (#GP to its own handler), then
+ *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
  *                       does not implement (SetAlarm)
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
@@ -97,6 +101,103 @@ static void set_gate(unsigned v, void (*fn)(void))
 
 struct __attribute__((packed)) dtr { uint16_t limit; uint32_t base; };
 
+static uint64_t idt_big[0x81];
+
+/* ---- ring 3, for tguest=user ------------------------------------------- */
+struct __attribute__((packed)) tss32 {
+	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
+	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
+	uint32_t es, cs, ss, ds, fs, gs, ldt;
+	uint16_t trap, iomap_base;
+};
+static struct tss32 tss;
+static uint64_t user_gdt[7] = {
+	0, 0,
+	0x00cf9a000000ffffull,	/* 0x10 kernel code */
+	0x00cf92000000ffffull,	/* 0x18 kernel data */
+	0x00cffa000000ffffull,	/* 0x20 user code, DPL 3 */
+	0x00cff2000000ffffull,	/* 0x28 user data, DPL 3 */
+	0,			/* 0x30 TSS, filled in */
+};
+static uint8_t kernel_stack[4096] __attribute__((aligned(16)));
+static uint8_t user_stack[4096] __attribute__((aligned(16)));
+volatile uint32_t sys_eax, sys_cs, gp_error, gp_cs, gp_ss;
+
+void sys_entry(void);
+void gp_entry(void);
+void user_code(void);
+void gp_report(void);
+__asm__(".text\n"
+	"sys_entry:\n"			/* int $0x80 from ring 3, on tss.esp0 */
+	"	movl %eax, sys_eax\n"
+	"	movl 4(%esp), %eax\n"		/* the pushed cs */
+	"	movl %eax, sys_cs\n"
+	"	iret\n"
+	"gp_entry:\n"			/* #GP: error, eip, cs, eflags, esp, ss */
+	"	movl (%esp), %eax\n"
+	"	movl %eax, gp_error\n"
+	"	movl 8(%esp), %eax\n"
+	"	movl %eax, gp_cs\n"
+	"	movl 20(%esp), %eax\n"
+	"	movl %eax, gp_ss\n"
+	"	movl $0x18, %eax\n"
+	"	movl %eax, %ds\n"
+	"	movl %eax, %es\n"
+	"	call gp_report\n"
+	"1:	jmp 1b\n"
+	"user_code:\n"			/* ring 3 */
+	"	movl $42, %eax\n"
+	"	int $0x80\n"
+	"	cli\n"				/* #GP in ring 3 */
+	"2:	jmp 2b\n");
+
+void gp_report(void)
+{
+	puts("tguest: syscall from ring 3: eax ");
+	puthex(sys_eax);
+	puts(" cs ");
+	puthex(sys_cs & 0xffff);
+	puts("\ntguest: #GP from ring 3: error ");
+	puthex(gp_error);
+	puts(" cs ");
+	puthex(gp_cs & 0xffff);
+	puts(" ss ");
+	puthex(gp_ss & 0xffff);
+	puts("\ntguest: now rdpmc\n");
+	__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+}
+
+static void test_user(void)
+{
+	struct dtr g = { sizeof(user_gdt) - 1, (uint32_t)user_gdt };
+	struct dtr d = { sizeof(idt_big) - 1, (uint32_t)idt_big };
+	uint32_t base = (uint32_t)&tss, limit = sizeof(tss) - 1;
+	uint32_t gate;
+
+	tss.esp0 = (uint32_t)(kernel_stack + sizeof(kernel_stack));
+	tss.ss0 = 0x18;
+	tss.iomap_base = sizeof(tss);
+	user_gdt[6] = (uint64_t)(limit & 0xffff) | ((uint64_t)(base & 0xffffff) << 16) |
+		      (0x89ull << 40) | ((uint64_t)(base >> 24) << 56);
+	gate = (uint32_t)sys_entry;	/* trap gate, DPL 3 */
+	idt_big[0x80] = (uint64_t)(gate & 0xffff) | (0x10ull << 16) | (0xefull << 40) |
+			((uint64_t)(gate >> 16) << 48);
+	gate = (uint32_t)gp_entry;	/* interrupt gate, DPL 0 */
+	idt_big[13] = (uint64_t)(gate & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
+		      ((uint64_t)(gate >> 16) << 48);
+	__asm__ volatile("lgdt %0" : : "m"(g));
+	__asm__ volatile("lidt %0" : : "m"(d));
+	__asm__ volatile("ltr %w0" : : "r"(0x30));
+	puts("tguest: entering ring 3\n");
+	__asm__ volatile("pushl $0x2b\n"
+			 "pushl %0\n"
+			 "pushl $0x202\n"
+			 "pushl $0x23\n"
+			 "pushl $user_code\n"
+			 "iret"
+			 : : "r"(user_stack + sizeof(user_stack)) : "memory");
+}
+
 static uint32_t page_dir[1024] __attribute__((aligned(4096)));
 
 static void test_pagefault(void)
@@ -161,6 +262,8 @@ void tguest_main(const uint8_t *boot_params)
 		puthex(*sw);
 		puts("; writing it\n");
 		*sw = 0xdeadbeef;
+	} else if (has_word(cmdline, "tguest=user")) {
+		test_user();
 	} else if (has_word(cmdline, "tguest=vmi")) {
 		uint32_t r;
 

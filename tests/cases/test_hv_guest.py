@@ -158,3 +158,17 @@ def tguest_switcher_read_only(t):
              r"[^\n]*reserved top", timeout=30)
     t.check("tguest: nothing caught me" not in q.output, "the write went through")
     stays_responsive(t, q)
+
+
+@test("hv-tguest-ring3-delivery")
+def tguest_ring3_delivery(t):
+    """Guest user mode: iret to ring 3 (native), int $0x80 through the
+    guest's DPL 3 gate and a #GP from cli, both delivered on the ring-0
+    stack of the guest's TSS (ltr) with the user ss:esp pushed."""
+    q = tguest(t, "user")
+    q.expect(r"tguest: entering ring 3")
+    q.expect(r"tguest: syscall from ring 3: eax 0000002a cs 00000023", timeout=30)
+    q.expect(r"tguest: #GP from ring 3: error 00000000 cs 00000023 ss 0000002b", timeout=30)
+    q.expect(r"vmi-hv: guest stopped: unsupported instruction", timeout=30)
+    q.expect(r"tr=0030")
+    stays_responsive(t, q)
