@@ -12,6 +12,7 @@
  *   #GP, #UD       -> the instruction emulator (hv/emul/)
  *   int $0x82      -> a VMI hypercall (hypercall.c)
  *   IRQ 0-15       -> the hypervisor's own drivers (timer, serial)
+ *   NMI, #MC, #DF  -> the machine's problem, not the guest's
  *   anything else  -> the guest's own IDT, as hardware would deliver it
  */
 #include "vcpu.h"
@@ -248,10 +249,9 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 			software_interrupt(v, f);
 			return;
 		}
-		if (f->error != 0) {
-			/* A selector-related #GP (segment load, far transfer):
-			 * the emulator decides, it knows the instruction. */
-		}
+		/* Privileged instructions (error 0) and selector faults of
+		 * segment loads and far transfers: the emulator decides, it
+		 * knows the instruction. */
 		emulate(v, f);
 		return;
 	case 6:
@@ -259,6 +259,13 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 		return;
 	case 8:
 		vcpu_stop(v, "double fault while the guest ran (a hypervisor bug)");
+	case 2:
+		/* A real NMI (the guest's own "int $2" arrives as #GP): the
+		 * machine's, not the guest's. */
+		log_warn("NMI while the guest ran; ignored");
+		return;
+	case 18:
+		hv_panic("machine check while the guest ran");
 	}
 	if (vector == VMI_HYPERCALL_VECTOR) {
 		vcpu_hypercall(v);
