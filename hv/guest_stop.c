@@ -21,6 +21,7 @@
 #include "io.h"
 #include "timer.h"
 #include "hvlib.h"
+#include "valarm.h"
 
 static uint64_t reflected(const struct vcpu_stats *s)
 {
@@ -53,6 +54,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)v->vtlb.stats.flushes,
 		(unsigned long long)v->vtlb.stats.invlpgs,
 		v->vtlb.stats.shadow_pages_in_use, v->vtlb.stats.shadow_pages_peak);
+	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired\n",
+		(unsigned long long)s->injected, (unsigned long long)valarm_count);
 }
 
 static void print_guest_state(const struct vcpu *v)
@@ -133,4 +136,33 @@ void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const ch
 	kprintf("\n");
 	print_guest_state(v);
 	after_stop(v);
+}
+
+/*
+ * The guest ended itself (reboot or power off): not a rule break, so no
+ * register dump; the statistics and the exit rate, then the hypervisor
+ * stops with its own exit code (one vCPU, nothing left to run).  Restarting
+ * the guest in place is not done yet.
+ */
+__attribute__((noreturn)) static void guest_end(struct vcpu *v, int code, const char *what, const char *why)
+{
+	uint64_t ms = tsc_to_us(rdtsc() - v->start_tsc) / 1000;
+
+	irq_disable();
+	kprintf("\nvmi-hv: guest %s: %s\n", what, why);
+	vcpu_print_counters(v);
+	kprintf("vmi-hv: guest ran %llu ms: %llu exits, %llu exits/s\n",
+		(unsigned long long)ms, (unsigned long long)v->stats.exits,
+		(unsigned long long)(ms ? udiv64(v->stats.exits * 1000, (uint32_t)ms) : 0));
+	hv_stop(code, "guest %s", what);
+}
+
+void vcpu_guest_reboot(struct vcpu *v, const char *why)
+{
+	guest_end(v, HV_EXIT_GUEST_REBOOT, "reboot", why);
+}
+
+void vcpu_guest_shutdown(struct vcpu *v, const char *why)
+{
+	guest_end(v, HV_EXIT_GUEST_SHUTDOWN, "shutdown", why);
 }

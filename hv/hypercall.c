@@ -7,6 +7,7 @@
  * may change eax, edx, ecx and the arithmetic flags only (ebx too for
  * CPUID).
  *
+ * Issue 7 adds the time device (valarm.c, rtc.c), Reboot and Shutdown.
  * Issue 6 scope: Init, which marks the vCPU paravirtual and logs the
  * activation, and the calls a guest makes right after it that map onto
  * machinery the pre-activation path has anyway (control registers,
@@ -22,6 +23,7 @@
 #include "hvlib.h"
 #include "timer.h"
 #include "vmi_abi.h"
+#include "valarm.h"
 
 extern uint64_t hv_start_tsc;
 
@@ -49,6 +51,22 @@ static void guest_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned 
 	if (!vcpu_write_lin(v, lin, buf, len, 1, &pf))
 		vcpu_stop(v, "VMI call: cannot write %s at %08x (%s)", what, lin,
 			  v->violation ? v->violation_why : "page fault");
+}
+
+/* Linux writes its GDT through the per-CPU mapping and loads a read-only
+ * fixmap alias of it: the same guest-physical bytes at two linear
+ * addresses.  True if lin_a and lin_b reach the same guest-physical byte. */
+static bool same_page(struct vcpu *v, uint32_t lin_a, uint32_t lin_b)
+{
+	struct vtlb_outcome out;
+	uint32_t pa, pb;
+
+	if (lin_a == lin_b)
+		return true;
+	if (vtlb_translate(&v->vtlb, &v->paging, lin_a, false, 1, &pa, &out) != VTLB_FILLED ||
+	    vtlb_translate(&v->vtlb, &v->paging, lin_b, false, 1, &pb, &out) != VTLB_FILLED)
+		return false;
+	return pa == pb;
 }
 
 static void check(struct vcpu *v, enum emul_result r, struct emul_outcome *out, unsigned call)
@@ -130,6 +148,13 @@ void vcpu_hypercall(struct vcpu *v)
 		log_debug("guest VMI RDMSR 0x%x: not virtualized, reads 0", a);
 		set64(f, 0);
 		return;
+	case VMI_CALL_WRMSR:
+		/* MSRs are not virtualized (RDMSR reads 0): the write is
+		 * dropped and reported done, so the guest's feature-control
+		 * lock and the like do not reach the real CPU. */
+		log_debug("guest VMI WRMSR 0x%x <- %08x%08x: not virtualized, dropped", a, c, d);
+		f->eax = 0;
+		return;
 	case VMI_CALL_SetGDT:
 	case VMI_CALL_SetIDT:
 		guest_read(v, a, dtr, 6, "a descriptor-table pointer");
@@ -168,7 +193,8 @@ void vcpu_hypercall(struct vcpu *v)
 		uint32_t desc[2] = { c, f->ebx };
 
 		guest_write(v, a + d * 8, desc, 8, "a descriptor");
-		if (call == VMI_CALL_WriteGDTEntry && a == v->gdtr.base && d * 8 + 7 <= v->gdtr.limit)
+		if (call == VMI_CALL_WriteGDTEntry && d * 8 + 7 <= v->gdtr.limit &&
+		    same_page(v, a + d * 8, v->gdtr.base + d * 8))
 			vcpu_gdt_entry_changed(v, d);
 		return;
 	}
@@ -269,17 +295,40 @@ void vcpu_hypercall(struct vcpu *v)
 		vcpu_io_out(v, (uint16_t)d, call == VMI_CALL_OUT ? 4 : call == VMI_CALL_OUTW ? 2 : 1, a);
 		return;
 	case VMI_CALL_GetCycleFrequency:
-		/* 0: "no VMI time device"; the guest keeps its own clocks.
-		 * The time device is issue 7. */
-		set64(f, 0);
+		set64(f, tsc_hz());
 		return;
-	case VMI_CALL_GetCycleCounter:
-		set64(f, rdtsc());
+	case VMI_CALL_GetCycleCounter: {
+		uint64_t val;
+
+		if (!valarm_counter(a, &val))
+			vcpu_stop(v, "GetCycleCounter: unknown counter %u", a);
+		set64(f, val);
+		return;
+	}
+	case VMI_CALL_SetAlarm: {
+		const char *why = valarm_set(a, d | (uint64_t)c << 32,
+					     f->ebx | (uint64_t)f->esi << 32);
+
+		if (why)
+			vcpu_stop(v, "%s (flags %x)", why, a);
+		return;
+	}
+	case VMI_CALL_CancelAlarm: {
+		const char *why;
+		bool was = valarm_cancel(a, &why);
+
+		if (why)
+			vcpu_stop(v, "%s (flags %x)", why, a);
+		f->eax = was;
+		return;
+	}
+	case VMI_CALL_GetWallclockTime:
+		set64(f, wallclock_ns());
 		return;
 	case VMI_CALL_Shutdown:
-		vcpu_stop(v, "the guest called Shutdown");
+		vcpu_guest_shutdown(v, "the guest called Shutdown");
 	case VMI_CALL_Reboot:
-		vcpu_stop(v, "the guest called Reboot(%u)", a);
+		vcpu_guest_reboot(v, "the guest called Reboot");
 	case VMI_HC_REPORT_UNSUPPORTED:
 		vcpu_stop(v, "unimplemented VMI call %u (%s): the ROM has no code for it",
 			  a, a < NUM_VMI_CALLS ? vmi_call_name(a) : "out of range");

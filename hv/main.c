@@ -109,6 +109,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	pic_init();
 	tsc_calibrate();
+	rtc_read_boot();
 	hv_timer_start();
 	serial_enable_rx_irq();
 	irq_enable();

@@ -26,6 +26,9 @@
 #include "timer.h"
 #include "hvlib.h"
 #include "vmi_abi.h"
+#include "vpic.h"
+#include "vuart.h"
+#include "valarm.h"
 
 void switch_to_guest(uint32_t shadow_cr3);
 uint32_t vcpu_switcher_init(void);
@@ -202,8 +205,8 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
  * character Ctrl-] (0x1d) followed by
  *     s  print the statistics, the guest keeps running;
  *     q  stop the guest (then the console of guest_stop.c takes over).
- * Other input is dropped: the guest has no serial input before the
- * virtual UART of issue 7.
+ * Everything else goes to the guest's virtual UART (an escape followed
+ * by another escape sends one Ctrl-] to the guest).
  */
 #define SERIAL_ESCAPE 0x1d
 
@@ -215,10 +218,14 @@ static void serial_commands(struct vcpu *v)
 	while ((c = serial_getc()) >= 0) {
 		if (!escaped) {
 			escaped = c == SERIAL_ESCAPE;
+			if (!escaped)
+				vuart_receive((uint8_t)c);
 			continue;
 		}
 		escaped = false;
-		if (c == 's') {
+		if (c == SERIAL_ESCAPE) {
+			vuart_receive((uint8_t)c);
+		} else if (c == 's') {
 			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
 			vcpu_print_counters(v);
@@ -236,8 +243,6 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 	v->stats.exits_by_vector[vector & 0xff]++;
 	if (vector >= HV_IRQ_BASE && vector < HV_IRQ_BASE + 16) {
 		irq_dispatch(vector);
-		if (vector == HV_IRQ_BASE + HV_IRQ_COM1)
-			serial_commands(v);
 		return;
 	}
 	switch (vector) {
@@ -280,16 +285,37 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 	vcpu_stop(v, "unexpected trap vector %u (%s) from the guest", vector, vector_name(vector));
 }
 
+void vcpu_poll_devices(struct vcpu *v)
+{
+	valarm_poll();
+	serial_commands(v);
+}
+
+/* At an instruction boundary with the virtual IF set: the vPIC's best
+ * request goes through the guest's IDT like a hardware interrupt (no
+ * error code, gate DPL not checked; an interrupt gate clears the IF). */
+static void inject_interrupt(struct vcpu *v)
+{
+	if (!v->vif || !vpic_pending())
+		return;
+	v->stats.injected++;
+	vcpu_deliver(v, vpic_ack(), false, 0, 0);
+}
+
 void vcpu_run(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
 	char why[128];
 
 	v->start_tsc = rdtsc();
+	vpic_reset();
+	vuart_reset();
 	for (;;) {
 		uint32_t cr2;
 
 		irq_disable();
+		vcpu_poll_devices(v);
+		inject_interrupt(v);
 		sanitize_eflags(f);
 		if (!vcpu_check_frame(v, why, sizeof(why)))
 			vcpu_stop(v, "cannot resume the guest: %s", why);

@@ -1,83 +1,82 @@
 /*
- * vcpu_io.c - the guest's port I/O.
+ * vcpu_io.c - the guest's port I/O, from trapped in/out (the emulator)
+ * and from the VMI IN/OUT calls alike.
  *
- * With IOPL 0 and no I/O bitmap in the TSS, every in/out from ring 1 or 3
- * traps (#GP) and the emulator hands the access here.  Before activation
- * the guest needs exactly one device: a 16550 on COM1 for
- * earlyprintk=serial (the decompressor's and the kernel's early console).
- * It is emulated just enough: a byte written to the transmit register
- * goes to the real COM1; the line status always says "transmitter empty";
- * the divisor, line and modem control and scratch registers hold what the
- * guest wrote, without touching the real UART (the hypervisor's own
- * console shares it).  Nothing is ever received.
+ * Devices: the 8259A pair (vpic.c) and a 16550A on COM1 (vuart.c).  Ports
+ * Linux touches on a PC and must get a sane answer from, without a device
+ * behind them: the PIT (0x40-0x43: reads 0, writes dropped; the guest's
+ * clock is the VMI time device), port B (0x61: speaker off, reads 0), the
+ * CMOS RTC (0x70/0x71: index kept, reads from the real RTC for the clock
+ * registers 0-13, 0 elsewhere; writes to the data port dropped) and the
+ * keyboard controller (0x60/0x64: status "empty", command 0xFE, the pulse
+ * on the reset line that Linux's reboot uses, reboots the guest).
  *
  * Every other port is denied: reads return all ones (an absent device on
  * the ISA bus), writes are dropped, and each is logged, at most
  * IO_LOG_LIMIT lines per 10 s so that a polling loop cannot flood the log.
  */
 #include "vcpu.h"
+#include "vpic.h"
+#include "vuart.h"
 #include "console.h"
 #include "timer.h"
+#include "io.h"
 
-#define COM1_BASE   0x3f8
 #define IO_LOG_LIMIT 20
 
-#define LSR_THRE    0x20
-#define LSR_TEMT    0x40
-#define MSR_CTS_DSR_DCD 0xb0
-
-static struct {
-	uint8_t ier, lcr, mcr, scr, dll, dlm;
-} com1 = { .lcr = 0x03, .dll = 1 };
-
 static unsigned io_logged;
+static uint8_t cmos_index;
 
 static uint32_t ones(unsigned size)
 {
 	return size >= 4 ? 0xffffffffu : (1u << (size * 8)) - 1;
 }
 
-static bool com1_in(uint16_t reg, uint32_t *val)
+/* The quiet ports above; false if the port is not one of them. */
+static bool misc_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
 {
-	bool dlab = com1.lcr & 0x80;
-
-	switch (reg) {
-	case 0: *val = dlab ? com1.dll : 0; return true;	/* RBR: nothing received */
-	case 1: *val = dlab ? com1.dlm : com1.ier; return true;
-	case 2: *val = 0x01; return true;			/* IIR: no interrupt pending */
-	case 3: *val = com1.lcr; return true;
-	case 4: *val = com1.mcr; return true;
-	case 5: *val = LSR_THRE | LSR_TEMT; return true;
-	case 6: *val = MSR_CTS_DSR_DCD; return true;
-	case 7: *val = com1.scr; return true;
+	switch (port) {
+	case 0x40: case 0x41: case 0x42: case 0x43:
+	case 0x61:
+		if (!write)
+			*val = 0;
+		return true;
+	case 0x70:
+		if (write)
+			cmos_index = (uint8_t)(*val & 0x7f);	/* bit 7: NMI mask, ours */
+		else
+			*val = cmos_index;
+		return true;
+	case 0x71:
+		if (!write) {
+			if (cmos_index <= 0x0d) {
+				outb(0x70, cmos_index);
+				*val = inb(0x71);
+			} else {
+				*val = 0;
+			}
+		}
+		return true;
+	case 0x60:
+		if (!write)
+			*val = 0;
+		return true;
+	case 0x64:
+		if (!write)
+			*val = 0;	/* output and input buffers empty */
+		else if ((*val & 0xff) == 0xfe)
+			vcpu_guest_reboot(v, "keyboard controller reset (port 0x64, 0xfe)");
+		return true;
 	}
 	return false;
 }
 
-static void com1_out(struct vcpu *v, uint16_t reg, uint8_t val)
+static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, uint32_t *val)
 {
-	bool dlab = com1.lcr & 0x80;
-
-	switch (reg) {
-	case 0:
-		if (dlab) {
-			com1.dll = val;
-		} else {
-			serial_putc_raw((char)val);
-			v->stats.com1_bytes++;
-		}
-		return;
-	case 1:
-		if (dlab)
-			com1.dlm = val;
-		else
-			com1.ier = val & 0x0f;
-		return;
-	case 2: return;				/* FCR: FIFOs are always fine */
-	case 3: com1.lcr = val; return;
-	case 4: com1.mcr = val & 0x1f; return;
-	case 7: com1.scr = val; return;
-	}
+	if (size != 1)
+		return false;
+	return vpic_io(port, write, val) || vuart_io(v, port, write, val) ||
+	       misc_io(v, port, write, val);
 }
 
 /* At most IO_LOG_LIMIT lines per IO_LOG_WINDOW ticks (10 s); what was
@@ -110,8 +109,7 @@ static void log_denied(struct vcpu *v, const char *dir, uint16_t port, unsigned 
 
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val)
 {
-	if (port >= COM1_BASE && port < COM1_BASE + 8 && size == 1 &&
-	    com1_in(port - COM1_BASE, val))
+	if (device_io(v, port, size, false, val))
 		return EMUL_OK;
 	*val = ones(size);
 	log_denied(v, "in", port, size, *val);
@@ -120,10 +118,8 @@ enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32
 
 enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint32_t val)
 {
-	if (port >= COM1_BASE && port < COM1_BASE + 8 && size == 1) {
-		com1_out(v, port - COM1_BASE, (uint8_t)val);
+	if (device_io(v, port, size, true, &val))
 		return EMUL_OK;
-	}
 	log_denied(v, "out", port, size, val);
 	return EMUL_OK;
 }

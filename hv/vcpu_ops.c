@@ -7,6 +7,7 @@
  * CPU or on memory goes through struct emul_ops, implemented here.
  */
 #include "vcpu.h"
+#include "vpic.h"
 #include "console.h"
 #include "stop.h"
 #include "io.h"
@@ -305,7 +306,15 @@ void vcpu_halt(struct vcpu *v)
 {
 	if (!v->vif)
 		vcpu_stop(v, "hlt with interrupts disabled: the guest is dead");
-	__asm__ volatile("sti; hlt; cli" ::: "memory");
+	/* Sleep until a virtual interrupt can be delivered: the devices are
+	 * polled with interrupts off, then sti;hlt (no wake-up is lost in
+	 * between: sti takes effect after hlt has begun). */
+	for (;;) {
+		vcpu_poll_devices(v);
+		if (vpic_pending())
+			return;
+		__asm__ volatile("sti; hlt; cli" ::: "memory");
+	}
 }
 
 void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops)

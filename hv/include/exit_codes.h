@@ -18,5 +18,7 @@
 #define HV_EXIT_DOUBLE_FAULT    0x04    /* status 9: double fault */
 #define HV_EXIT_PANIC           0x05    /* status 11: internal error */
 #define HV_EXIT_GUEST_STOPPED   0x06    /* status 13: the guest was stopped ("vmi-hv: guest stopped:") */
+#define HV_EXIT_GUEST_REBOOT    0x07    /* status 15: the guest rebooted (VMI Reboot, keyboard-controller reset) */
+#define HV_EXIT_GUEST_SHUTDOWN  0x08    /* status 17: the guest called VMI Shutdown */
 
 #endif

@@ -56,6 +56,7 @@ struct vcpu_stats {
 	uint64_t hypercalls, hypercalls_by_call[128];
 	uint64_t io_denied;
 	uint64_t com1_bytes;
+	uint64_t injected;		/* virtual interrupts delivered */
 };
 
 struct vcpu {
@@ -134,5 +135,11 @@ void vcpu_stop(struct vcpu *v, const char *fmt, ...);
 __attribute__((noreturn, format(printf, 4, 5)))
 void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const char *fmt, ...);
 void vcpu_print_counters(const struct vcpu *v);
+/* The guest rebooted or powered off: statistics, then the hypervisor
+ * stops with HV_EXIT_GUEST_REBOOT / _SHUTDOWN (guest_stop.c). */
+__attribute__((noreturn)) void vcpu_guest_reboot(struct vcpu *v, const char *why);
+__attribute__((noreturn)) void vcpu_guest_shutdown(struct vcpu *v, const char *why);
+/* Timer alarms and serial input into the virtual devices (vcpu.c). */
+void vcpu_poll_devices(struct vcpu *v);
 
 #endif

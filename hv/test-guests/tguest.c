@@ -16,7 +16,7 @@
  *                       cli in user mode (#GP to its own handler), then
  *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
- *                       does not implement (SetAlarm)
+ *                       does not implement (WallclockUpdated)
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
  *                       rdpmc as above (checks exception delivery)
  *
@@ -271,8 +271,8 @@ void tguest_main(const uint8_t *boot_params)
 		__asm__ volatile("int $0x82" : "=a"(r) : "D"(4) : "memory");
 		puts("tguest: Init returned ");
 		puthex(r);
-		puts("; now SetAlarm\n");
-		__asm__ volatile("int $0x82" : "=a"(r) : "D"(81), "a"(0), "d"(0), "c"(0) : "memory");
+		puts("; now WallclockUpdated\n");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(84), "a"(0), "d"(0), "c"(0) : "memory");
 	}
 	puts("tguest: nothing caught me\n");
 }

@@ -45,11 +45,11 @@ void hv_timer_start(void)
 	pic_unmask(HV_IRQ_TIMER);
 }
 
-/* Wait for 10 ticks and compare with the TSC: proves IRQ0 is wired, the
+/* Wait for 100 ms of ticks and compare with the TSC: proves IRQ0 is wired, the
  * PIC passes it, and the tick rate is what we programmed. */
 void hv_timer_check(void)
 {
-	const uint64_t want = 10;
+	const uint64_t want = HV_TICK_HZ / 10;	/* 100 ms worth */
 	uint64_t t0, c0, c1, limit = tsc_hz() * 2;
 
 	/* Busy-wait, not hlt: if IRQ0 never came, hlt would never return. */

@@ -24,7 +24,7 @@
 static uint64_t hz;
 
 /* 64-by-32 division without libgcc: n / d, d < 2^32. */
-static uint64_t udiv64(uint64_t n, uint32_t d)
+uint64_t udiv64(uint64_t n, uint32_t d)
 {
 	uint32_t hi = (uint32_t)(n >> 32), lo = (uint32_t)n, q_hi, r;
 	uint32_t q_lo;

@@ -65,7 +65,7 @@ def check_loaded_guest(t, q, banner=True, same_initrd=True):
     m = q.expect(r"TSC frequency (\d+)\.(\d+) MHz")
     mhz = int(m.group(1))
     t.check(100 <= mhz <= 10000, f"implausible TSC frequency {m.group(0)}")
-    q.expect(r"hypervisor timer: IRQ0 at 100 Hz; 10 ticks took \d+ us")
+    q.expect(r"hypervisor timer: IRQ0 at 1000 Hz; 100 ticks took \d+ us")
     with open(paths.BZIMAGE, "rb") as f:
         head = f.read(0x300)
     proto = struct.unpack_from("<H", head, 0x206)[0]

@@ -115,20 +115,40 @@ def tguest_vmi_init(t):
     m = q.expect(r"vmi-hv: guest activated VMI after (\d+) emulated instructions, (\d+) shadow faults "
                  r"\((\d+) ms since hypervisor start", timeout=30)
     q.expect(r"tguest: Init returned 00000000")
-    q.expect(r"vmi-hv: guest stopped: unimplemented VMI call 81 \(SetAlarm\)", timeout=30)
+    q.expect(r"vmi-hv: guest stopped: unimplemented VMI call 84 \(WallclockUpdated\)", timeout=30)
     q.expect(REGS)
     stays_responsive(t, q)
+
+
+MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
+GUEST_REBOOT = 15   # HV_EXIT_GUEST_REBOOT = 7
+# The guest stopping is fatal for these tests: say why at once.
+GUEST_FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
+               r"vmi-hv: guest stopped: [^\n]*"]
+
+
+def guest_end(t, q):
+    """After `reboot -f`: the hypervisor reports the reboot and exits with
+    the guest-reboot status; returns (run ms, exits, exits/s)."""
+    q.expect(r"vmi-hv: guest reboot: keyboard controller reset", timeout=60)
+    m = q.expect(r"vmi-hv: guest ran (\d+) ms: (\d+) exits, (\d+) exits/s\n", timeout=30)
+    q.expect(r"vmi-hv: stopped \(exit code 7\): guest reboot", timeout=30)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT}")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 @test("hv-guest-linux-iso")
 def guest_linux_iso(t):
     """The ISO's default entry: GRUB -> vmi-hv -> the real Linux guest,
-    deprivileged from its first instruction (decompressor, head_32.S) up
-    to VMI activation; its early console then shows the ROM it found.
-    The guest runs on until it needs what issue 7 brings; we stop it from
-    the hypervisor's serial console (Ctrl-] s, Ctrl-] q)."""
+    deprivileged from its first instruction, paravirtualized from VMI
+    activation on, to the init marker (mode=vmi) and the shell: a command
+    typed on the serial console reaches the guest shell through the
+    virtual UART and its output comes back; dmesg shows the ROM and the
+    VMI time device; the hypervisor's escape (Ctrl-] s) still works;
+    `reboot -f` ends the run with the guest-reboot exit status."""
     t.require(paths.ISO)
-    q = t.qemu("-m", "256", "-cdrom", paths.ISO)
+    q = t.qemu("-m", "256", "-cdrom", paths.ISO, fatal=GUEST_FATAL)
     q.expect(r"vmi-hv: vcpu: guest entry eip=00100000", timeout=90)
     m = q.expect(r"vmi-hv: guest activated VMI after (\d+) emulated instructions, (\d+) shadow faults "
                  r"\((\d+) ms since hypervisor start, (\d+) ms since guest start\)", timeout=180)
@@ -138,13 +158,78 @@ def guest_linux_iso(t):
     q.expect(r"Detected VMI ROM version 13\.0", timeout=180)
     q.expect(r"VMI: paravirtual mode, 65536 KiB reserved at the top", timeout=60)
     q.expect(r"Linux version 6\.1", timeout=60)
+    q.expect(r"VMI: VMI timer: [1-9]\d* Hz cycle counter, alarm \d+ Hz, clockevent and clocksource vmi-timer",
+             timeout=120)
+    q.expect(r"serial8250: ttyS0 at I/O 0x3f8 \(irq = 4, base_baud = 115200\) is a 16550A", timeout=180)
+    m = q.expect(MARKER, timeout=240)
+    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    t.note(f"QEMU start to init marker under the hypervisor through GRUB: {q.elapsed():.1f}s")
+    q.expect(r"vmi-guest# ", timeout=60)
+    q.send("echo typed-$((6 * 7))-back\n")
+    q.expect(r"typed-42-back", timeout=60)
+    q.expect(r"vmi-guest# ", timeout=60)
+    q.send("dmesg | grep -c -e 'Detected VMI ROM version 13.0' -e 'clockevent and clocksource vmi-timer'"
+           " -e 'Switched to clocksource vmi-timer'; echo dmesg-done\n")
+    m = q.expect(r"\n(\d+)\s*\ndmesg-done", timeout=60)
+    t.check(m.group(1) == "3", f"dmesg has {m.group(1)} of the 3 VMI lines")
+    q.expect(r"vmi-guest# ", timeout=60)
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
-    m = q.expect(r"vmi-hv: counters: (\d+) exits, (\d+) emulated instructions, (\d+) hidden[^\n]*?(\d+) hypercalls")
-    q.send("\x1dq")
-    q.expect(r"vmi-hv: guest stopped: stopped from the serial console", timeout=60)
-    q.expect(r"guest registers \(ring [13], paravirtual mode")
-    stays_responsive(t, q)
+    q.expect(r"vmi-hv: counters: (\d+) exits, (\d+) emulated instructions, (\d+) hidden[^\n]*?(\d+) hypercalls")
+    m = q.expect(r"vmi-hv: virtual interrupts: (\d+) delivered, (\d+) alarms fired\n")
+    t.check(int(m.group(1)) > 0 and int(m.group(2)) > 0, f"no interrupts: {m.group(0).strip()}")
+    q.send("\n")
+    q.expect(r"vmi-guest# ", timeout=60)
+    q.send("reboot -f\n")
+    ms, exits, rate = guest_end(t, q)
+    t.note(f"guest ran {ms} ms, {exits} exits, {rate} exits/s")
+
+
+def sanity_lines(t, q):
+    """The sanity program's output after the marker, as test_foundation checks it."""
+    out = []
+    m = q.expect(r"SANITY forks=(\d+) execs_ok=(\d+)\n", timeout=180)
+    t.check(m.group(1) == m.group(2) == "16", f"fork+exec: {m.group(0)}")
+    out.append(m.group(0).strip())
+    m = q.expect(r"SANITY pipe_bytes=(\d+)\n", timeout=120)
+    t.check(int(m.group(1)) == 256 * 1024, f"pipe: {m.group(0)}")
+    out.append(m.group(0).strip())
+    m = q.expect(r"SANITY mmap_pages=(\d+) cow_ok=(\d)\n", timeout=120)
+    t.check(m.group(1) == "1024" and m.group(2) == "1", f"mmap: {m.group(0)}")
+    out.append(m.group(0).strip())
+    q.expect(r"SANITY result=PASS", timeout=60)
+    q.expect(r"VMITEST-DONE name=sanity rc=0", timeout=60)
+    return out
+
+
+@test("hv-guest-sanity-vs-native")
+def guest_sanity_vs_native(t):
+    """The same bzImage, initrd and command line (vmitest=sanity), first
+    natively, then under the hypervisor (QEMU -kernel vmi-hv.elf, the
+    guest as multiboot modules): the same SANITY lines, and QEMU exits
+    after VMITEST-DONE (the guest's reboot -f).  Notes the time from QEMU
+    start to the init marker for both, and the hypervisor's exit rate."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    cmdline = "console=ttyS0,115200 vmitest=sanity"
+    native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
+                    "-append", cmdline)
+    m = native.expect(MARKER, timeout=120)
+    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    native_s = native.elapsed()
+    native_out = sanity_lines(t, native)
+    native.wait_exit(timeout=60)
+
+    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=GUEST_FATAL)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    hv_s = q.elapsed()
+    hv_out = sanity_lines(t, q)
+    t.check(hv_out == native_out, f"SANITY lines differ: native {native_out}, hypervisor {hv_out}")
+    ms, exits, rate = guest_end(t, q)
+    t.note(f"QEMU start to init marker (TCG): native {native_s:.1f}s, under vmi-hv {hv_s:.1f}s "
+           f"({hv_s / native_s:.1f}x)")
+    t.note(f"under vmi-hv: guest ran {ms} ms, {exits} exits, {rate} exits/s")
 
 
 @test("hv-tguest-switcher-read-only")

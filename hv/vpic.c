@@ -1,0 +1,191 @@
+/*
+ * vpic.c - the guest's 8259A pair (master 0x20/0x21, slave 0xA0/0xA1,
+ * slave cascaded on the master's IRQ2), as Linux's i8259 driver uses it.
+ *
+ * Modelled: the ICW1-ICW4 initialisation sequence (vector bases, auto-EOI),
+ * OCW1 (the mask, read back from the data port), OCW2 (non-specific and
+ * specific EOI), OCW3 (IRR or ISR on the command port), fully nested fixed
+ * priority (IRQ0 highest).  Inputs are edge-triggered: a rising edge
+ * latches the request in IRR, the vCPU's acknowledge moves it to ISR.
+ * Rotation, special mask and poll mode are not used by Linux; they are
+ * logged and ignored rather than half-emulated.
+ *
+ * The vCPU asks vpic_pending() before every entry and, when the guest's
+ * virtual IF is set, takes the vector with vpic_ack() and delivers it
+ * through the guest's IDT.
+ */
+#include "vpic.h"
+#include "console.h"
+
+struct chip {
+	uint8_t irr, isr, imr;
+	uint8_t base;		/* ICW2: vector of input 0 */
+	uint8_t init_step;	/* 0: operational; 2..4: expecting ICW2..4 */
+	bool need_icw4, single, auto_eoi, read_isr;
+};
+
+static struct chip chips[2];
+static uint16_t lines;		/* input levels, for edge detection */
+
+void vpic_reset(void)
+{
+	/* Until the guest initialises them: masked, BIOS-style bases. */
+	chips[0] = (struct chip){ .imr = 0xff, .base = 0x08 };
+	chips[1] = (struct chip){ .imr = 0xff, .base = 0x70 };
+	lines = 0;
+}
+
+/* Highest-priority input (0..7) that may interrupt now, or -1: requested,
+ * unmasked and above everything in service. */
+static int best(const struct chip *c, uint8_t req)
+{
+	uint8_t r = req & ~c->imr;
+
+	for (int i = 0; i < 8; i++) {
+		if (c->isr & (1u << i))
+			return -1;
+		if (r & (1u << i))
+			return i;
+	}
+	return -1;
+}
+
+static uint8_t master_requests(void)
+{
+	return chips[0].irr | (best(&chips[1], chips[1].irr) >= 0 ? 0x04 : 0);
+}
+
+bool vpic_pending(void)
+{
+	return best(&chips[0], master_requests()) >= 0;
+}
+
+unsigned vpic_ack(void)
+{
+	int m = best(&chips[0], master_requests());
+	struct chip *c = &chips[0];
+	int n = m;
+
+	if (m < 0)
+		return 0;	/* caller checked vpic_pending() */
+	if (m == 2 && !(chips[0].irr & 0x04)) {
+		/* The slave's request, through the cascade input. */
+		n = best(&chips[1], chips[1].irr);
+		c = &chips[1];
+		if (!chips[0].auto_eoi)
+			chips[0].isr |= 0x04;
+	}
+	c->irr &= (uint8_t)~(1u << n);
+	if (!c->auto_eoi)
+		c->isr |= (uint8_t)(1u << n);
+	return c->base + (unsigned)n;
+}
+
+void vpic_set_line(unsigned irq, bool level)
+{
+	uint16_t bit = (uint16_t)(1u << irq);
+
+	if (irq >= 16 || irq == 2)
+		return;
+	if (level && !(lines & bit))
+		chips[irq >> 3].irr |= (uint8_t)(1u << (irq & 7));
+	lines = level ? lines | bit : lines & ~bit;
+}
+
+void vpic_pulse(unsigned irq)
+{
+	vpic_set_line(irq, true);
+	vpic_set_line(irq, false);
+}
+
+static void eoi_highest(struct chip *c)
+{
+	for (int i = 0; i < 8; i++)
+		if (c->isr & (1u << i)) {
+			c->isr &= (uint8_t)~(1u << i);
+			return;
+		}
+}
+
+static void command(struct chip *c, unsigned which, uint8_t val)
+{
+	if (val & 0x10) {			/* ICW1 */
+		if (val & 0x08)
+			log_debug("vpic%u: level-triggered mode requested; inputs stay edge-triggered", which);
+		c->irr = c->isr = c->imr = 0;
+		c->need_icw4 = val & 0x01;
+		c->single = val & 0x02;
+		c->auto_eoi = false;
+		c->read_isr = false;
+		c->init_step = 2;
+		return;
+	}
+	if ((val & 0x18) == 0x08) {		/* OCW3 */
+		if (val & 0x02)
+			c->read_isr = val & 0x01;
+		if (val & 0x44)
+			log_debug("vpic%u: OCW3 %02x: poll/special mask not emulated", which, val);
+		return;
+	}
+	switch (val & 0xe0) {			/* OCW2 */
+	case 0x20: case 0xa0:			/* non-specific EOI (rotation ignored) */
+		eoi_highest(c);
+		return;
+	case 0x60: case 0xe0:			/* specific EOI */
+		c->isr &= (uint8_t)~(1u << (val & 7));
+		return;
+	default:
+		log_debug("vpic%u: OCW2 %02x ignored (rotation/priority not emulated)", which, val);
+	}
+}
+
+static void data(struct chip *c, uint8_t val)
+{
+	switch (c->init_step) {
+	case 0:
+		c->imr = val;			/* OCW1 */
+		return;
+	case 2:
+		c->base = val & 0xf8;
+		c->init_step = c->single ? (c->need_icw4 ? 4 : 0) : 3;
+		return;
+	case 3:					/* cascade wiring: fixed here */
+		c->init_step = c->need_icw4 ? 4 : 0;
+		return;
+	case 4:
+		c->auto_eoi = val & 0x02;
+		c->init_step = 0;
+		return;
+	}
+}
+
+bool vpic_io(uint16_t port, bool write, uint32_t *val)
+{
+	unsigned which;
+	struct chip *c;
+
+	switch (port) {
+	case 0x20: case 0x21: which = 0; break;
+	case 0xa0: case 0xa1: which = 1; break;
+	default: return false;
+	}
+	c = &chips[which];
+	if (write) {
+		if (port & 1)
+			data(c, (uint8_t)*val);
+		else
+			command(c, which, (uint8_t)*val);
+	} else {
+		*val = (port & 1) ? c->imr : c->read_isr ? c->isr : c->irr;
+	}
+	return true;
+}
+
+void vpic_state(uint8_t irr[2], uint8_t isr[2], uint8_t imr[2])
+{
+	for (int i = 0; i < 2; i++) {
+		irr[i] = chips[i].irr;
+		isr[i] = chips[i].isr;
+		imr[i] = chips[i].imr;
+	}
+}
