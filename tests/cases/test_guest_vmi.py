@@ -457,10 +457,12 @@ def guest_vmi_native_rom_timer(t):
     q.expect(r"Switched to clocksource vmi-timer", timeout=60)
     q.expect(r"vmi-guest# ", timeout=120)
     q.send("sleep 1; grep -E 'SetAlarm|Timer IRQs|Idle HZ' /proc/vmi/info; echo TIMER-DONE\n")
+    # "sleep 1" returning at all needs the alarm; tickless idle makes
+    # few alarms, so only require some
     m = q.expect(r"SetAlarm\s+(\d+)", timeout=30)
-    t.check(int(m.group(1)) > 10, f"only {m.group(1)} SetAlarm calls")
+    t.check(int(m.group(1)) > 0, "no SetAlarm calls")
     m = q.expect(r"Timer IRQs: (\d+)", timeout=30)
-    t.check(int(m.group(1)) > 10, f"only {m.group(1)} timer IRQs")
+    t.check(int(m.group(1)) > 0, "no timer IRQs")
     m = q.expect(r"Idle HZ: (\d+) no-HZ idle periods, (\d+) jiffies skipped", timeout=30)
     t.check(int(m.group(1)) > 0, "no tickless idle period")
     t.note(m.group(0))
