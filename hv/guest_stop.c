@@ -54,8 +54,9 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)v->vtlb.stats.flushes,
 		(unsigned long long)v->vtlb.stats.invlpgs,
 		v->vtlb.stats.shadow_pages_in_use, v->vtlb.stats.shadow_pages_peak);
-	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired\n",
-		(unsigned long long)s->injected, (unsigned long long)valarm_count);
+	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late)\n",
+		(unsigned long long)s->injected, (unsigned long long)valarm_count,
+		(unsigned long long)tsc_to_us(valarm_max_late));
 }
 
 static void print_guest_state(const struct vcpu *v)

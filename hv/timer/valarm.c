@@ -19,6 +19,7 @@ static struct {
 } alarms[VMI_ALARM_COUNTERS];
 
 uint64_t valarm_count;
+uint64_t valarm_max_late;	/* cycles from expiry to our noticing, worst seen */
 
 bool valarm_counter(uint32_t which, uint64_t *val)
 {
@@ -77,6 +78,8 @@ bool valarm_poll(void)
 			continue;
 		vpic_pulse(0);
 		valarm_count++;
+		if (now - alarms[i].expiry > valarm_max_late)
+			valarm_max_late = now - alarms[i].expiry;
 		fired = true;
 		if (!alarms[i].period) {
 			alarms[i].armed = false;

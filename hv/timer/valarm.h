@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 extern uint64_t valarm_count;	/* alarm interrupts raised */
+extern uint64_t valarm_max_late;	/* worst lateness seen, TSC cycles */
 
 /* GetCycleCounter(which); false for an unknown counter. */
 bool valarm_counter(uint32_t which, uint64_t *val);

@@ -434,7 +434,7 @@ def guest_vmi_native_rom_proc_info(t):
     q.send("cat /proc/vmi/info; echo INFO-DONE\n")
     q.expect(r"VMI ROM version: 13\.0", timeout=30)
     q.expect(r"Mode: paravirtual", timeout=30)
-    m = q.expect(r"Patched call sites: (\d+)", timeout=30)
+    m = q.expect(r"Patched call sites: (\d+)\n", timeout=30)
     t.check(int(m.group(1)) > 100, f"only {m.group(1)} patched sites")
     m = q.expect(r"([\s\S]*)INFO-DONE", timeout=30)
     counts = {name: int(n) for name, n in

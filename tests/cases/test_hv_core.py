@@ -75,7 +75,7 @@ def check_loaded_guest(t, q, banner=True, same_initrd=True):
     t.check(m.group(3).startswith("6.1"), f"kernel version {m.group(3)!r}")
     size = os.path.getsize(paths.BZIMAGE)
     setup = ((head[0x1f1] or 4) + 1) * 512
-    m = q.expect(r"protected-mode kernel (\d+) bytes at file offset 0x([0-9a-f]+)")
+    m = q.expect(r"protected-mode kernel (\d+) bytes at file offset 0x([0-9a-f]+)\n")
     t.check(int(m.group(1)) == size - setup and int(m.group(2), 16) == setup,
             f"pm kernel: {m.group(0)} (file {size} bytes, setup {setup})")
     q.expect(r"guest memory: \d+ MiB in \d+ machine extents?")

@@ -173,11 +173,19 @@ def guest_linux_iso(t):
     m = q.expect(r"\n(\d+)\s*\ndmesg-done", timeout=60)
     t.check(m.group(1) == "3", f"dmesg has {m.group(1)} of the 3 VMI lines")
     q.expect(r"vmi-guest# ", timeout=60)
+    # GetWallclockTime: the CMOS RTC read at boot (QEMU's RTC is the host's UTC).
+    q.send("echo year=$(date -u +%Y)\n")
+    m = q.expect(r"\nyear=(\d+)\n", timeout=60)
+    t.check(int(m.group(1)) >= 2024, f"guest wall clock says year {m.group(1)}")
+    q.expect(r"vmi-guest# ", timeout=60)
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
     q.expect(r"vmi-hv: counters: (\d+) exits, (\d+) emulated instructions, (\d+) hidden[^\n]*?(\d+) hypercalls")
-    m = q.expect(r"vmi-hv: virtual interrupts: (\d+) delivered, (\d+) alarms fired\n")
+    m = q.expect(r"vmi-hv: virtual interrupts: (\d+) delivered, (\d+) alarms fired "
+                 r"\(at worst (\d+) us late\)\n")
     t.check(int(m.group(1)) > 0 and int(m.group(2)) > 0, f"no interrupts: {m.group(0).strip()}")
+    t.note(f"{m.group(1)} virtual interrupts delivered, {m.group(2)} alarms, "
+           f"worst alarm lateness {m.group(3)} us (TCG)")
     q.send("\n")
     q.expect(r"vmi-guest# ", timeout=60)
     q.send("reboot -f\n")
