@@ -21,14 +21,14 @@ def guest_patches_checkpatch(t):
     bad = []
     for name in series:
         # Run inside the kernel tree: checkpatch then reads the file as a patch.
-        r = subprocess.run(["perl", checkpatch, "--no-tree", "--terse",
+        r = subprocess.run(["perl", checkpatch, "--no-tree",
                             os.path.join(PATCHES, name)],
                            cwd=TREE, capture_output=True, text=True)
         m = re.search(r"total: (\d+) errors, (\d+) warnings", r.stdout)
         if not m:
             bad.append(f"{name}: no checkpatch summary ({r.stdout[-200:]!r})")
         elif m.group(1) != "0":
-            errors = [l for l in r.stdout.splitlines() if "ERROR:" in l]
+            errors = [l for l in r.stdout.splitlines() if l.startswith("ERROR:")]
             bad.append(f"{name}: {m.group(1)} errors: {errors[:3]}")
     t.check(not bad, "; ".join(bad))
     t.note(f"{len(series)} patches, no checkpatch errors")
