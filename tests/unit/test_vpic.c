@@ -1,0 +1,130 @@
+/* test_vpic.c - the guest's virtual 8259A pair (hv/vpic.c) as Linux's
+ * i8259 driver programs and uses it. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "vpic.h"
+#include "console.h"
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+
+static void out(uint16_t port, uint8_t v)
+{
+	uint32_t val = v;
+
+	assert_true(vpic_io(port, true, &val));
+}
+
+static uint8_t in(uint16_t port)
+{
+	uint32_t val = 0;
+
+	assert_true(vpic_io(port, false, &val));
+	return (uint8_t)val;
+}
+
+/* init_8259A(): ICW1-4, bases 0x30/0x38, then everything unmasked. */
+static void linux_init(void)
+{
+	vpic_reset();
+	out(0x21, 0xff); out(0xa1, 0xff);
+	out(0x20, 0x11); out(0x21, 0x30); out(0x21, 0x04); out(0x21, 0x01);
+	out(0xa0, 0x11); out(0xa1, 0x38); out(0xa1, 0x02); out(0xa1, 0x01);
+	out(0x21, 0x00); out(0xa1, 0x00);
+}
+
+static void mask_reads_back(void **state)
+{
+	linux_init();
+	out(0x21, 0xfb);
+	assert_int_equal(in(0x21), 0xfb);
+	out(0xa1, 0x5a);
+	assert_int_equal(in(0xa1), 0x5a);
+	assert_false(vpic_io(0x22, false, &(uint32_t){0}));
+}
+
+static void edge_ack_eoi(void **state)
+{
+	linux_init();
+	assert_false(vpic_pending());
+	vpic_pulse(0);
+	assert_true(vpic_pending());
+	assert_int_equal(vpic_ack(), 0x30);
+	assert_false(vpic_pending());
+	out(0x20, 0x0b);			/* OCW3: read ISR */
+	assert_int_equal(in(0x20), 0x01);
+	vpic_pulse(0);				/* in service: waits */
+	assert_false(vpic_pending());
+	out(0x20, 0x60);			/* specific EOI, IRQ0 */
+	assert_true(vpic_pending());
+	assert_int_equal(vpic_ack(), 0x30);
+	out(0x20, 0x20);			/* non-specific EOI */
+	assert_int_equal(in(0x20), 0x00);
+}
+
+static void masked_and_priority(void **state)
+{
+	linux_init();
+	out(0x21, 0x01);			/* IRQ0 masked */
+	vpic_pulse(0);
+	assert_false(vpic_pending());
+	out(0x20, 0x0a);			/* OCW3: read IRR */
+	assert_int_equal(in(0x20), 0x01);
+	vpic_set_line(4, true);
+	assert_true(vpic_pending());
+	out(0x21, 0x00);
+	assert_int_equal(vpic_ack(), 0x30);	/* IRQ0 beats IRQ4 */
+	assert_false(vpic_pending());		/* IRQ4 below IRQ0 in service */
+	out(0x20, 0x20);
+	assert_int_equal(vpic_ack(), 0x34);
+	/* level still high: no second edge, no second request */
+	out(0x20, 0x20);
+	assert_false(vpic_pending());
+	vpic_set_line(4, false);
+	vpic_set_line(4, true);
+	assert_true(vpic_pending());
+}
+
+static void slave_through_cascade(void **state)
+{
+	linux_init();
+	vpic_pulse(12);
+	assert_true(vpic_pending());
+	assert_int_equal(vpic_ack(), 0x3c);
+	out(0xa0, 0x0b);
+	assert_int_equal(in(0xa0), 0x10);
+	out(0x20, 0x0b);
+	assert_int_equal(in(0x20), 0x04);	/* cascade in service on the master */
+	out(0xa0, 0x64);			/* specific EOI 4 on the slave */
+	out(0x20, 0x62);			/* specific EOI 2 on the master */
+	assert_int_equal(in(0xa0), 0x00);
+	assert_int_equal(in(0x20), 0x00);
+	out(0xa1, 0x10);			/* masked on the slave */
+	vpic_pulse(12);
+	assert_false(vpic_pending());
+}
+
+static void reset_masks_everything(void **state)
+{
+	vpic_reset();
+	vpic_pulse(0);
+	assert_false(vpic_pending());
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(mask_reads_back),
+		cmocka_unit_test(edge_ack_eoi),
+		cmocka_unit_test(masked_and_priority),
+		cmocka_unit_test(slave_through_cascade),
+		cmocka_unit_test(reset_masks_everything),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
