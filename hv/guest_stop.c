@@ -22,6 +22,7 @@
 #include "timer.h"
 #include "hvlib.h"
 #include "valarm.h"
+#include "vmi_abi.h"
 
 static uint64_t reflected(const struct vcpu_stats *s)
 {
@@ -46,6 +47,19 @@ void vcpu_print_counters(const struct vcpu *v)
 	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
 		if (s->emulated_by_kind[k])
 			kprintf(" %s=%llu", emul_kind_name(k), (unsigned long long)s->emulated_by_kind[k]);
+	kprintf("\n");
+	kprintf("vmi-hv: privileged instructions trapped after activation: %llu\n",
+		(unsigned long long)s->emulated_after_activation);
+	kprintf("vmi-hv: exits by vector:");
+	for (unsigned i = 0; i < ARRAY_SIZE(s->exits_by_vector); i++)
+		if (s->exits_by_vector[i])
+			kprintf(" %u=%llu", i, (unsigned long long)s->exits_by_vector[i]);
+	kprintf("\n");
+	kprintf("vmi-hv: VMI calls:");
+	for (unsigned c = 0; c < ARRAY_SIZE(s->hypercalls_by_call); c++)
+		if (s->hypercalls_by_call[c])
+			kprintf(" %s=%llu", c < NUM_VMI_CALLS ? vmi_call_name(c) : "?",
+				(unsigned long long)s->hypercalls_by_call[c]);
 	kprintf("\n");
 	kprintf("vmi-hv: vTLB: %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
 		(unsigned long long)v->vtlb.stats.fills,

@@ -161,6 +161,8 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 	case EMUL_OK:
 	case EMUL_HALT:
 		v->stats.emulated++;
+		if (v->paravirtual)
+			v->stats.emulated_after_activation++;
 		if (out.kind < EMUL_KIND_COUNT)
 			v->stats.emulated_by_kind[out.kind]++;
 		if (r == EMUL_HALT)

@@ -51,6 +51,7 @@ struct desc_reg {
 struct vcpu_stats {
 	uint64_t exits, exits_by_vector[256];
 	uint64_t emulated, emulated_by_kind[EMUL_KIND_COUNT];
+	uint64_t emulated_after_activation;	/* should be 0: every site is patched */
 	uint64_t hidden_faults;		/* #PF the vTLB fixed */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
 	uint64_t hypercalls, hypercalls_by_call[128];
