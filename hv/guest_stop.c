@@ -94,15 +94,8 @@ static void after_stop(struct vcpu *v)
 	v->stopped = true;
 	kprintf("vmi-hv: the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits\n");
 	for (;;) {
-		int c;
+		int c = serial_wait_char();
 
-		irq_disable();
-		c = serial_getc();
-		if (c < 0) {
-			__asm__ volatile("sti; hlt");
-			continue;
-		}
-		irq_enable();
 		if (c == 's') {
 			kprintf("vmi-hv: statistics (guest stopped, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());

@@ -61,17 +61,8 @@ static void idle_loop(void)
 {
 	log_info("idle: type on the serial console; 'q' stops the hypervisor");
 	for (;;) {
-		int c;
+		int c = serial_wait_char();
 
-		irq_disable();
-		c = serial_getc();
-		if (c < 0) {
-			/* sti;hlt: the CPU enables interrupts after hlt begins,
-			 * so an IRQ cannot slip in between and be missed. */
-			__asm__ volatile("sti; hlt");
-			continue;
-		}
-		irq_enable();
 		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu ticks)",
 			 c, c >= 0x20 && c < 0x7f ? c : '.', serial_rx_count(),
 			 hv_ticks());

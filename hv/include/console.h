@@ -36,6 +36,7 @@ void serial_putc(char c);
 void serial_putc_raw(char c);	/* no \n -> \r\n: for a guest's own bytes */
 void serial_enable_rx_irq(void);
 int serial_getc(void);		/* -1 if no input is waiting */
+int serial_wait_char(void);	/* sleeps until a byte arrives; returns with IF=1 */
 unsigned serial_rx_count(void);
 void serial_irq(void);
 
