@@ -23,21 +23,9 @@
  * It prints through the emulated COM1, as earlyprintk=serial does.
  */
 #include <stdint.h>
+#include "io.h"		/* header-only port I/O, shared with the hypervisor */
 
 #define COM1 0x3f8
-
-static inline void outb(uint16_t port, uint8_t v)
-{
-	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline uint8_t inb(uint16_t port)
-{
-	uint8_t v;
-
-	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
 
 static void putc(char c)
 {
