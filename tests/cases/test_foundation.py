@@ -54,14 +54,18 @@ def native_iso_boot_shell(t):
     q.wait_exit(timeout=30)
 
 
-@test("native-sanity-tcg")
-def native_sanity_tcg(t):
-    q = boot_direct(t, "vmitest=sanity")
+def timed_sanity(t, q, label):
+    """Note the time to the init marker, then check the sanity run."""
     m = q.expect(MARKER, timeout=120)
-    t.note(f"native boot (TCG), QEMU start to init marker: {q.elapsed():.2f}s, "
+    t.note(f"native boot ({label}), QEMU start to init marker: {q.elapsed():.2f}s, "
            f"guest uptime {m.group(1)}s")
     q.cursor = 0
     run_sanity(t, q)
+
+
+@test("native-sanity-tcg")
+def native_sanity_tcg(t):
+    timed_sanity(t, boot_direct(t, "vmitest=sanity"), "TCG")
 
 
 @test("native-sanity-kvm")
@@ -74,11 +78,7 @@ def native_sanity_kvm(t):
         q.expect(r"Linux version", timeout=20)
     except TestFailure as e:
         t.skip(f"KVM did not get through real-mode setup on this host ({e})")
-    m = q.expect(MARKER, timeout=60)
-    t.note(f"native boot (KVM), QEMU start to init marker: {q.elapsed():.2f}s, "
-           f"guest uptime {m.group(1)}s")
-    q.cursor = 0
-    run_sanity(t, q)
+    timed_sanity(t, q, "KVM")
 
 
 @test("native-unknown-test-reported")
