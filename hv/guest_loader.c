@@ -26,22 +26,28 @@ _Static_assert(VMI_DEFAULT_RESERVED_TOP == HV_TOP_RESERVED_SIZE,
 #define VROM_RESERVED_TOP_OFFSET 0x10
 
 /* The module's file name when the loader gave it, else "module N". */
+/*
+ * The module's path, for messages.  A path longer than the buffer keeps its
+ * tail ("...long/dir/bzImage"): the file name is the part a user needs.
+ */
 static const char *module_name(const struct multiboot_module *m, unsigned index,
 			       bool path_first, char *buf, size_t len)
 {
 	const char *s = m->string ? (const char *)m->string : "";
 	const char *args = skip_image_path(s, path_first);
-	size_t n = 0;
+	size_t n = 0, skip = 0;
 
-	while (s[n] == ' ')
+	while (*s == ' ')
 		s++;
-	while (s + n < args && s[n] != ' ' && n + 1 < len) {
-		buf[n] = s[n];
+	while (s + n < args && s[n] && s[n] != ' ')
 		n++;
-	}
-	buf[n] = '\0';
-	if (!n)
+	if (!n) {
 		fmt_snprintf(buf, len, "module %u", index);
+		return buf;
+	}
+	if (n + 1 > len)
+		skip = n - (len - 4);
+	fmt_snprintf(buf, len, "%s%.*s", skip ? "..." : "", (int)(n - skip), s + skip);
 	return buf;
 }
 
@@ -134,7 +140,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	struct bzimage_info bi;
 	static uint8_t zero_page[BP_SIZE];
 	const char *cmdline;
-	char why[200], kname[64], iname[64];
+	char why[200], kname[96], iname[96];
 	bool path_first;
 	uint64_t mem_size;
 
