@@ -85,6 +85,14 @@ static void print_guest_state(const struct vcpu *v)
 	kprintf("  guest gdtr=%08x/%04x idtr=%08x/%04x tr=%04x; last trap vector %u error %x\n",
 		v->gdtr.base, v->gdtr.limit, v->idtr.base, v->idtr.limit, v->tr,
 		f->vector, f->error);
+	if (v->last_call.made)
+		kprintf("  last VMI call: %u (%s) eax=%08x edx=%08x ecx=%08x stack args %08x %08x\n",
+			v->last_call.call,
+			v->last_call.call < NUM_VMI_CALLS ? vmi_call_name(v->last_call.call) : "out of range",
+			v->last_call.eax, v->last_call.edx, v->last_call.ecx,
+			v->last_call.ebx, v->last_call.esi);
+	else
+		kprintf("  last VMI call: none (the guest has made no VMI call)\n");
 	vcpu_print_counters(v);
 }
 

@@ -129,6 +129,10 @@ void vcpu_hypercall(struct vcpu *v)
 	uint8_t dtr[6];
 
 	memset(&out, 0, sizeof(out));
+	v->last_call.made = true;
+	v->last_call.call = call;
+	v->last_call.eax = a; v->last_call.edx = d; v->last_call.ecx = c;
+	v->last_call.ebx = f->ebx; v->last_call.esi = f->esi;
 	v->stats.hypercalls++;
 	if (call < ARRAY_SIZE(v->stats.hypercalls_by_call))
 		v->stats.hypercalls_by_call[call]++;

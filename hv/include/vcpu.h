@@ -74,6 +74,11 @@ struct vcpu {
 	uint32_t kernel_ss, kernel_esp;	/* VMI UpdateKernelStack */
 	uint32_t dr[8];			/* VMI SetDR/GetDR: stored only */
 	bool paravirtual;		/* the ROM's Init call has been made */
+	/* The last VMI call and its register arguments, for diagnostics. */
+	struct {
+		bool made;
+		uint32_t call, eax, edx, ecx, ebx, esi;
+	} last_call;
 	bool stopped;
 	/* Set by a memory callback when the access broke the rules, so the
 	 * caller stops the guest instead of reflecting a fault. */
