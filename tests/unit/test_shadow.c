@@ -1,0 +1,1054 @@
+/*
+ * Unit tests for the paravirtual shadow page tables (hv/mm/shadow.c),
+ * written against the specification in hv/mm/shadow.h.
+ *
+ * Fake machine memory as in test_vtlb.c: an array of pages whose machine
+ * frame numbers are offset by MFN_BASE, so a guest frame number used where
+ * a machine one belongs shows up as a bad map().  The guest owns
+ * GUEST_PAGES frames scattered through the first part of it by a p2m that
+ * is a permutation (gfn != mfn everywhere); the rest is the frame pool for
+ * shadow pages, with allocation counts (and a limit) to catch leaks and to
+ * make the shadow cache run out.
+ *
+ * The walker (the vCPU's vTLB) takes one frame from the same pool for its
+ * own page directory; every test records that as the baseline.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "shadow.h"
+
+#define MFN_BASE      0x500u
+#define MACHINE_PAGES 256u
+#define GUEST_PAGES   64u
+#define SWITCHER_PDE  0x0badc003u
+
+#define P  0x001u
+#define W  0x002u
+#define U  0x004u
+#define A  0x020u
+#define D  0x040u
+#define PS 0x080u
+#define G  0x100u
+
+/* The bits of a shadow entry the specification pins down: frame, P, RW,
+ * US and G (never set: shadows are per directory).  A, D, PWT/PCD and the
+ * available bits are the implementation's business. */
+#define SPEC_BITS 0xFFFFF107u
+
+static uint8_t machine[MACHINE_PAGES][4096] __attribute__((aligned(4096)));
+static uint8_t frame_used[MACHINE_PAGES];
+static unsigned allocs, frees, alloc_limit;
+static unsigned baseline;	/* frames held by the walker */
+static uint32_t p2m[GUEST_PAGES];
+static uint16_t by_gfn[GUEST_PAGES];
+static struct guest_mem gm;
+static struct vtlb walker;
+static struct shadow s;
+static struct guest_paging gp;
+static struct vtlb_outcome out;
+
+static void *fake_map(uint32_t mfn)
+{
+	assert_true(mfn >= MFN_BASE && mfn < MFN_BASE + MACHINE_PAGES);
+	return machine[mfn - MFN_BASE];
+}
+
+static bool fake_alloc(uint32_t *mfn)
+{
+	if (allocs - frees >= alloc_limit)
+		return false;
+	for (uint32_t i = GUEST_PAGES; i < MACHINE_PAGES; i++) {
+		if (!frame_used[i]) {
+			frame_used[i] = 1;
+			memset(machine[i], 0, 4096);	/* the contract: a zeroed frame */
+			*mfn = MFN_BASE + i;
+			allocs++;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void fake_free(uint32_t mfn)
+{
+	assert_true(mfn >= MFN_BASE + GUEST_PAGES && mfn < MFN_BASE + MACHINE_PAGES);
+	assert_true(frame_used[mfn - MFN_BASE]);
+	frame_used[mfn - MFN_BASE] = 0;
+	/* Poison it: a freed shadow still in use shows up as garbage. */
+	memset(machine[mfn - MFN_BASE], 0x5A, 4096);
+	frees++;
+}
+
+static const struct vtlb_env env = {
+	.map = fake_map, .alloc_frame = fake_alloc, .free_frame = fake_free,
+	.switcher_pde = SWITCHER_PDE,
+};
+
+/* ---- the guest's memory, through the p2m like the hypervisor ---------- */
+
+static uint32_t *gpage(uint32_t gfn)
+{
+	assert_true(gfn < GUEST_PAGES);
+	return (uint32_t *)machine[p2m[gfn] - MFN_BASE];
+}
+
+#define PDX(lin) ((lin) >> 22)
+#define PTX(lin) (((lin) >> 12) & 0x3ffu)
+
+/* Poke an entry straight into guest memory (no notification). */
+static void poke_pde(uint32_t pd, uint32_t lin, uint32_t val) { gpage(pd)[PDX(lin)] = val; }
+static void poke_pte(uint32_t pt, uint32_t lin, uint32_t val) { gpage(pt)[PTX(lin)] = val; }
+static uint32_t get_pde(uint32_t pd, uint32_t lin) { return gpage(pd)[PDX(lin)]; }
+static uint32_t get_pte(uint32_t pt, uint32_t lin) { return gpage(pt)[PTX(lin)]; }
+
+/* The guest's SetPxE: write the entry, then tell the shadow. */
+static void set_pde(uint32_t pd, uint32_t lin, uint32_t val)
+{
+	poke_pde(pd, lin, val);
+	assert_int_equal(shadow_entry_written(&s, (pd << 12) + PDX(lin) * 4, &out), VTLB_FILLED);
+}
+
+static void set_pte(uint32_t pt, uint32_t lin, uint32_t val)
+{
+	poke_pte(pt, lin, val);
+	assert_int_equal(shadow_entry_written(&s, (pt << 12) + PTX(lin) * 4, &out), VTLB_FILLED);
+}
+
+/* ---- looking at the shadow ------------------------------------------- */
+
+/* The shadow record of a guest table, NULL if it has none. */
+static const struct shadow_page *rec(uint32_t gfn)
+{
+	assert_true(gfn < GUEST_PAGES);
+	if (!s.by_gfn[gfn])
+		return NULL;
+	assert_true(s.by_gfn[gfn] <= SHADOW_MAX_PAGES);
+	return &s.pages[s.by_gfn[gfn] - 1];
+}
+
+static const uint32_t *rec_page(uint32_t gfn)
+{
+	const struct shadow_page *r = rec(gfn);
+
+	assert_non_null(r);
+	return fake_map(r->mfn);
+}
+
+static const uint32_t *loaded_pd(void)
+{
+	uint32_t cr3 = shadow_cr3(&s);
+
+	assert_int_equal(cr3 & 0xfff, 0);
+	return fake_map(cr3 >> 12);
+}
+
+/* The shadow PTE the CPU would use for lin now, 0 if none. */
+static uint32_t shadow_pte(uint32_t lin)
+{
+	uint32_t pde = loaded_pd()[PDX(lin)];
+
+	if (!(pde & P))
+		return 0;
+	return ((const uint32_t *)fake_map(pde >> 12))[PTX(lin)];
+}
+
+/* What the specification says a shadow PTE is (in SPEC_BITS). */
+static uint32_t expect_pte(uint32_t g)
+{
+	uint32_t e;
+
+	if ((g & (P | A)) != (P | A) || (g >> 12) >= GUEST_PAGES)
+		return 0;
+	e = (p2m[g >> 12] << 12) | P | (g & U);
+	if ((g & W) && (g & D))
+		e |= W;
+	return e;
+}
+
+/* Shadow PDE linking the guest table ptgfn with guest PDE g. */
+static void assert_linked(uint32_t spde, uint32_t g)
+{
+	const struct shadow_page *r = rec(g >> 12);
+
+	assert_non_null(r);
+	assert_int_equal(r->kind, SHADOW_PT);
+	assert_int_equal(r->gfn, g >> 12);
+	assert_int_equal(spde & 0xFFFFF007u, (r->mfn << 12) | (g & (P | W | U)));
+	assert_int_equal(spde & (A | PS | G), A);
+}
+
+static void assert_pte_is(uint32_t lin, uint32_t g)
+{
+	uint32_t e = shadow_pte(lin);
+
+	assert_int_equal(e & SPEC_BITS, expect_pte(g));
+	assert_int_equal(e, shadow_derive_pte(&s, g));
+}
+
+static uint32_t checksum_guest(void)
+{
+	uint32_t sum = 0;
+
+	for (uint32_t g = 0; g < GUEST_PAGES; g++)
+		for (unsigned i = 0; i < 1024; i++)
+			sum = sum * 31 + gpage(g)[i] + i;
+	return sum;
+}
+
+/* Frames taken from the pool (beyond the walker's) == one per shadow page
+ * plus each directory's aux frame (struct shadow_page.aux_mfn). */
+static void assert_frames_consistent(void)
+{
+	assert_int_equal(allocs - frees, baseline + s.stats.pages_in_use + s.stats.pds_in_use);
+}
+
+static int setup(void **state)
+{
+	memset(machine, 0, sizeof(machine));
+	memset(frame_used, 0, sizeof(frame_used));
+	memset(by_gfn, 0xEE, sizeof(by_gfn));	/* shadow_init must clear it */
+	allocs = frees = 0;
+	alloc_limit = ~0u;
+	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % 64. */
+	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
+		p2m[g] = MFN_BASE + (g * 37 + 11) % GUEST_PAGES;
+		frame_used[p2m[g] - MFN_BASE] = 1;
+	}
+	gm.size = GUEST_PAGES * 4096ull;
+	gm.npages = GUEST_PAGES;
+	gm.p2m = p2m;
+	gm.p2m_pages = 1;
+	gm.extents = GUEST_PAGES;
+	assert_true(vtlb_init(&walker, &env, &gm));
+	baseline = allocs - frees;
+	shadow_init(&s, &env, &gm, &walker, by_gfn);
+	gp = (struct guest_paging){ .pg = true, .wp = true, .pse = false, .cr3 = 0 };
+	memset(&out, 0, sizeof(out));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	assert_frames_consistent();
+	shadow_destroy(&s);
+	assert_int_equal(allocs - frees, baseline);
+	vtlb_destroy(&walker);
+	assert_int_equal(allocs, frees);
+	return 0;
+}
+
+/*
+ * A small guest world used by most tests:
+ *   PD 1: PDE 0 (user, 0x00000000) -> PT 2, PDE 768 (kernel, 0xC0000000) -> PT 3
+ *   data pages from 10 up.
+ */
+#define PD1    1u
+#define UPT    2u
+#define KPT    3u
+#define ULIN   0x00001000u
+#define KLIN   0xC0002000u
+#define UPDE   ((UPT << 12) | P | W | U | A)
+#define KPDE   ((KPT << 12) | P | W | A)
+
+static void build_world(void)
+{
+	poke_pde(PD1, ULIN, UPDE);
+	poke_pde(PD1, KLIN, KPDE);
+	poke_pte(UPT, ULIN, (10 << 12) | P | W | U | A | D);
+	poke_pte(UPT, ULIN + 0x1000, (11 << 12) | P | U | A);
+	poke_pte(KPT, KLIN, (12 << 12) | P | W | A | D);
+	poke_pte(KPT, KLIN + 0x1000, (13 << 12) | P | W | A);
+}
+
+static void load_world(void)
+{
+	build_world();
+	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	gp.cr3 = PD1 << 12;
+}
+
+/* ---- init ------------------------------------------------------------- */
+
+static void init_is_empty(void **state)
+{
+	assert_int_equal(s.stats.pages_in_use, 0);
+	assert_int_equal(s.stats.pds_in_use, 0);
+	assert_int_equal(s.current, 0);
+	for (uint32_t g = 0; g < GUEST_PAGES; g++)
+		assert_int_equal(s.by_gfn[g], 0);
+	assert_int_equal(allocs - frees, baseline);
+}
+
+static void loaded_empty_pd_has_only_the_switcher(void **state)
+{
+	const uint32_t *pd;
+
+	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	pd = loaded_pd();
+	assert_int_equal(pd[1023], SWITCHER_PDE);
+	for (int i = 0; i < 1023; i++)
+		assert_int_equal(pd[i], 0);
+	assert_non_null(rec(PD1));
+	assert_int_equal(rec(PD1)->kind, SHADOW_PD);
+	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
+	assert_int_equal(s.stats.pages_in_use, 1);
+	assert_int_equal(s.stats.pds_in_use, 1);
+	assert_int_equal(s.stats.cr3_loads, 1);
+	assert_frames_consistent();
+}
+
+/* ---- derive ----------------------------------------------------------- */
+
+static void derive_not_present_or_not_accessed_is_zero(void **state)
+{
+	assert_int_equal(shadow_derive_pte(&s, 0), 0);
+	assert_int_equal(shadow_derive_pte(&s, (7 << 12) | W | U | A | D), 0);
+	assert_int_equal(shadow_derive_pte(&s, (7 << 12) | P), 0);
+	assert_int_equal(shadow_derive_pte(&s, (7 << 12) | P | W | U | D), 0);
+}
+
+static void derive_accessed_read_only(void **state)
+{
+	uint32_t e = shadow_derive_pte(&s, (7 << 12) | P | A);
+
+	assert_int_equal(e & SPEC_BITS, (p2m[7] << 12) | P);
+	/* Read-only and dirty is still read-only. */
+	e = shadow_derive_pte(&s, (7 << 12) | P | A | D);
+	assert_int_equal(e & SPEC_BITS, (p2m[7] << 12) | P);
+}
+
+static void derive_writable_needs_dirty(void **state)
+{
+	uint32_t clean = shadow_derive_pte(&s, (7 << 12) | P | W | A);
+	uint32_t dirty = shadow_derive_pte(&s, (7 << 12) | P | W | A | D);
+
+	assert_int_equal(clean & SPEC_BITS, (p2m[7] << 12) | P);
+	assert_int_equal(dirty & SPEC_BITS, (p2m[7] << 12) | P | W);
+}
+
+static void derive_keeps_user_and_uses_the_p2m(void **state)
+{
+	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
+		uint32_t e = shadow_derive_pte(&s, (g << 12) | P | U | A);
+
+		assert_int_not_equal(p2m[g], g);
+		assert_int_equal(e & SPEC_BITS, (p2m[g] << 12) | P | U);
+		e = shadow_derive_pte(&s, (g << 12) | P | W | U | A | D);
+		assert_int_equal(e & SPEC_BITS, (p2m[g] << 12) | P | W | U);
+	}
+	/* A guest global page is not a global shadow page. */
+	assert_int_equal(shadow_derive_pte(&s, (9 << 12) | P | W | A | D | G) & SPEC_BITS,
+			 (p2m[9] << 12) | P | W);
+}
+
+static void derive_frame_outside_guest_memory_is_zero(void **state)
+{
+	assert_int_equal(shadow_derive_pte(&s, (GUEST_PAGES << 12) | P | A), 0);
+	assert_int_equal(shadow_derive_pte(&s, 0xFFFFF000u | P | W | U | A | D), 0);
+	assert_int_equal(shadow_derive_pte(&s, 0x12345000u | P | W | U | A | D), 0);
+}
+
+/* ---- CR3 loads -------------------------------------------------------- */
+
+static void load_cr3_adopts_the_pd_and_its_tables(void **state)
+{
+	const uint32_t *pd;
+	uint32_t sum;
+	unsigned before;
+
+	build_world();
+	/* The guest maps its own PD 1023 and 1008 too: never linked. */
+	poke_pde(PD1, 0xFC000000, (4 << 12) | P | W | A);
+	poke_pde(PD1, 0xFFC00000, (4 << 12) | P | W | A);
+	poke_pte(4, 0xFC000000, (14 << 12) | P | W | A | D);
+	/* Present but not accessed: not linked (yet). */
+	poke_pde(PD1, 0x40000000, (5 << 12) | P | W | U);
+	sum = checksum_guest();
+
+	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(checksum_guest(), sum);	/* the guest's tables untouched */
+	pd = loaded_pd();
+	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
+	assert_linked(pd[PDX(ULIN)], UPDE);
+	assert_linked(pd[PDX(KLIN)], KPDE);
+	assert_int_equal(pd[PDX(0x40000000)], 0);
+	assert_int_equal(pd[PDX(0xFC000000)], 0);
+	assert_int_equal(pd[1023], SWITCHER_PDE);
+	for (int i = 0; i < 1023; i++)
+		if (i != (int)PDX(ULIN) && i != (int)PDX(KLIN))
+			assert_int_equal(pd[i], 0);
+	/* The shadow tables came from the guest's content. */
+	assert_pte_is(ULIN, get_pte(UPT, ULIN));
+	assert_pte_is(ULIN + 0x1000, get_pte(UPT, ULIN + 0x1000));
+	assert_pte_is(ULIN + 0x2000, 0);
+	assert_pte_is(KLIN, get_pte(KPT, KLIN));
+	assert_pte_is(KLIN + 0x1000, get_pte(KPT, KLIN + 0x1000));
+	assert_int_equal(shadow_pte(KLIN) & SPEC_BITS, (p2m[12] << 12) | P | W);
+	assert_int_equal(shadow_pte(KLIN + 0x1000) & SPEC_BITS, (p2m[13] << 12) | P);
+	assert_int_equal(rec(UPT)->links, 1);
+	assert_int_equal(rec(KPT)->links, 1);
+	/* The PD and its two linked tables were never announced. */
+	assert_int_equal(s.stats.adopted, 3);
+	assert_int_equal(s.stats.pds_in_use, 1);
+	assert_int_equal(s.stats.pages_in_use, 3);
+	assert_int_equal(s.stats.cr3_loads, 1);
+	assert_int_equal(s.stats.cr3_hits, 0);
+	assert_frames_consistent();
+
+	/* Loading it again is a lookup. */
+	before = allocs;
+	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.cr3_loads, 2);
+	assert_int_equal(s.stats.cr3_hits, 1);
+	assert_int_equal(s.stats.adopted, 3);
+	assert_int_equal(s.stats.pages_in_use, 3);
+	assert_int_equal(allocs, before);
+	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
+}
+
+static void switching_back_to_a_known_pd_is_a_hit(void **state)
+{
+	uint32_t cr3_1, cr3_2;
+	unsigned before;
+
+	load_world();
+	cr3_1 = shadow_cr3(&s);
+	/* PD 6 shares the kernel table. */
+	poke_pde(6, KLIN, KPDE);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	cr3_2 = shadow_cr3(&s);
+	assert_int_not_equal(cr3_1, cr3_2);
+	assert_int_equal(s.stats.adopted, 4);
+	before = allocs;
+	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_cr3(&s), cr3_1);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_cr3(&s), cr3_2);
+	assert_int_equal(allocs, before);
+	assert_int_equal(s.stats.cr3_loads, 4);
+	assert_int_equal(s.stats.cr3_hits, 2);
+	assert_int_equal(s.stats.adopted, 4);
+	assert_int_equal(s.stats.pds_in_use, 2);
+}
+
+static void load_cr3_outside_guest_memory_is_a_violation(void **state)
+{
+	assert_int_equal(shadow_load_cr3(&s, GUEST_PAGES << 12, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_load_cr3(&s, 0xFFFFF000u, &out), VTLB_VIOLATION);
+	assert_int_equal(s.stats.pages_in_use, 0);
+}
+
+static void pde_pointing_outside_guest_memory_is_not_linked(void **state)
+{
+	poke_pde(PD1, 0x00400000, (0x12345 << 12) | P | W | U | A);
+	poke_pde(PD1, KLIN, KPDE);
+	/* Whether the load itself objects is the implementation's choice;
+	 * it must not link (or map) anything outside the guest. */
+	if (shadow_load_cr3(&s, PD1 << 12, &out) == VTLB_FILLED) {
+		assert_int_equal(loaded_pd()[PDX(0x00400000)], 0);
+		assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	}
+}
+
+/* ---- notified entry writes -------------------------------------------- */
+
+static void pte_write_updates_the_shadow_pte(void **state)
+{
+	load_world();
+	set_pte(UPT, ULIN + 0x5000, (20 << 12) | P | W | U | A | D);
+	assert_pte_is(ULIN + 0x5000, (20 << 12) | P | W | U | A | D);
+	assert_int_equal(shadow_pte(ULIN + 0x5000) & SPEC_BITS, (p2m[20] << 12) | P | W | U);
+	/* Remap, downgrade, clear. */
+	set_pte(UPT, ULIN + 0x5000, (21 << 12) | P | W | U | A);
+	assert_int_equal(shadow_pte(ULIN + 0x5000) & SPEC_BITS, (p2m[21] << 12) | P | U);
+	set_pte(UPT, ULIN + 0x5000, (21 << 12) | P | U);
+	assert_int_equal(shadow_pte(ULIN + 0x5000), 0);
+	set_pte(KPT, KLIN, 0);
+	assert_int_equal(shadow_pte(KLIN), 0);
+	/* The neighbours are unchanged. */
+	assert_pte_is(KLIN + 0x1000, get_pte(KPT, KLIN + 0x1000));
+	assert_pte_is(ULIN, get_pte(UPT, ULIN));
+	assert_int_equal(s.stats.entry_writes, 4);
+	assert_int_equal(s.stats.pde_writes, 0);
+	assert_int_equal(s.stats.untracked_writes, 0);
+}
+
+static void pte_write_to_an_unlinked_known_table(void **state)
+{
+	/* Announced, linked by no directory: its shadow is kept up to date
+	 * all the same. */
+	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.announced, 1);
+	assert_int_equal(rec(7)->kind, SHADOW_PT);
+	assert_int_equal(rec(7)->links, 0);
+	set_pte(7, 0x3000, (22 << 12) | P | W | A | D);
+	assert_int_equal(rec_page(7)[3] & SPEC_BITS, (p2m[22] << 12) | P | W);
+	set_pte(7, 0x3000, 0);
+	assert_int_equal(rec_page(7)[3], 0);
+	assert_int_equal(s.stats.entry_writes, 2);
+	assert_frames_consistent();
+}
+
+static void pde_write_links_and_unlinks(void **state)
+{
+	const uint32_t lin = 0x08000000;
+	const uint32_t pde = (7 << 12) | P | W | U | A;
+	uint32_t adopted;
+
+	load_world();
+	/* The guest's pte_alloc: AllocatePage, fill, then SetPDE. */
+	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	set_pte(7, lin, (23 << 12) | P | W | U | A | D);
+	adopted = s.stats.adopted;
+	set_pde(PD1, lin, pde);
+	assert_linked(loaded_pd()[PDX(lin)], pde);
+	assert_int_equal(rec(7)->links, 1);
+	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[23] << 12) | P | W | U);
+	assert_int_equal(s.stats.adopted, adopted);
+	assert_int_equal(s.stats.pde_writes, 1);
+
+	/* Read-only and supervisor PDE: the link carries the guest's bits. */
+	set_pde(PD1, lin, (7 << 12) | P | A);
+	assert_linked(loaded_pd()[PDX(lin)], (7 << 12) | P | A);
+	assert_int_equal(rec(7)->links, 1);
+
+	/* Unlink. */
+	set_pde(PD1, lin, 0);
+	assert_int_equal(loaded_pd()[PDX(lin)], 0);
+	assert_int_equal(rec(7)->links, 0);
+	assert_int_equal(shadow_pte(lin), 0);
+
+	/* A table nobody announced is adopted when linked. */
+	poke_pte(8, lin + 0x400000, (24 << 12) | P | U | A);
+	set_pde(PD1, lin + 0x400000, (8 << 12) | P | W | U | A);
+	assert_linked(loaded_pd()[PDX(lin + 0x400000)], (8 << 12) | P | W | U | A);
+	assert_int_equal(s.stats.adopted, adopted + 1);
+	assert_int_equal(shadow_pte(lin + 0x400000) & SPEC_BITS, (p2m[24] << 12) | P | U);
+
+	/* Present but not accessed: no link. */
+	set_pde(PD1, lin + 0x800000, (7 << 12) | P | W | U);
+	assert_int_equal(loaded_pd()[PDX(lin + 0x800000)], 0);
+
+	/* The reserved top and the switcher slot are never the guest's. */
+	set_pde(PD1, 0xFC000000, (7 << 12) | P | W | U | A);
+	set_pde(PD1, 0xFFC00000, (7 << 12) | P | W | U | A);
+	assert_int_equal(loaded_pd()[PDX(0xFC000000)], 0);
+	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
+	assert_int_equal(s.stats.pde_writes, 7);
+	assert_frames_consistent();
+}
+
+static void write_to_an_untracked_page_changes_nothing(void **state)
+{
+	uint32_t pd_copy[1024];
+	unsigned before;
+
+	load_world();
+	memcpy(pd_copy, loaded_pd(), sizeof(pd_copy));
+	before = allocs;
+	poke_pte(30, 0x5000, (12 << 12) | P | W | A | D);
+	assert_int_not_equal(shadow_entry_written(&s, (30 << 12) + 5 * 4, &out), VTLB_VIOLATION);
+	assert_int_equal(s.stats.untracked_writes, 1);
+	assert_int_equal(s.stats.entry_writes, 0);
+	assert_int_equal(s.stats.pde_writes, 0);
+	assert_null(rec(30));
+	assert_int_equal(allocs, before);
+	assert_memory_equal(loaded_pd(), pd_copy, sizeof(pd_copy));
+	assert_pte_is(ULIN, get_pte(UPT, ULIN));
+	assert_pte_is(KLIN, get_pte(KPT, KLIN));
+}
+
+/* ---- announce --------------------------------------------------------- */
+
+static void announced_clone_takes_kernel_pdes_from_orig(void **state)
+{
+	const uint32_t *spd;
+	uint32_t cr3_1;
+
+	load_world();
+	cr3_1 = shadow_cr3(&s);
+	/* Linux's pgd_alloc: the new directory is announced as a clone of
+	 * the kernel's; its kernel half is still empty (copied right after). */
+	memset(gpage(6), 0, 4096);
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.announced, 1);
+	assert_int_equal(s.stats.adopted, 3);	/* the world's, not the clone */
+	assert_int_equal(s.stats.pds_in_use, 2);
+	assert_int_equal(shadow_cr3(&s), cr3_1);	/* still the loaded one */
+	assert_non_null(rec(6));
+	assert_int_equal(rec(6)->kind, SHADOW_PD);
+	spd = rec_page(6);
+	assert_linked(spd[PDX(KLIN)], KPDE);
+	assert_int_equal(spd[PDX(ULIN)], 0);	/* user half is the new PD's own */
+	assert_int_equal(spd[1023], SWITCHER_PDE);
+	assert_int_equal(rec(KPT)->links, 2);
+	assert_int_equal(rec(UPT)->links, 1);
+
+	/* clone_pgd_range, a plain copy; then the switch is a lookup. */
+	memcpy(&gpage(6)[768], &gpage(PD1)[768], 256 * 4);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.cr3_hits, 1);
+	assert_int_equal(shadow_cr3(&s) >> 12, rec(6)->mfn);
+	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_pte_is(KLIN, get_pte(KPT, KLIN));
+	assert_int_equal(shadow_pte(ULIN), 0);
+	assert_frames_consistent();
+}
+
+static void announce_outside_guest_memory_is_a_violation(void **state)
+{
+	assert_int_equal(shadow_announce(&s, GUEST_PAGES, SHADOW_PT, 0, 0, 0, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, GUEST_PAGES, 768, 256, &out), VTLB_VIOLATION);
+	assert_int_equal(s.stats.pages_in_use, 0);
+	assert_frames_consistent();
+}
+
+/* ---- a kernel table shared by directories ------------------------------ */
+
+static void two_pds_share_one_kernel_shadow_pt(void **state)
+{
+	uint32_t spde1, spde6;
+
+	load_world();
+	poke_pde(6, KLIN, KPDE);
+	poke_pde(6, 0x08000000, (7 << 12) | P | W | U | A);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	spde1 = rec_page(PD1)[PDX(KLIN)];
+	spde6 = loaded_pd()[PDX(KLIN)];
+	assert_linked(spde1, KPDE);
+	assert_linked(spde6, KPDE);
+	assert_int_equal(spde1 >> 12, spde6 >> 12);
+	assert_int_equal(rec(KPT)->links, 2);
+	assert_int_equal(rec(UPT)->links, 1);
+	assert_int_equal(rec(7)->links, 1);
+	/* One table shadow for KPT: PD1, PD6, UPT, KPT, 7. */
+	assert_int_equal(s.stats.pages_in_use, 5);
+	/* A write through one is seen through both. */
+	set_pte(KPT, KLIN + 0x7000, (25 << 12) | P | W | A | D);
+	assert_int_equal(shadow_pte(KLIN + 0x7000) & SPEC_BITS, (p2m[25] << 12) | P | W);
+	assert_int_equal(((const uint32_t *)fake_map(spde1 >> 12))[PTX(KLIN + 0x7000)],
+			 shadow_pte(KLIN + 0x7000));
+	assert_frames_consistent();
+}
+
+/* ---- release ---------------------------------------------------------- */
+
+static void release_pt_frees_it_and_unlinks(void **state)
+{
+	const uint32_t lin = 0x08000000;
+	uint32_t in_use;
+
+	load_world();
+	poke_pde(6, KLIN, KPDE);
+	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	set_pte(7, lin, (23 << 12) | P | W | U | A | D);
+	set_pde(PD1, lin, (7 << 12) | P | W | U | A);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	set_pde(6, lin, (7 << 12) | P | W | U | A);
+	assert_int_equal(rec(7)->links, 2);
+	in_use = s.stats.pages_in_use;
+
+	/* Released while both directories still point at it. */
+	assert_int_equal(shadow_release(&s, 7, &out), VTLB_FILLED);
+	assert_null(rec(7));
+	assert_int_equal(s.stats.pages_in_use, in_use - 1);
+	assert_int_equal(s.stats.released, 1);
+	assert_int_equal(loaded_pd()[PDX(lin)], 0);
+	assert_int_equal(rec_page(PD1)[PDX(lin)], 0);
+	assert_int_equal(shadow_pte(lin), 0);
+	/* The rest is intact. */
+	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(rec_page(PD1)[PDX(ULIN)], UPDE);
+	assert_frames_consistent();
+}
+
+static void release_pd_frees_it_and_drops_its_links(void **state)
+{
+	uint32_t in_use, pds;
+
+	load_world();
+	poke_pde(6, KLIN, KPDE);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(rec(KPT)->links, 2);
+	in_use = s.stats.pages_in_use;
+	pds = s.stats.pds_in_use;
+	assert_int_equal(shadow_release(&s, PD1, &out), VTLB_FILLED);
+	assert_null(rec(PD1));
+	assert_int_equal(s.stats.pds_in_use, pds - 1);
+	assert_int_equal(s.stats.released, 1);
+	assert_int_equal(rec(KPT)->links, 1);
+	/* PD1's own user table may stay as an unlinked cache entry or go. */
+	if (rec(UPT)) {
+		assert_int_equal(rec(UPT)->links, 0);
+		assert_int_equal(s.stats.pages_in_use, in_use - 1);
+	} else {
+		assert_int_equal(s.stats.pages_in_use, in_use - 2);
+	}
+	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_pte_is(KLIN, get_pte(KPT, KLIN));
+	assert_frames_consistent();
+}
+
+static void release_of_the_loaded_pd_is_a_violation(void **state)
+{
+	uint32_t cr3;
+
+	load_world();
+	cr3 = shadow_cr3(&s);
+	assert_int_equal(shadow_release(&s, PD1, &out), VTLB_VIOLATION);
+	assert_true(out.why[0] != 0);
+	assert_int_equal(s.stats.violations, 1);
+	assert_int_equal(s.stats.released, 0);
+	assert_non_null(rec(PD1));
+	assert_int_equal(shadow_cr3(&s), cr3);
+	assert_int_equal(s.stats.pages_in_use, 3);
+	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_pte_is(KLIN, get_pte(KPT, KLIN));
+}
+
+static void release_of_an_unknown_page_is_harmless(void **state)
+{
+	unsigned before;
+
+	load_world();
+	before = allocs;
+	assert_int_not_equal(shadow_release(&s, 30, &out), VTLB_VIOLATION);
+	assert_int_equal(s.stats.released, 0);
+	assert_int_equal(s.stats.pages_in_use, 3);
+	assert_int_equal(allocs, before);
+	assert_frames_consistent();
+	assert_linked(loaded_pd()[PDX(ULIN)], UPDE);
+	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+}
+
+/* ---- back to the baseline --------------------------------------------- */
+
+static void process_lifetime_returns_to_the_baseline(void **state)
+{
+	uint32_t in_use, held;
+
+	load_world();	/* the kernel's directory, loaded */
+	in_use = s.stats.pages_in_use;
+	held = allocs - frees;
+
+	for (int round = 0; round < 3; round++) {
+		/* fork: a new directory, cloned kernel half, two user tables */
+		memset(gpage(6), 0, 4096);
+		assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+		memcpy(&gpage(6)[768], &gpage(PD1)[768], 256 * 4);
+		for (uint32_t pt = 7; pt <= 8; pt++) {
+			uint32_t lin = (pt - 7) << 22;
+
+			memset(gpage(pt), 0, 4096);
+			assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+			set_pte(pt, lin, ((20 + pt) << 12) | P | W | U | A | D);
+			set_pde(6, lin, (pt << 12) | P | W | U | A);
+		}
+		assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+		assert_int_equal(shadow_pte(0x00000000) & SPEC_BITS, (p2m[27] << 12) | P | W | U);
+		assert_int_equal(shadow_pte(0x00400000) & SPEC_BITS, (p2m[28] << 12) | P | W | U);
+		assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+		/* exit: tables torn down, switch away, directory freed */
+		for (uint32_t pt = 7; pt <= 8; pt++) {
+			set_pde(6, (pt - 7) << 22, 0);
+			assert_int_equal(shadow_release(&s, pt, &out), VTLB_FILLED);
+		}
+		assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+		assert_int_equal(shadow_release(&s, 6, &out), VTLB_FILLED);
+		assert_int_equal(s.stats.pages_in_use, in_use);
+		assert_int_equal(allocs - frees, held);
+		assert_int_equal(rec(KPT)->links, 1);
+		assert_frames_consistent();
+	}
+	assert_int_equal(s.stats.released, 9);
+	assert_int_equal(s.stats.announced, 9);
+	assert_true(s.stats.pages_peak >= in_use + 3);
+}
+
+/* ---- faults ----------------------------------------------------------- */
+
+static void fault_on_not_present_is_reflected(void **state)
+{
+	load_world();
+	/* No PTE. */
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x3004, VTLB_PF_W | VTLB_PF_U, 3, &out),
+			 VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.cr2, ULIN + 0x3004);
+	/* No PDE. */
+	assert_int_equal(shadow_fault(&s, &gp, 0x40000010, 0, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, 0);
+	assert_int_equal(out.cr2, 0x40000010);
+	assert_int_equal(s.stats.guest_faults, 2);
+	assert_int_equal(s.stats.fills, 0);
+}
+
+static void fault_on_unaccessed_pte_sets_a_and_fills(void **state)
+{
+	const uint32_t lin = ULIN + 0x4000;
+
+	load_world();
+	set_pte(UPT, lin, (26 << 12) | P | W | U);
+	assert_int_equal(shadow_pte(lin), 0);
+	assert_int_equal(shadow_fault(&s, &gp, lin + 0x10, VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A);
+	/* Writable in the guest, not dirty: read-only shadow. */
+	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
+	assert_pte_is(lin, get_pte(UPT, lin));
+	assert_int_equal(s.stats.fills, 1);
+	assert_int_equal(s.stats.dirty_faults, 0);
+	assert_int_equal(s.stats.guest_faults, 0);
+}
+
+static void fault_on_unaccessed_pde_links_and_fills(void **state)
+{
+	const uint32_t lin = 0x08000000;
+
+	load_world();
+	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	set_pte(7, lin, (27 << 12) | P | W | U);
+	set_pde(PD1, lin, (7 << 12) | P | W | U);	/* no A: not linked yet */
+	assert_int_equal(loaded_pd()[PDX(lin)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, lin, VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(get_pde(PD1, lin), (7 << 12) | P | W | U | A);
+	assert_int_equal(get_pte(7, lin), (27 << 12) | P | W | U | A);
+	assert_linked(loaded_pd()[PDX(lin)], (7 << 12) | P | W | U | A);
+	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[27] << 12) | P | U);
+	assert_int_equal(rec(7)->links, 1);
+}
+
+static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
+{
+	const uint32_t lin = ULIN + 0x4000;
+
+	load_world();
+	set_pte(UPT, lin, (26 << 12) | P | W | U | A);
+	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
+	assert_int_equal(shadow_fault(&s, &gp, lin, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U, 3, &out),
+			 VTLB_FILLED);
+	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A | D);
+	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | W | U);
+	assert_int_equal(s.stats.fills, 1);
+	assert_int_equal(s.stats.dirty_faults, 1);
+	/* Same from ring 1 on a never-touched kernel page: A and D at once. */
+	set_pte(KPT, KLIN + 0x9000, (28 << 12) | P | W);
+	assert_int_equal(shadow_fault(&s, &gp, KLIN + 0x9000, VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(get_pte(KPT, KLIN + 0x9000), (28 << 12) | P | W | A | D);
+	assert_int_equal(shadow_pte(KLIN + 0x9000) & SPEC_BITS, (p2m[28] << 12) | P | W);
+	assert_int_equal(s.stats.dirty_faults, 2);
+}
+
+static void user_write_to_read_only_page_is_reflected(void **state)
+{
+	load_world();
+	/* ULIN + 0x1000 is the world's read-only user page (gfn 11). */
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x1008, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U, 3, &out),
+			 VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.cr2, ULIN + 0x1008);
+	assert_int_equal(get_pte(UPT, ULIN + 0x1000), (11 << 12) | P | U | A);
+	/* User access to a supervisor page, too. */
+	assert_int_equal(shadow_fault(&s, &gp, KLIN, VTLB_PF_P | VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_U);
+	assert_int_equal(s.stats.guest_faults, 2);
+	assert_int_equal(s.stats.fills, 0);
+}
+
+static void fault_on_frame_outside_memory_is_a_violation(void **state)
+{
+	load_world();
+	poke_pte(UPT, ULIN + 0x6000, (GUEST_PAGES << 12) | P | W | U);
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, VTLB_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_true(out.why[0] != 0);
+	assert_int_equal(shadow_pte(ULIN + 0x6000), 0);
+	assert_true(s.stats.violations >= 1 || walker.stats.violations >= 1);
+}
+
+static void large_pde_with_guest_pse_is_a_violation(void **state)
+{
+	load_world();
+	gp.pse = true;
+	poke_pde(PD1, 0x80000000, P | W | U | A | D | PS);
+	assert_int_equal(shadow_fault(&s, &gp, 0x80001000, VTLB_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[PDX(0x80000000)], 0);
+}
+
+static void mapping_in_the_reserved_top_is_a_violation(void **state)
+{
+	load_world();
+	poke_pde(PD1, 0xFC000000, (4 << 12) | P | W | A);
+	poke_pte(4, 0xFC001000, (14 << 12) | P | W | A | D);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFC001234, 0, 1, &out), VTLB_VIOLATION);
+	assert_true(out.why[0] != 0);
+	poke_pde(PD1, 0xFFC00000, (4 << 12) | P | W | A);
+	poke_pte(4, 0xFFC00000, (14 << 12) | P | W | A | D);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, VTLB_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[PDX(0xFC000000)], 0);
+	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
+}
+
+/* ---- invlpg ------------------------------------------------------------ */
+
+static void invlpg_rederives_an_edited_entry(void **state)
+{
+	load_world();
+	/* The guest remaps KLIN without telling us. */
+	poke_pte(KPT, KLIN, (29 << 12) | P | A);
+	assert_int_equal(shadow_pte(KLIN) & SPEC_BITS, (p2m[12] << 12) | P | W);
+	shadow_invlpg(&s, KLIN + 0x123);
+	assert_pte_is(KLIN, (29 << 12) | P | A);
+	assert_int_equal(shadow_pte(KLIN) & SPEC_BITS, (p2m[29] << 12) | P);
+	assert_int_equal(s.stats.invlpgs, 1);
+	/* ... and unmaps it. */
+	poke_pte(KPT, KLIN, 0);
+	shadow_invlpg(&s, KLIN);
+	assert_int_equal(shadow_pte(KLIN), 0);
+	/* The neighbours are untouched. */
+	assert_pte_is(KLIN + 0x1000, get_pte(KPT, KLIN + 0x1000));
+	/* Nothing there, or the reserved top: harmless. */
+	shadow_invlpg(&s, 0x40000000);
+	shadow_invlpg(&s, 0xFFC00000);
+	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
+	assert_int_equal(s.stats.invlpgs, 4);
+}
+
+/* ---- audit ------------------------------------------------------------- */
+
+static void audit_of_a_coherent_shadow_is_clean(void **state)
+{
+	struct shadow_audit a;
+
+	load_world();
+	poke_pde(6, KLIN, KPDE);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	memset(&a, 0xCC, sizeof(a));
+	shadow_audit(&s, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_int_equal(a.pds, 2);
+	assert_int_equal(a.pts, 2);
+	assert_true(a.entries > 0);
+}
+
+static void audit_finds_an_unnotified_guest_edit(void **state)
+{
+	struct shadow_audit a;
+	char pte_hex[16], lin_hex[16];
+
+	load_world();
+	poke_pte(UPT, ULIN, (31 << 12) | P | W | U | A | D);
+	shadow_audit(&s, &a);
+	assert_true(a.mismatches >= 1);
+	assert_true(a.first[0] != 0);
+	/* It names the entry: by its linear address, or the guest PTE. */
+	snprintf(pte_hex, sizeof(pte_hex), "%08x", (31u << 12) | P | W | U | A | D);
+	snprintf(lin_hex, sizeof(lin_hex), "%08x", ULIN);
+	assert_true(strstr(a.first, pte_hex) || strstr(a.first, lin_hex));
+	/* Once told, it is clean again. */
+	assert_int_equal(shadow_entry_written(&s, (UPT << 12) + PTX(ULIN) * 4, &out), VTLB_FILLED);
+	shadow_audit(&s, &a);
+	assert_int_equal(a.mismatches, 0);
+}
+
+/* ---- running out ------------------------------------------------------- */
+
+/* Process i: directory 10 + i, user table 30 + i mapping data page 50 + i
+ * at 0x08000000; kernel half cloned from PD1. */
+static void check_process_loaded(uint32_t i)
+{
+	const uint32_t *pd = loaded_pd();
+	struct shadow_audit a;
+
+	assert_int_equal(shadow_cr3(&s) >> 12, rec(10 + i)->mfn);
+	assert_int_equal(pd[1023], SWITCHER_PDE);
+	assert_linked(pd[PDX(0x08000000)], ((30 + i) << 12) | P | W | U | A);
+	assert_linked(pd[PDX(KLIN)], KPDE);
+	assert_int_equal(shadow_pte(0x08000000) & SPEC_BITS, (p2m[50 + i] << 12) | P | W | U);
+	assert_pte_is(KLIN, get_pte(KPT, KLIN));
+	shadow_audit(&s, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_frames_consistent();
+}
+
+static void running_out_of_frames_evicts_old_directories(void **state)
+{
+	const uint32_t n = 12;
+
+	load_world();
+	/* Room for the loaded directory and its three tables, and one more
+	 * directory and table, and not much else. */
+	alloc_limit = baseline + 7;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t pd = 10 + i, pt = 30 + i;
+
+		memset(gpage(pd), 0, 4096);
+		assert_int_equal(shadow_announce(&s, pd, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+		memcpy(&gpage(pd)[768], &gpage(PD1)[768], 256 * 4);
+		assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+		set_pte(pt, 0x08000000, ((50 + i) << 12) | P | W | U | A | D);
+		set_pde(pd, 0x08000000, (pt << 12) | P | W | U | A);
+		assert_int_equal(shadow_load_cr3(&s, pd << 12, &out), VTLB_FILLED);
+		check_process_loaded(i);
+		assert_true(s.stats.pages_in_use <= 7);
+	}
+	assert_true(s.stats.evictions > 0);
+	/* Switch back through all of them: rebuilt on demand. */
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(shadow_load_cr3(&s, (10 + i) << 12, &out), VTLB_FILLED);
+		check_process_loaded(i);
+	}
+	/* And a fault in the loaded one still fills. */
+	set_pte(30 + n - 1, 0x08001000, (62 << 12) | P | W | U);
+	gp.cr3 = (10 + n - 1) << 12;
+	assert_int_equal(shadow_fault(&s, &gp, 0x08001000, VTLB_PF_W | VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_pte(0x08001000) & SPEC_BITS, (p2m[62] << 12) | P | W | U);
+	alloc_limit = ~0u;
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(init_is_empty),
+		T(loaded_empty_pd_has_only_the_switcher),
+		T(derive_not_present_or_not_accessed_is_zero),
+		T(derive_accessed_read_only),
+		T(derive_writable_needs_dirty),
+		T(derive_keeps_user_and_uses_the_p2m),
+		T(derive_frame_outside_guest_memory_is_zero),
+		T(load_cr3_adopts_the_pd_and_its_tables),
+		T(switching_back_to_a_known_pd_is_a_hit),
+		T(load_cr3_outside_guest_memory_is_a_violation),
+		T(pde_pointing_outside_guest_memory_is_not_linked),
+		T(pte_write_updates_the_shadow_pte),
+		T(pte_write_to_an_unlinked_known_table),
+		T(pde_write_links_and_unlinks),
+		T(write_to_an_untracked_page_changes_nothing),
+		T(announced_clone_takes_kernel_pdes_from_orig),
+		T(announce_outside_guest_memory_is_a_violation),
+		T(two_pds_share_one_kernel_shadow_pt),
+		T(release_pt_frees_it_and_unlinks),
+		T(release_pd_frees_it_and_drops_its_links),
+		T(release_of_the_loaded_pd_is_a_violation),
+		T(release_of_an_unknown_page_is_harmless),
+		T(process_lifetime_returns_to_the_baseline),
+		T(fault_on_not_present_is_reflected),
+		T(fault_on_unaccessed_pte_sets_a_and_fills),
+		T(fault_on_unaccessed_pde_links_and_fills),
+		T(write_fault_on_clean_page_sets_d_and_upgrades),
+		T(user_write_to_read_only_page_is_reflected),
+		T(fault_on_frame_outside_memory_is_a_violation),
+		T(large_pde_with_guest_pse_is_a_violation),
+		T(mapping_in_the_reserved_top_is_a_violation),
+		T(invlpg_rederives_an_edited_entry),
+		T(audit_of_a_coherent_shadow_is_clean),
+		T(audit_finds_an_unnotified_guest_edit),
+		T(running_out_of_frames_evicts_old_directories),
+	};
+#undef T
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
