@@ -61,13 +61,9 @@ void vcpu_print_counters(const struct vcpu *v)
 			kprintf(" %s=%llu", c < NUM_VMI_CALLS ? vmi_call_name(c) : "?",
 				(unsigned long long)s->hypercalls_by_call[c]);
 	kprintf("\n");
-	kprintf("vmi-hv: vTLB: %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
-		(unsigned long long)v->vtlb.stats.fills,
-		(unsigned long long)v->vtlb.stats.dirty_faults,
-		(unsigned long long)v->vtlb.stats.guest_faults,
-		(unsigned long long)v->vtlb.stats.flushes,
-		(unsigned long long)v->vtlb.stats.invlpgs,
-		v->vtlb.stats.shadow_pages_in_use, v->vtlb.stats.shadow_pages_peak);
+	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
+		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
+	vcpu_mmu_print_stats(v);
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late)\n",
 		(unsigned long long)s->injected, (unsigned long long)valarm_count,
 		(unsigned long long)tsc_to_us(valarm_max_late));

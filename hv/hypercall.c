@@ -84,6 +84,7 @@ static void activate(struct vcpu *v)
 	uint64_t now = rdtsc();
 
 	v->paravirtual = true;
+	vcpu_mmu_activate(v);
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",
 		(unsigned long long)v->stats.emulated,
 		(unsigned long long)v->stats.hidden_faults,
@@ -218,9 +219,13 @@ void vcpu_hypercall(struct vcpu *v)
 	case VMI_CALL_WBINVD:
 	case VMI_CALL_Pause:
 	case VMI_CALL_IODelay:
-	case VMI_CALL_AllocatePage:	/* the vTLB needs no notice of page tables */
+	case VMI_CALL_SetLinearMapping:	/* a hint; the shadows need none */
+		return;
+	case VMI_CALL_AllocatePage:
+		vcpu_mmu_announce(v, a, d, c, f->ebx, f->esi);
+		return;
 	case VMI_CALL_ReleasePage:
-	case VMI_CALL_SetLinearMapping:
+		vcpu_mmu_release(v, a);
 		return;
 	case VMI_CALL_FlushDeferredCalls:
 		f->eax = 0;
@@ -260,6 +265,7 @@ void vcpu_hypercall(struct vcpu *v)
 		return;
 	case VMI_CALL_SetPxE:
 		guest_write(v, a, &d, 4, "a page-table entry");
+		vcpu_mmu_entry_written(v, a);
 		return;
 	case VMI_CALL_GetPxE:
 		guest_read(v, a, &f->eax, 4, "a page-table entry");
@@ -269,6 +275,7 @@ void vcpu_hypercall(struct vcpu *v)
 
 		guest_read(v, a, &old, 4, "a page-table entry");
 		guest_write(v, a, &d, 4, "a page-table entry");
+		vcpu_mmu_entry_written(v, a);
 		f->eax = old;
 		return;
 	}
@@ -280,13 +287,14 @@ void vcpu_hypercall(struct vcpu *v)
 		f->eax = (pte & mask) != 0;
 		pte = call == VMI_CALL_TestAndSetPxEBit ? pte | mask : pte & ~mask;
 		guest_write(v, a, &pte, 4, "a page-table entry");
+		vcpu_mmu_entry_written(v, a);
 		return;
 	}
 	case VMI_CALL_InvalPage:
-		vtlb_invlpg(&v->vtlb, a);
+		vcpu_mmu_invlpg(v, a);
 		return;
 	case VMI_CALL_FlushTLB:
-		vtlb_flush(&v->vtlb);
+		vcpu_mmu_flush(v);
 		return;
 	case VMI_CALL_IN: case VMI_CALL_INB: case VMI_CALL_INW: {
 		uint32_t val;

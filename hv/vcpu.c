@@ -33,53 +33,15 @@
 void switch_to_guest(uint32_t shadow_cr3);
 uint32_t vcpu_switcher_init(void);
 
-static void *vtlb_map(uint32_t mfn)
-{
-	return phys_to_virt(mfn << HV_PAGE_SHIFT);
-}
-
-static bool vtlb_alloc(uint32_t *mfn)
-{
-	if (!frames_alloc(&machine_frames, mfn))
-		return false;
-	memset(phys_to_virt(*mfn << HV_PAGE_SHIFT), 0, HV_PAGE_SIZE);
-	return true;
-}
-
-static void vtlb_free(uint32_t mfn)
-{
-	HV_ASSERT(frames_free(&machine_frames, mfn));
-}
-
-void vcpu_paging_changed(struct vcpu *v, bool force_flush)
-{
-	struct guest_paging gp = {
-		.pg = (v->cr0 & X86_CR0_PG) != 0,
-		.wp = (v->cr0 & X86_CR0_WP) != 0,
-		.pse = (v->cr4 & X86_CR4_PSE) != 0,
-		.cr3 = v->cr3,
-	};
-
-	if (force_flush || gp.pg != v->paging.pg || gp.wp != v->paging.wp ||
-	    gp.pse != v->paging.pse || gp.cr3 != v->paging.cr3)
-		vtlb_flush(&v->vtlb);
-	v->paging = gp;
-}
-
 void vcpu_init(struct vcpu *v, struct guest *g)
 {
-	struct vtlb_env env = {
-		.map = vtlb_map, .alloc_frame = vtlb_alloc, .free_frame = vtlb_free,
-	};
 	struct trap_frame *f = (struct trap_frame *)HV_VCPU_FRAME;
 	struct emul_outcome out;
 
 	memset(v, 0, sizeof(*v));
 	v->guest = g;
 	v->frame = f;
-	env.switcher_pde = vcpu_switcher_init();
-	if (!vtlb_init(&v->vtlb, &env, &g->mem))
-		hv_panic("out of machine memory for the shadow page directory");
+	vcpu_mmu_init(v, vcpu_switcher_init());
 	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
 	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
 
@@ -104,7 +66,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->fs = f->gs = 0;
 	f->ss = 0x18 | 1;
 	log_info("vcpu: guest entry eip=%08x esi=%08x cs=%04x ds=%04x, ring 1, paging off (vTLB physical mode), shadow cr3 %08x",
-		 f->eip, f->esi, f->cs, f->ds, vtlb_shadow_cr3(&v->vtlb));
+		 f->eip, f->esi, f->cs, f->ds, vcpu_mmu_cr3(v));
 }
 
 /* Real EFLAGS for the guest: IF always on (its IF is virtual), IOPL 0 so
@@ -125,24 +87,6 @@ static const char *vector_name(unsigned vector)
 	if (vector < 32 && exception_names[vector])
 		return exception_names[vector];
 	return "interrupt";
-}
-
-static void handle_page_fault(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
-{
-	struct vtlb_outcome out;
-
-	switch (vtlb_fault(&v->vtlb, &v->paging, cr2, f->error, frame_cpl(f), &out)) {
-	case VTLB_FILLED:
-		v->stats.hidden_faults++;
-		return;
-	case VTLB_GUEST_FAULT:
-		v->cr2 = out.cr2;
-		vcpu_deliver(v, 14, true, out.guest_error, 0);
-		return;
-	case VTLB_VIOLATION:
-		vcpu_stop(v, "page fault at %08x (error %x) breaks the rules: %s",
-			  cr2, f->error, out.why);
-	}
 }
 
 static void emulate(struct vcpu *v, struct trap_frame *f)
@@ -249,7 +193,7 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 	}
 	switch (vector) {
 	case 14:
-		handle_page_fault(v, f, cr2);
+		vcpu_mmu_fault(v, cr2, f->error, frame_cpl(f));
 		return;
 	case 13:
 		if (f->error & 2) {
@@ -321,7 +265,7 @@ void vcpu_run(struct vcpu *v)
 		sanitize_eflags(f);
 		if (!vcpu_check_frame(v, why, sizeof(why)))
 			vcpu_stop(v, "cannot resume the guest: %s", why);
-		switch_to_guest(vtlb_shadow_cr3(&v->vtlb));
+		switch_to_guest(vcpu_mmu_cr3(v));
 		/* Interrupts are off: nothing can fault in between. */
 		cr2 = read_cr2();
 		handle_exit(v, f, cr2);

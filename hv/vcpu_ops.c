@@ -222,8 +222,10 @@ void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4])
 		r[2] &= ~((1u << 3) | (1u << 5) | (1u << 17) | (1u << 21) | (1u << 24) |
 			  (1u << 26) | (1u << 27) | (1u << 28));
 		r[2] |= 1u << 31;
+		/* PSE too: guest 4 MiB pages are not machine-contiguous, and
+		 * the paravirtual shadows (mm/shadow.c) shadow 4 KiB tables. */
 		r[3] &= ~((1u << 7) | (1u << 9) | (1u << 11) | (1u << 12) | (1u << 14) |
-			  (1u << 6));	/* MCE APIC SEP MTRR MCA PAE */
+			  (1u << 6) | (1u << 3));	/* MCE APIC SEP MTRR MCA PAE PSE */
 		break;
 	case 7:
 		/* SMEP, SMAP, INVPCID, AVX2, AVX-512...: keep only basic bits. */
@@ -286,7 +288,7 @@ static void op_set_if(void *ctx, bool on)
 
 static enum emul_result op_invlpg(void *ctx, uint32_t lin)
 {
-	vtlb_invlpg(&V(ctx)->vtlb, lin);
+	vcpu_mmu_invlpg(V(ctx), lin);
 	return EMUL_OK;
 }
 

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include "traps.h"
 #include "vtlb.h"
+#include "shadow.h"
 #include "emulate.h"
 #include "guest.h"
 
@@ -52,7 +53,9 @@ struct vcpu_stats {
 	uint64_t exits, exits_by_vector[256];
 	uint64_t emulated, emulated_by_kind[EMUL_KIND_COUNT];
 	uint64_t emulated_after_activation;	/* should be 0: every site is patched */
-	uint64_t hidden_faults;		/* #PF the vTLB fixed */
+	uint64_t hidden_faults;		/* #PF the shadow paging fixed */
+	uint64_t guest_page_faults;	/* #PF reflected into the guest */
+	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
 	uint64_t hypercalls, hypercalls_by_call[128];
 	uint64_t io_denied;
@@ -63,7 +66,9 @@ struct vcpu_stats {
 struct vcpu {
 	struct guest *guest;
 	struct trap_frame *frame;	/* HV_VCPU_FRAME, in the switcher */
-	struct vtlb vtlb;
+	struct vtlb vtlb;		/* shadow paging before activation */
+	struct shadow shadow;		/* shadow paging from activation on */
+	bool shadows_active;
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
 	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
 	bool vif;			/* the guest's virtual EFLAGS.IF */
@@ -104,8 +109,23 @@ void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4]);
  * broke the rules instead. */
 bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
 bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
-/* Recompute v->paging from cr0/cr3/cr4 and flush the vTLB when it changed. */
+/* Shadow paging (vcpu_mmu.c): the vTLB before activation, the
+ * notification-driven shadows after it. */
+void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde);
+void vcpu_mmu_activate(struct vcpu *v);
+uint32_t vcpu_mmu_cr3(const struct vcpu *v);
+/* Recompute v->paging from cr0/cr3/cr4: flush the vTLB when it changed,
+ * or load the page directory's shadow. */
 void vcpu_paging_changed(struct vcpu *v, bool force_flush);
+void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl);
+void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin);
+void vcpu_mmu_flush(struct vcpu *v);
+/* The guest changed the page-table entry at lin through a VMI call. */
+void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin);
+void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
+		       uint32_t base, uint32_t count);
+void vcpu_mmu_release(struct vcpu *v, uint32_t ppn);
+void vcpu_mmu_print_stats(const struct vcpu *v);
 
 /* Descriptor tables (vcpu_desc.c). */
 enum emul_result vcpu_boot_gdt(struct vcpu *v, struct emul_outcome *out);

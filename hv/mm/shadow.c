@@ -1,0 +1,551 @@
+/*
+ * shadow.c - notification-driven shadow page tables; see shadow.h for the
+ * model and the invariant (every shadow entry is derived from the guest
+ * entry alone).
+ *
+ * Bookkeeping: pages[] holds one record per shadowed guest table; by_gfn
+ * maps a guest frame to its record.  A shadow page directory has a second
+ * frame (aux) that remembers, per PDE, which record the PDE links, so that
+ * unlinking is O(1) and a page table knows how many PDEs link it.
+ */
+#include "shadow.h"
+#include "hvlib.h"
+
+#define PTE_P   0x001u
+#define PTE_W   0x002u
+#define PTE_U   0x004u
+#define PTE_A   0x020u
+#define PTE_D   0x040u
+#define PTE_PS  0x080u
+
+#define PDX(lin) ((lin) >> 22)
+#define PTX(lin) (((lin) >> 12) & 0x3FFu)
+
+static enum vtlb_result violation(struct shadow *s, struct vtlb_outcome *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum vtlb_result violation(struct shadow *s, struct vtlb_outcome *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
+	va_end(ap);
+	s->stats.violations++;
+	return VTLB_VIOLATION;
+}
+
+static uint16_t index_of(const struct shadow *s, const struct shadow_page *sp)
+{
+	return (uint16_t)(sp - s->pages + 1);
+}
+
+static struct shadow_page *record(struct shadow *s, uint16_t idx)
+{
+	return idx ? &s->pages[idx - 1] : 0;
+}
+
+/* The record shadowing guest frame gfn, or 0. */
+static struct shadow_page *lookup(const struct shadow *s, uint32_t gfn)
+{
+	uint16_t idx;
+
+	if (gfn >= s->gm->npages)
+		return 0;
+	idx = s->by_gfn[gfn];
+	return idx ? (struct shadow_page *)&s->pages[idx - 1] : 0;
+}
+
+static uint32_t *guest_table(const struct shadow *s, uint32_t gfn)
+{
+	return s->env.map(s->gm->p2m[gfn]);
+}
+
+static uint32_t *shadow_table(const struct shadow *s, const struct shadow_page *sp)
+{
+	return s->env.map(sp->mfn);
+}
+
+static uint16_t *pd_links(const struct shadow *s, const struct shadow_page *pd)
+{
+	return s->env.map(pd->aux_mfn);
+}
+
+uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)
+{
+	uint32_t e;
+
+	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g >> 12) >= s->gm->npages)
+		return 0;
+	e = (s->gm->p2m[g >> 12] << 12) | PTE_P | (g & PTE_U);
+	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D))
+		e |= PTE_W;
+	return e;
+}
+
+/* Point shadow PDE i of pd at record pt_idx (0: not present). */
+static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t val, uint16_t pt_idx)
+{
+	uint32_t *spd = shadow_table(s, pd);
+	uint16_t *links = pd_links(s, pd);
+
+	if (links[i])
+		record(s, links[i])->links--;
+	if (!val)
+		pt_idx = 0;
+	spd[i] = val;
+	links[i] = pt_idx;
+	if (pt_idx)
+		record(s, pt_idx)->links++;
+}
+
+static void free_page(struct shadow *s, struct shadow_page *sp);
+
+/*
+ * Out of records or frames: the shadows are a cache.  Drop every
+ * directory except the loaded one and the one being built, then every
+ * page table that nothing links any more.
+ */
+static void evict(struct shadow *s)
+{
+	s->stats.evictions++;
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
+		struct shadow_page *sp = &s->pages[i];
+
+		if (sp->kind == SHADOW_PD && i + 1 != s->current && i + 1 != s->pinned)
+			free_page(s, sp);
+	}
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
+		struct shadow_page *sp = &s->pages[i];
+
+		if (sp->kind == SHADOW_PT && !sp->links)
+			free_page(s, sp);
+	}
+}
+
+static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
+{
+	if (!s->env.alloc_frame(mfn))
+		return false;
+	memset(s->env.map(*mfn), 0, HV_PAGE_SIZE);
+	return true;
+}
+
+/* A new, empty record for gfn (not yet filled).  0 when memory is out
+ * even after eviction. */
+static struct shadow_page *new_page(struct shadow *s, uint32_t gfn, enum shadow_kind kind)
+{
+	struct shadow_page *sp;
+	uint32_t mfn, aux = 0;
+	bool need_aux = kind == SHADOW_PD;
+
+	for (int attempt = 0; ; attempt++) {
+		if (s->nfree && alloc_zeroed(s, &mfn)) {
+			if (!need_aux || alloc_zeroed(s, &aux))
+				break;
+			s->env.free_frame(mfn);
+		}
+		if (attempt)
+			return 0;
+		evict(s);
+	}
+	sp = &s->pages[s->free_stack[--s->nfree]];
+	sp->gfn = gfn;
+	sp->mfn = mfn;
+	sp->aux_mfn = aux;
+	sp->links = 0;
+	sp->kind = (uint8_t)kind;
+	s->by_gfn[gfn] = index_of(s, sp);
+	if (kind == SHADOW_PD) {
+		shadow_table(s, sp)[HV_SWITCHER_PDE_INDEX] = s->env.switcher_pde;
+		s->stats.pds_in_use++;
+	}
+	if (++s->stats.pages_in_use > s->stats.pages_peak)
+		s->stats.pages_peak = s->stats.pages_in_use;
+	return sp;
+}
+
+static void free_page(struct shadow *s, struct shadow_page *sp)
+{
+	uint16_t idx = index_of(s, sp);
+
+	if (sp->kind == SHADOW_PD) {
+		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
+			set_pde(s, sp, i, 0, 0);
+		s->env.free_frame(sp->aux_mfn);
+		s->stats.pds_in_use--;
+	} else if (sp->links) {
+		/* Still linked (the guest released a table that a PDE
+		 * points at): no shadow directory may keep using it. */
+		for (unsigned i = 0; i < SHADOW_MAX_PAGES && sp->links; i++) {
+			struct shadow_page *pd = &s->pages[i];
+			uint16_t *links;
+
+			if (pd->kind != SHADOW_PD)
+				continue;
+			links = pd_links(s, pd);
+			for (unsigned j = 0; j < VTLB_GUEST_PDES; j++)
+				if (links[j] == idx)
+					set_pde(s, pd, j, 0, 0);
+		}
+	}
+	s->env.free_frame(sp->mfn);
+	s->by_gfn[sp->gfn] = 0;
+	memset(sp, 0, sizeof(*sp));
+	s->free_stack[s->nfree++] = idx - 1;
+	s->stats.pages_in_use--;
+}
+
+/* Fill a page table's shadow from the guest's table. */
+static void derive_table(struct shadow *s, struct shadow_page *pt)
+{
+	const uint32_t *g = guest_table(s, pt->gfn);
+	uint32_t *spt = shadow_table(s, pt);
+
+	for (unsigned i = 0; i < 1024; i++)
+		spt[i] = shadow_derive_pte(s, g[i]);
+}
+
+/* The record of the guest page table gfn, shadowing it now if need be. */
+static struct shadow_page *page_table(struct shadow *s, uint32_t gfn, bool announced)
+{
+	struct shadow_page *pt = lookup(s, gfn);
+
+	if (pt)
+		return pt->kind == SHADOW_PT ? pt : 0;
+	pt = new_page(s, gfn, SHADOW_PT);
+	if (!pt)
+		return 0;
+	derive_table(s, pt);
+	if (!announced)
+		s->stats.adopted++;
+	return pt;
+}
+
+/*
+ * Derive shadow PDE i of pd from guest PDE g.  false if g asks for a link
+ * that cannot be made (out of memory, or g points at a page directory).
+ */
+static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t g)
+{
+	struct shadow_page *pt;
+	uint16_t saved = s->pinned;
+
+	if (i >= VTLB_GUEST_PDES)
+		return true;
+	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g & PTE_PS) || (g >> 12) >= s->gm->npages) {
+		set_pde(s, pd, i, 0, 0);
+		return true;
+	}
+	s->pinned = index_of(s, pd);
+	pt = page_table(s, g >> 12, false);
+	s->pinned = saved;
+	if (!pt) {
+		set_pde(s, pd, i, 0, 0);
+		return false;
+	}
+	set_pde(s, pd, i, (pt->mfn << 12) | (g & (PTE_P | PTE_W | PTE_U)) | PTE_A, index_of(s, pt));
+	return true;
+}
+
+/* Build a directory's shadow; PDEs base..base+count-1 from orig_gfn's. */
+static bool build_directory(struct shadow *s, struct shadow_page *pd, uint32_t orig_gfn,
+			    uint32_t base, uint32_t count)
+{
+	const uint32_t *own = guest_table(s, pd->gfn);
+	const uint32_t *orig = count ? guest_table(s, orig_gfn) : 0;
+	bool ok = true;
+
+	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++) {
+		bool cloned = count && i >= base && i - base < count;
+
+		ok &= sync_pde(s, pd, i, cloned ? orig[i] : own[i]);
+	}
+	return ok;
+}
+
+void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct guest_mem *gm,
+		 struct vtlb *walker, uint16_t *by_gfn)
+{
+	memset(s, 0, sizeof(*s));
+	s->env = *env;
+	s->gm = gm;
+	s->walker = walker;
+	s->by_gfn = by_gfn;
+	memset(by_gfn, 0, gm->npages * sizeof(*by_gfn));
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++)
+		s->free_stack[i] = (uint16_t)(SHADOW_MAX_PAGES - 1 - i);
+	s->nfree = SHADOW_MAX_PAGES;
+}
+
+void shadow_destroy(struct shadow *s)
+{
+	s->current = 0;
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++)
+		if (s->pages[i].kind == SHADOW_PD)
+			free_page(s, &s->pages[i]);
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++)
+		if (s->pages[i].kind == SHADOW_PT)
+			free_page(s, &s->pages[i]);
+}
+
+enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
+				 uint32_t orig, uint32_t base, uint32_t count,
+				 struct vtlb_outcome *out)
+{
+	struct shadow_page *sp;
+
+	s->stats.announced++;
+	if (gfn >= s->gm->npages)
+		return violation(s, out, "AllocatePage: frame 0x%x is outside its 0x%x pages", gfn, s->gm->npages);
+	if (kind != SHADOW_PT && kind != SHADOW_PD)
+		return violation(s, out, "AllocatePage: frame 0x%x announced as neither PT nor PD", gfn);
+	if (kind == SHADOW_PD && count) {
+		if (orig >= s->gm->npages)
+			return violation(s, out, "AllocatePage: clone source 0x%x is outside its 0x%x pages",
+					 orig, s->gm->npages);
+		if (base >= 1024 || count > 1024 - base)
+			return violation(s, out, "AllocatePage: clone range %u+%u is not inside a page directory",
+					 base, count);
+	}
+
+	sp = lookup(s, gfn);
+	if (sp && sp->kind != (uint8_t)kind) {
+		if (index_of(s, sp) == s->current)
+			return violation(s, out, "AllocatePage: the loaded page directory 0x%x announced as a page table", gfn);
+		free_page(s, sp);
+		sp = 0;
+	}
+	if (kind == SHADOW_PT) {
+		if (sp)
+			derive_table(s, sp);	/* announced again: new contents */
+		else if (!page_table(s, gfn, true))
+			return violation(s, out, "out of shadow memory for page table 0x%x", gfn);
+		return VTLB_FILLED;
+	}
+	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
+		return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+	if (!build_directory(s, sp, orig, base, count))
+		return violation(s, out, "page directory 0x%x: cannot shadow its page tables", gfn);
+	return VTLB_FILLED;
+}
+
+enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outcome *out)
+{
+	struct shadow_page *sp = lookup(s, gfn);
+
+	if (!sp)
+		return VTLB_FILLED;	/* never shadowed, or evicted: nothing to free */
+	if (index_of(s, sp) == s->current)
+		return violation(s, out, "ReleasePage: page directory 0x%x is loaded in CR3", gfn);
+	free_page(s, sp);
+	s->stats.released++;
+	return VTLB_FILLED;
+}
+
+enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtlb_outcome *out)
+{
+	struct shadow_page *sp = lookup(s, gpa >> 12);
+	unsigned i = (gpa & 0xFFFu) >> 2;
+
+	if (!sp) {
+		s->stats.untracked_writes++;
+		return VTLB_FILLED;
+	}
+	if (sp->kind == SHADOW_PT) {
+		s->stats.entry_writes++;
+		shadow_table(s, sp)[i] = shadow_derive_pte(s, guest_table(s, sp->gfn)[i]);
+		return VTLB_FILLED;
+	}
+	s->stats.pde_writes++;
+	if (!sync_pde(s, sp, i, guest_table(s, sp->gfn)[i]))
+		return violation(s, out, "page directory 0x%x entry %u = 0x%08x: cannot shadow the page table it names",
+				 sp->gfn, i, guest_table(s, sp->gfn)[i]);
+	return VTLB_FILLED;
+}
+
+enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_outcome *out)
+{
+	uint32_t gfn = cr3 >> 12;
+	struct shadow_page *sp;
+
+	s->stats.cr3_loads++;
+	if (gfn >= s->gm->npages)
+		return violation(s, out, "CR3 0x%08x is outside its 0x%x pages", cr3, s->gm->npages);
+	sp = lookup(s, gfn);
+	if (sp && sp->kind != SHADOW_PD)
+		return violation(s, out, "CR3 0x%08x is a page table, not a page directory", cr3);
+	if (sp) {
+		s->stats.cr3_hits++;
+	} else {
+		sp = new_page(s, gfn, SHADOW_PD);
+		if (!sp)
+			return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+		s->stats.adopted++;
+		if (!build_directory(s, sp, 0, 0, 0))
+			return violation(s, out, "page directory 0x%x: cannot shadow its page tables", gfn);
+	}
+	s->current = index_of(s, sp);
+	return VTLB_FILLED;
+}
+
+uint32_t shadow_cr3(const struct shadow *s)
+{
+	/* 0 before the first shadow_load_cr3(): the caller loads one first. */
+	return s->current ? s->pages[s->current - 1].mfn << 12 : 0;
+}
+
+enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
+			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
+{
+	const bool write = (hw_error & VTLB_PF_W) != 0;
+	struct shadow_page *pd = record(s, s->current), *pt;
+	uint32_t gpa, gpde, gpte_before, *gpt;
+	enum vtlb_result r;
+
+	if (!pd)
+		return violation(s, out, "page fault at 0x%08x with no page directory loaded", lin);
+	if (lin >= HV_TOP_RESERVED_BASE)
+		return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
+				 write ? "write" : "access", lin);
+	gpde = guest_table(s, pd->gfn)[PDX(lin)];
+	/* Whatever CR4.PSE says: the guest was told there is no PSE. */
+	if ((gpde & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS))
+		return violation(s, out, "4 MiB page at linear 0x%08x (PDE 0x%08x): not supported in paravirtual mode",
+				 lin, gpde);
+	gpte_before = 0;
+	if ((gpde & PTE_P) && (gpde >> 12) < s->gm->npages)
+		gpte_before = guest_table(s, gpde >> 12)[PTX(lin)];
+
+	r = vtlb_translate(s->walker, gp, lin, write, cpl, &gpa, out);
+	if (r == VTLB_GUEST_FAULT) {
+		s->stats.guest_faults++;
+		s->repeats = 0;
+		return r;
+	}
+	if (r != VTLB_FILLED) {
+		s->stats.violations++;
+		return r;
+	}
+
+	/* The walk may have set A in the PDE and A/D in the PTE: derive both
+	 * shadow entries again. */
+	gpde = guest_table(s, pd->gfn)[PDX(lin)];
+	if (!sync_pde(s, pd, PDX(lin), gpde) || !(pt = record(s, pd_links(s, pd)[PDX(lin)])))
+		return violation(s, out, "page fault at 0x%08x: cannot shadow the page table of PDE 0x%08x",
+				 lin, gpde);
+	gpt = guest_table(s, pt->gfn);
+	shadow_table(s, pt)[PTX(lin)] = shadow_derive_pte(s, gpt[PTX(lin)]);
+
+	if (lin == s->last_fault_lin && hw_error == s->last_fault_err) {
+		if (++s->repeats > 8)
+			return violation(s, out, "page fault at 0x%08x (error %x) keeps recurring: shadow PDE 0x%08x PTE 0x%08x, guest PDE 0x%08x PTE 0x%08x",
+					 lin, hw_error, shadow_table(s, pd)[PDX(lin)],
+					 shadow_table(s, pt)[PTX(lin)], gpde, gpt[PTX(lin)]);
+	} else {
+		s->last_fault_lin = lin;
+		s->last_fault_err = hw_error;
+		s->repeats = 0;
+	}
+	s->stats.fills++;
+	if (write && !(gpte_before & PTE_D) && (gpt[PTX(lin)] & PTE_D))
+		s->stats.dirty_faults++;
+	return VTLB_FILLED;
+}
+
+void shadow_invlpg(struct shadow *s, uint32_t lin)
+{
+	struct shadow_page *pd = record(s, s->current), *pt;
+
+	s->stats.invlpgs++;
+	if (!pd || PDX(lin) >= VTLB_GUEST_PDES)
+		return;
+	if (!sync_pde(s, pd, PDX(lin), guest_table(s, pd->gfn)[PDX(lin)]))
+		return;
+	pt = record(s, pd_links(s, pd)[PDX(lin)]);
+	if (pt)
+		shadow_table(s, pt)[PTX(lin)] = shadow_derive_pte(s, guest_table(s, pt->gfn)[PTX(lin)]);
+}
+
+static void mismatch(struct shadow_audit *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void mismatch(struct shadow_audit *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!a->mismatches++) {
+		va_start(ap, fmt);
+		fmt_vsnprintf(a->first, sizeof(a->first), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* The CPU sets A (and D) in the shadow entries it uses: not ours to compare. */
+#define HW_OWNED (PTE_A | PTE_D)
+
+static void audit_directory(const struct shadow *s, const struct shadow_page *pd, struct shadow_audit *a)
+{
+	const uint32_t *g = guest_table(s, pd->gfn), *spd = shadow_table(s, pd);
+	const uint16_t *links = pd_links(s, pd);
+
+	a->pds++;
+	if ((spd[HV_SWITCHER_PDE_INDEX] | HW_OWNED) != (s->env.switcher_pde | HW_OWNED))
+		mismatch(a, "PD 0x%x (shadow mfn 0x%x): PDE %u is 0x%08x, not the switcher", pd->gfn,
+			 pd->mfn, HV_SWITCHER_PDE_INDEX, spd[HV_SWITCHER_PDE_INDEX]);
+	for (unsigned i = VTLB_GUEST_PDES; i < HV_SWITCHER_PDE_INDEX; i++)
+		if (spd[i])
+			mismatch(a, "PD 0x%x: reserved-top PDE %u is 0x%08x", pd->gfn, i, spd[i]);
+	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++) {
+		bool want = (g[i] & (PTE_P | PTE_A)) == (PTE_P | PTE_A) && !(g[i] & PTE_PS) &&
+			    (g[i] >> 12) < s->gm->npages;
+		const struct shadow_page *pt = links[i] ? &s->pages[links[i] - 1] : 0;
+		uint32_t expect;
+
+		if (!want) {
+			if (spd[i])
+				mismatch(a, "PD 0x%x: PDE %u is 0x%08x, guest PDE 0x%08x gives none",
+					 pd->gfn, i, spd[i], g[i]);
+			continue;
+		}
+		if (!pt || pt->gfn != g[i] >> 12) {
+			mismatch(a, "PD 0x%x: PDE %u (guest 0x%08x) does not link the shadow of table 0x%x",
+				 pd->gfn, i, g[i], g[i] >> 12);
+			continue;
+		}
+		a->entries++;
+		expect = (pt->mfn << 12) | (g[i] & (PTE_P | PTE_W | PTE_U)) | PTE_A;
+		if ((spd[i] | HW_OWNED) != (expect | HW_OWNED))
+			mismatch(a, "PD 0x%x: PDE %u is 0x%08x, expected 0x%08x (guest 0x%08x)",
+				 pd->gfn, i, spd[i], expect, g[i]);
+	}
+}
+
+static void audit_table(const struct shadow *s, const struct shadow_page *pt, struct shadow_audit *a)
+{
+	const uint32_t *g = guest_table(s, pt->gfn), *spt = shadow_table(s, pt);
+
+	a->pts++;
+	for (unsigned i = 0; i < 1024; i++) {
+		uint32_t expect = shadow_derive_pte(s, g[i]);
+
+		if (spt[i])
+			a->entries++;
+		if ((spt[i] | HW_OWNED) != (expect | HW_OWNED))
+			mismatch(a, "PT 0x%x: PTE %u is 0x%08x, expected 0x%08x (guest 0x%08x)",
+				 pt->gfn, i, spt[i], expect, g[i]);
+	}
+}
+
+void shadow_audit(const struct shadow *s, struct shadow_audit *a)
+{
+	memset(a, 0, sizeof(*a));
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
+		const struct shadow_page *sp = &s->pages[i];
+
+		if (sp->kind == SHADOW_PD)
+			audit_directory(s, sp, a);
+		else if (sp->kind == SHADOW_PT)
+			audit_table(s, sp, a);
+	}
+}

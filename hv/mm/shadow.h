@@ -1,0 +1,179 @@
+/*
+ * shadow.h - shadow page tables for a paravirtual (VMI) guest, kept
+ * coherent from the guest's notifications.
+ *
+ * After the guest activates VMI it tells us about its page tables:
+ * AllocatePage / ReleasePage name the pages that are page tables, and
+ * every entry write comes as SetPxE / SwapPxE / TestAndClearPxEBit /
+ * TestAndSetPxEBit.  So unlike the virtual TLB (vtlb.h), which forgets
+ * everything on a CR3 write, these shadows are caches that live as long as
+ * the guest's tables:
+ *
+ *   - one shadow page table per guest page table (by guest frame), shared
+ *     by every shadow page directory that links it (the kernel's tables
+ *     are linked from every process's directory);
+ *   - one shadow page directory per guest page directory, kept across
+ *     CR3 switches (a CR3 write to a known directory is a lookup);
+ *   - both freed when the guest releases the page (ReleasePage), so the
+ *     shadow memory returns to its baseline when processes exit.
+ *
+ * The invariant that makes this simple: a shadow entry is a pure function
+ * of the guest entry (and the p2m), shadow_derive_pte() below.  A guest
+ * PTE that is present and accessed gives a present shadow PTE to the same
+ * page's machine frame, user if the guest's is, writable only if the
+ * guest's is writable AND dirty; anything else gives 0.  So the hardware
+ * can never do more than the guest's tables allow, accessed and dirty bits
+ * are emulated by hidden faults (the walker in vtlb.c sets them in the
+ * guest's tables, then the entry is derived again), and an auditor can
+ * recompute every shadow entry from the guest's tables and compare
+ * (shadow_audit).
+ *
+ * Page directory entries: shadow PDE = the shadow table of the guest
+ * table it points to, with the guest PDE's P/RW/US (and A), when the guest
+ * PDE is present and accessed.  PDEs at and above HV_TOP_RESERVED_BASE are
+ * never the guest's; PDE 1023 is the switcher in every shadow directory.
+ * 4 MiB pages are not supported in paravirtual mode (the hypervisor's
+ * CPUID hides PSE from the guest): a present PDE with PS set is never
+ * linked, whatever CR4.PSE says, and a fault through one stops the guest.
+ * So does any fault in the reserved top once the guest has activated VMI
+ * (it reserved that range; nothing of its own can be there).
+ *
+ * Shadow entries carry only the frame, P, RW and US (and A in a PDE):
+ * never G (the shadows are per directory, and the hypervisor's own address
+ * space must not inherit guest TLB entries), PCD or PWT.  The CPU sets A
+ * and D in shadow entries as it uses them; the audit ignores those two.
+ *
+ * Tables the guest never announced (the boot tables of head_32.S, which
+ * predate activation, or any table an entry points to) are adopted when
+ * first linked or loaded into CR3, and counted.
+ *
+ * When frames or records run out, the shadows are a cache: every page
+ * directory shadow except the loaded one is dropped, then every page
+ * table shadow that nothing links, and they are rebuilt on demand.
+ *
+ * Pure C like vtlb.c: freestanding in the hypervisor, on the host for the
+ * cmocka tests (tests/unit/test_shadow.c).  Machine memory is reached only
+ * through struct vtlb_env.  One instance per guest; no locking.
+ */
+#ifndef VMI_HV_SHADOW_H
+#define VMI_HV_SHADOW_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "vtlb.h"
+
+/* Shadow pages one guest may hold (page directories + page tables). */
+#define SHADOW_MAX_PAGES 4096u
+
+enum shadow_kind {
+	SHADOW_FREE = 0,
+	SHADOW_PT = 1,	/* VMI_PAGE_PT */
+	SHADOW_PD = 2,	/* VMI_PAGE_PD */
+};
+
+struct shadow_page {
+	uint32_t gfn;		/* the guest's page table / directory */
+	uint32_t mfn;		/* its shadow */
+	uint32_t aux_mfn;	/* PD: a frame of uint16_t, per PDE 1 + index of the linked PT */
+	uint16_t links;		/* PT: shadow PDEs that point at it */
+	uint8_t kind;		/* enum shadow_kind */
+};
+
+struct shadow_stats {
+	uint32_t pages_in_use;	/* shadow PTs + PDs now allocated */
+	uint32_t pds_in_use;
+	uint32_t pages_peak;
+	uint64_t announced;	/* AllocatePage calls */
+	uint64_t released;	/* ReleasePage calls that freed a shadow */
+	uint64_t adopted;	/* tables shadowed without an AllocatePage */
+	uint64_t entry_writes;	/* notified PTE writes (SetPxE and friends) */
+	uint64_t pde_writes;	/* notified PDE writes */
+	uint64_t untracked_writes; /* notified writes to a page that is not a known table */
+	uint64_t fills;		/* hidden faults resolved by deriving an entry again */
+	uint64_t dirty_faults;	/* of those: write faults that set a guest D bit */
+	uint64_t guest_faults;	/* #PFs reflected into the guest */
+	uint64_t cr3_loads;
+	uint64_t cr3_hits;	/* CR3 loads that found the directory already shadowed */
+	uint64_t evictions;	/* times the cache was trimmed for lack of space */
+	uint64_t invlpgs;
+	uint64_t violations;
+};
+
+struct shadow {
+	struct vtlb_env env;
+	const struct guest_mem *gm;
+	struct vtlb *walker;		/* the guest page-table walker (vtlb_translate) */
+	uint16_t *by_gfn;		/* gm->npages entries: 0, or 1 + index into pages[] */
+	struct shadow_page pages[SHADOW_MAX_PAGES];
+	uint16_t free_stack[SHADOW_MAX_PAGES];
+	uint32_t nfree;
+	uint16_t current;		/* 1 + index of the loaded directory, 0 = none */
+	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
+	uint32_t last_fault_lin, last_fault_err, repeats;
+	struct shadow_stats stats;
+};
+
+/* What shadow_audit() found. */
+struct shadow_audit {
+	uint32_t pds, pts;		/* shadow pages checked */
+	uint32_t entries;		/* present shadow entries checked */
+	uint32_t mismatches;
+	char first[128];		/* the first mismatch, if any */
+};
+
+/*
+ * Set up an empty shadow for the guest memory gm.  by_gfn is storage for
+ * gm->npages uint16_t (the caller owns it); walker is the vCPU's vTLB,
+ * whose vtlb_translate() walks the guest's tables and sets A/D bits.
+ */
+void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct guest_mem *gm,
+		 struct vtlb *walker, uint16_t *by_gfn);
+/* Free every shadow page. */
+void shadow_destroy(struct shadow *s);
+
+/* The shadow entry for guest entry g (0 = not present). */
+uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g);
+
+/*
+ * AllocatePage(gfn, kind, orig, base, count).  A directory with count > 0
+ * is a clone: its PDEs base..base+count-1 will be copies of orig's (Linux
+ * copies them right after the call), so they are derived from orig.  A
+ * page announced again is derived again from its contents; that includes
+ * the loaded directory (the guest announces its boot tables after
+ * activation, while they are in use).  VIOLATION if gfn (or orig) is
+ * outside guest memory, or the loaded directory is announced as a table.
+ */
+enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
+				 uint32_t orig, uint32_t base, uint32_t count,
+				 struct vtlb_outcome *out);
+/* ReleasePage(gfn).  VIOLATION for the loaded directory; a page that has
+ * no shadow (never a table, or evicted) is FILLED, nothing to do. */
+enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outcome *out);
+
+/* The guest wrote the 4-byte entry at guest-physical gpa through a VMI
+ * call: derive its shadow again if the page is a known table (FILLED and
+ * counted in untracked_writes if not).  VIOLATION if a PDE names a table
+ * that cannot be shadowed (out of memory, or a page directory). */
+enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtlb_outcome *out);
+
+/* CR3 write: load (or adopt and build) the directory's shadow. */
+enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_outcome *out);
+/* Machine address to load into CR3 while the guest runs (0 before the
+ * first shadow_load_cr3). */
+uint32_t shadow_cr3(const struct shadow *s);
+
+/* Hardware #PF at lin (error code hw_error, CPL 1 or 3) with the guest's
+ * paging state gp: FILLED (hidden), GUEST_FAULT (reflect out->guest_error,
+ * out->cr2) or VIOLATION (out->why). */
+enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
+			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out);
+
+/* INVLPG / InvalPage: derive the loaded directory's entry for lin again
+ * (so a guest that edits a PTE without telling us, then flushes that page
+ * as it would on hardware, is still seen). */
+void shadow_invlpg(struct shadow *s, uint32_t lin);
+
+/* Compare every shadow entry with what the guest's tables say now. */
+void shadow_audit(const struct shadow *s, struct shadow_audit *a);
+
+#endif

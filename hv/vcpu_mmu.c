@@ -1,0 +1,209 @@
+/*
+ * vcpu_mmu.c - which shadow paging serves the vCPU.
+ *
+ * Until the guest calls the ROM's Init it edits its page tables with plain
+ * writes and flushes with CR3 writes and INVLPG, like on hardware: the
+ * virtual TLB (mm/vtlb.c) serves, demand-filled and dropped on flushes.
+ * From Init on the guest announces its tables and routes every entry
+ * write through VMI calls, so the notification-driven shadows (mm/shadow.c)
+ * take over: cached per page directory across CR3 switches and freed on
+ * ReleasePage.  The vTLB's walker stays in use in both modes, to translate
+ * guest-linear addresses for the emulator and the hypercalls.
+ */
+#include "vcpu.h"
+#include "machine_mem.h"
+#include "frames.h"
+#include "console.h"
+#include "hvlib.h"
+#include "stop.h"
+#include "vmi_abi.h"
+
+static void *map_frame(uint32_t mfn)
+{
+	return phys_to_virt(mfn << HV_PAGE_SHIFT);
+}
+
+static bool alloc_frame(uint32_t *mfn)
+{
+	return frames_alloc(&machine_frames, mfn);
+}
+
+static void free_frame(uint32_t mfn)
+{
+	HV_ASSERT(frames_free(&machine_frames, mfn));
+}
+
+void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
+{
+	const struct guest_mem *gm = &v->guest->mem;
+	struct vtlb_env env = {
+		.map = map_frame, .alloc_frame = alloc_frame, .free_frame = free_frame,
+		.switcher_pde = switcher_pde,
+	};
+	uint32_t pages = (gm->npages * sizeof(uint16_t) + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE;
+	uint32_t pfn;
+
+	if (!vtlb_init(&v->vtlb, &env, gm))
+		hv_panic("out of machine memory for the shadow page directory");
+	/* by_gfn: one uint16_t per guest page, machine-contiguous so that
+	 * it is one array in the hypervisor's 1:1 map. */
+	if (!frames_alloc_contig(&machine_frames, pages, 1, &pfn))
+		hv_panic("out of machine memory for the shadow index (%u pages)", pages);
+	shadow_init(&v->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
+}
+
+static void check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what)
+{
+	if (r == VTLB_VIOLATION)
+		vcpu_stop(v, "%s breaks the rules: %s", what, out->why);
+}
+
+void vcpu_mmu_activate(struct vcpu *v)
+{
+	struct vtlb_outcome out;
+
+	if (!v->paging.pg || !v->paging.wp) {
+		/* Not a Linux guest (it activates with paging on): shadows
+		 * need the guest's tables, so the vTLB goes on serving. */
+		log_info("shadow paging: the guest activated VMI with paging or CR0.WP off; the virtual TLB stays");
+		return;
+	}
+	check(v, shadow_load_cr3(&v->shadow, v->cr3, &out), &out, "VMI activation");
+	vtlb_flush(&v->vtlb);
+	v->shadows_active = true;
+	log_info("shadow paging: notification-driven from now on; page directory %08x adopted with %u shadow pages",
+		 v->cr3, v->shadow.stats.pages_in_use);
+}
+
+uint32_t vcpu_mmu_cr3(const struct vcpu *v)
+{
+	return v->shadows_active ? shadow_cr3(&v->shadow) : vtlb_shadow_cr3(&v->vtlb);
+}
+
+void vcpu_paging_changed(struct vcpu *v, bool force_flush)
+{
+	struct guest_paging gp = {
+		.pg = (v->cr0 & X86_CR0_PG) != 0,
+		.wp = (v->cr0 & X86_CR0_WP) != 0,
+		.pse = (v->cr4 & X86_CR4_PSE) != 0,
+		.cr3 = v->cr3,
+	};
+	struct vtlb_outcome out;
+
+	if (v->shadows_active) {
+		/* Shadows follow the guest's tables, not a TLB: a CR3 write
+		 * is a lookup, and reloading the same CR3 changes nothing. */
+		if (!gp.pg || !gp.wp)
+			vcpu_stop(v, "paravirtual guest turned %s off (cr0=%08x): not supported",
+				  gp.pg ? "CR0.WP" : "paging", v->cr0);
+		if (gp.cr3 != v->paging.cr3)
+			check(v, shadow_load_cr3(&v->shadow, gp.cr3, &out), &out, "a CR3 write");
+	} else if (force_flush || gp.pg != v->paging.pg || gp.wp != v->paging.wp ||
+		   gp.pse != v->paging.pse || gp.cr3 != v->paging.cr3) {
+		vtlb_flush(&v->vtlb);
+	}
+	v->paging = gp;
+}
+
+void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
+{
+	struct vtlb_outcome out;
+	enum vtlb_result r = v->shadows_active ?
+		shadow_fault(&v->shadow, &v->paging, cr2, error, cpl, &out) :
+		vtlb_fault(&v->vtlb, &v->paging, cr2, error, cpl, &out);
+
+	switch (r) {
+	case VTLB_FILLED:
+		v->stats.hidden_faults++;
+		return;
+	case VTLB_GUEST_FAULT:
+		v->stats.guest_page_faults++;
+		v->cr2 = out.cr2;
+		vcpu_deliver(v, 14, true, out.guest_error, 0);
+		return;
+	case VTLB_VIOLATION:
+		vcpu_stop(v, "page fault at %08x (error %x) breaks the rules: %s",
+			  cr2, error, out.why);
+	}
+}
+
+void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin)
+{
+	if (v->shadows_active)
+		shadow_invlpg(&v->shadow, lin);
+	else
+		vtlb_invlpg(&v->vtlb, lin);
+}
+
+void vcpu_mmu_flush(struct vcpu *v)
+{
+	if (v->shadows_active)
+		v->stats.tlb_flushes_ignored++;	/* shadows are kept coherent by SetPxE */
+	else
+		vtlb_flush(&v->vtlb);
+}
+
+void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
+{
+	struct vtlb_outcome out;
+	uint32_t gpa;
+
+	if (!v->shadows_active)
+		return;
+	/* The caller has just written lin, so it translates. */
+	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
+		vcpu_stop(v, "page-table entry at %08x no longer translates", lin);
+	check(v, shadow_entry_written(&v->shadow, gpa, &out), &out, "a page-table entry write");
+}
+
+void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
+		       uint32_t base, uint32_t count)
+{
+	struct vtlb_outcome out;
+	enum shadow_kind kind;
+
+	/* API 13.0 has no other flags for a non-PAE guest (PAE, PDP and
+	 * PML4 belong to paging modes we do not run). */
+	if (flags == VMI_PAGE_PT)
+		kind = SHADOW_PT;
+	else if (flags == VMI_PAGE_PD)
+		kind = SHADOW_PD;
+	else
+		vcpu_stop(v, "AllocatePage(%x, flags %x): a non-PAE guest announces a page table (%x) or a page directory (%x)",
+			  ppn, flags, VMI_PAGE_PT, VMI_PAGE_PD);
+	check(v, shadow_announce(&v->shadow, ppn, kind, orig, base, count, &out), &out, "AllocatePage");
+}
+
+void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
+{
+	struct vtlb_outcome out;
+
+	check(v, shadow_release(&v->shadow, ppn, &out), &out, "ReleasePage");
+}
+
+void vcpu_mmu_print_stats(const struct vcpu *v)
+{
+	const struct vtlb_stats *t = &v->vtlb.stats;
+	const struct shadow_stats *s = &v->shadow.stats;
+	struct shadow_audit a;
+
+	kprintf("vmi-hv: vTLB (before activation): %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
+		(unsigned long long)t->fills, (unsigned long long)t->dirty_faults,
+		(unsigned long long)t->guest_faults, (unsigned long long)t->flushes,
+		(unsigned long long)t->invlpgs, t->shadow_pages_in_use, t->shadow_pages_peak);
+	if (!v->shadows_active)
+		return;
+	kprintf("vmi-hv: shadow pages in use: %u (%u page directories; peak %u)\n",
+		s->pages_in_use, s->pds_in_use, s->pages_peak);
+	kprintf("vmi-hv: shadow paging: %llu announced, %llu released, %llu adopted, %llu PTE writes, %llu PDE writes, %llu writes to other pages, %llu fills (%llu dirty), %llu guest faults, %llu CR3 loads (%llu cached), %llu evictions, %llu invlpg, %llu TLB flushes not needed\n",
+		(unsigned long long)s->announced, (unsigned long long)s->released,
+		(unsigned long long)s->adopted, (unsigned long long)s->entry_writes,
+		(unsigned long long)s->pde_writes, (unsigned long long)s->untracked_writes,
+		(unsigned long long)s->fills, (unsigned long long)s->dirty_faults,
+		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
+		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
+		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+	shadow_audit(&v->shadow, &a);
+	kprintf("vmi-hv: shadow audit: %u page directories, %u page tables, %u entries checked, %u mismatches%s%s\n",
+		a.pds, a.pts, a.entries, a.mismatches, a.mismatches ? "; first: " : "", a.first);
+}
