@@ -84,7 +84,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
@@ -144,9 +144,18 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			return set_error(err, errlen,
 				"malformed option '%.*s': selftest_fault is page, invalid-opcode, divide or double",
 				w, len);
+	} else if (word_is(w, klen, "fastpaths")) {
+		if (word_is(v, vlen, "on"))
+			o->fastpaths = true;
+		else if (word_is(v, vlen, "off"))
+			o->fastpaths = false;
+		else
+			return set_error(err, errlen,
+				"malformed option '%.*s': fastpaths is on or off",
+				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=)",
 			w, len);
 	}
 	return true;
@@ -162,6 +171,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->loglevel = 2;
 	o->after_load = AFTER_LOAD_RUN;
 	o->fault = FAULT_NONE;
+	o->fastpaths = true;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

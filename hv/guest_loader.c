@@ -18,12 +18,11 @@ extern const uint8_t vrom_image[], vrom_image_end[];
 
 /* The ROM publishes the size of the top hole the guest must leave us
  * (VROMHeader.reserved2); vrom's ABI file and layout.h must agree. */
-#if __has_include("vmi_abi.h")
 #include "vmi_abi.h"
+#include "vcpu_layout.h"
 _Static_assert(VMI_DEFAULT_RESERVED_TOP == HV_TOP_RESERVED_SIZE,
 	       "vrom/abi and hv/include/layout.h disagree on the reserved top");
-#endif
-#define VROM_RESERVED_TOP_OFFSET 0x10
+#define VROM_RESERVED_TOP_OFFSET VMI_OFF_VROMHeader_reserved2
 
 /* The module's file name when the loader gave it, else "module N". */
 /*
@@ -107,6 +106,45 @@ static bool guest_matches(const struct guest_mem *gm, uint32_t gpa,
 	return true;
 }
 
+/*
+ * Publish the per-vCPU shared page in the guest's copy of the ROM
+ * (VROMHeader.reserved3, 0 in the image) and keep the ROM's byte sum zero
+ * by taking the new bytes off the checksum byte, the last one.  The page
+ * itself is in the switcher (vcpu_layout.h); its features word says which
+ * fast paths the ROM may take.
+ */
+static void publish_shared_page(struct guest *g, uint32_t len)
+{
+	const uint32_t addr = HV_VCPU_SHARED_PAGE;
+	uint8_t bytes[4] = { addr & 0xff, addr >> 8 & 0xff, addr >> 16 & 0xff, addr >> 24 }, sum;
+
+	HV_ASSERT(le32(vrom_image + VMI_OFF_VROMHeader_reserved3) == 0);
+	guest_mem_write(&g->mem, GUEST_ROM_GPA + VMI_OFF_VROMHeader_reserved3, bytes, 4);
+	guest_mem_read(&g->mem, GUEST_ROM_GPA + len - 1, &sum, 1);
+	sum = (uint8_t)(sum - bytes[0] - bytes[1] - bytes[2] - bytes[3]);
+	guest_mem_write(&g->mem, GUEST_ROM_GPA + len - 1, &sum, 1);
+}
+
+/* The guest's ROM is the image except reserved3 and the checksum byte;
+ * and as a whole it must still pass the option-ROM checks. */
+static bool rom_reads_back(const struct guest *g)
+{
+	static uint8_t copy[GUEST_ROM_AREA_END - GUEST_ROM_GPA];
+	const uint32_t len = (uint32_t)(vrom_image_end - vrom_image), r3 = VMI_OFF_VROMHeader_reserved3;
+	struct vrom_info info;
+	char why[160];
+
+	if (!guest_matches(&g->mem, GUEST_ROM_GPA, vrom_image, r3) ||
+	    !guest_matches(&g->mem, GUEST_ROM_GPA + r3 + 4, vrom_image + r3 + 4, len - r3 - 5))
+		return false;
+	guest_mem_read(&g->mem, GUEST_ROM_GPA, copy, len);
+	if (le32(copy + r3) != HV_VCPU_SHARED_PAGE)
+		return false;
+	if (!vrom_check(copy, len, sizeof(copy), &info, why, sizeof(why)))
+		hv_panic("the guest's copy of the VMI ROM: %s", why);
+	return true;
+}
+
 static void place_vrom(struct guest *g)
 {
 	uint32_t len = (uint32_t)(vrom_image_end - vrom_image);
@@ -125,6 +163,7 @@ static void place_vrom(struct guest *g)
 		hv_panic("embedded VMI ROM publishes a reserved top of 0x%x bytes; the hypervisor needs 0x%x",
 			 le32(vrom_image + VROM_RESERVED_TOP_OFFSET), HV_TOP_RESERVED_SIZE);
 	guest_mem_write(&g->mem, GUEST_ROM_GPA, vrom_image, len);
+	publish_shared_page(g, len);
 	g->has_vrom = true;
 	log_info("VMI ROM: API %u.%u, %u bytes, reserved top %u MiB, placed at guest-physical %08x",
 		 info.api_major, info.api_minor, info.size,
@@ -145,6 +184,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	uint64_t mem_size;
 
 	memset(g, 0, sizeof(*g));
+	g->fastpaths = opt->fastpaths;
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
 		hv_fail("no guest kernel: the boot loader passed no modules "
 			"(expected module 1 = bzImage with the guest command line, module 2 = initrd)");
@@ -210,8 +250,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	    !guest_matches(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE) ||
 	    !guest_matches(&g->mem, g->plan.cmdline_gpa, (const uint8_t *)cmdline,
 			   g->plan.cmdline_len + 1) ||
-	    (g->has_vrom && !guest_matches(&g->mem, GUEST_ROM_GPA, vrom_image,
-					   (uint32_t)(vrom_image_end - vrom_image))))
+	    (g->has_vrom && !rom_reads_back(g)))
 		hv_panic("guest memory does not read back what the loader wrote");
 	guest_mem_read(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE);
 	if (zero_page[BP_E820_ENTRIES] != g->plan.e820_count ||

@@ -42,6 +42,13 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->guest = g;
 	v->frame = f;
 	vcpu_mmu_init(v, vcpu_switcher_init());
+	v->shared = (struct vmi_shared_page *)HV_VCPU_SHARED_PAGE;
+	v->shared->magic = VMI_SHARED_MAGIC;
+	v->shared->version = VMI_SHARED_VERSION;
+	v->shared->vcpu_id = 0;
+	v->shared->features = g->fastpaths ? VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 : 0;
+	log_info("vcpu: VMI shared page at %08x, ROM fast paths %s",
+		 HV_VCPU_SHARED_PAGE, g->fastpaths ? "on (virtual IF, CR2)" : "off (fastpaths=off)");
 	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
 	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
 
@@ -248,6 +255,25 @@ static void inject_interrupt(struct vcpu *v)
 	vcpu_deliver(v, vpic_ack(), false, 0, 0);
 }
 
+/* Guest-owned state the ROM's fast paths use, out to the shared page... */
+static void share_state(struct vcpu *v)
+{
+	v->shared->eflags_if = v->vif ? X86_EFLAGS_IF : 0;
+	v->shared->cr2 = v->cr2;
+	/* The ROM's EnableInterrupts makes the hypercall only when this is
+	 * set, so it must say whether the virtual PIC has work right now. */
+	v->shared->irq_pending = vpic_pending();
+}
+
+/* ...and back: the guest may have changed them without an exit. */
+static void take_shared_state(struct vcpu *v)
+{
+	if (!v->shared->features)
+		return;
+	v->vif = (v->shared->eflags_if & X86_EFLAGS_IF) != 0;
+	v->cr2 = v->shared->cr2;
+}
+
 void vcpu_run(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
@@ -265,9 +291,11 @@ void vcpu_run(struct vcpu *v)
 		sanitize_eflags(f);
 		if (!vcpu_check_frame(v, why, sizeof(why)))
 			vcpu_stop(v, "cannot resume the guest: %s", why);
+		share_state(v);
 		switch_to_guest(vcpu_mmu_cr3(v));
 		/* Interrupts are off: nothing can fault in between. */
 		cr2 = read_cr2();
+		take_shared_state(v);
 		handle_exit(v, f, cr2);
 	}
 }

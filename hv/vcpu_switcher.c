@@ -8,7 +8,8 @@
  * A guest's shadow page directory points instead at guest_switcher_pt
  * here: the same frames, but
  *   - every page read-only, except the vCPU's stack page (vcpu_layout.h),
- *     which the CPU must write when a trap pushes the guest's registers;
+ *     which the CPU must write when a trap pushes the guest's registers,
+ *     and the VMI shared page, which the ROM's fast paths write;
  *   - supervisor-only (no PTE_U), so ring 3 cannot even read it.
  * The guest kernel runs in ring 1, which paging treats as supervisor: the
  * read-only bit binds it only because CR0.WP is set (boot.S sets it and
@@ -38,12 +39,15 @@ static uint32_t *guest_switcher_pt;
 uint32_t vcpu_switcher_init(void);
 uint32_t vcpu_switcher_init(void)
 {
-	void *stack = alloc_zeroed_page();
+	void *stack = alloc_zeroed_page(), *shared = alloc_zeroed_page();
 
 	HV_ASSERT(read_cr0() & X86_CR0_WP);
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_STACK_PTE] & PTE_P));
+	HV_ASSERT(!(switcher_page_table[HV_VCPU_SHARED_PTE] & PTE_P));
 	switcher_page_table[HV_VCPU_STACK_PTE] = virt_to_phys(stack) | PTE_P | PTE_W;
+	switcher_page_table[HV_VCPU_SHARED_PTE] = virt_to_phys(shared) | PTE_P | PTE_W;
 	__asm__ volatile("invlpg (%0)" : : "r"(HV_VCPU_STACK_PAGE) : "memory");
+	__asm__ volatile("invlpg (%0)" : : "r"(HV_VCPU_SHARED_PAGE) : "memory");
 
 	guest_switcher_pt = alloc_zeroed_page();
 	for (unsigned i = 0; i < 1024; i++) {
@@ -52,13 +56,13 @@ uint32_t vcpu_switcher_init(void)
 		if (!(pte & PTE_P))
 			continue;
 		pte &= ~(PTE_W | PTE_U | PTE_G);
-		if (i == HV_VCPU_STACK_PTE)
+		if (i == HV_VCPU_STACK_PTE || i == HV_VCPU_SHARED_PTE)
 			pte |= PTE_W;
 		guest_switcher_pt[i] = pte;
 	}
-	log_info("vcpu: switcher for the guest: %08x-%08x read-only, stack page %08x writable (machine %08x), CR0.WP on",
+	log_info("vcpu: switcher for the guest: %08x-%08x read-only, stack page %08x and VMI shared page %08x writable, CR0.WP on",
 		 HV_SWITCHER_BASE, HV_SWITCHER_BASE + HV_SWITCHER_SIZE - 1,
-		 HV_VCPU_STACK_PAGE, virt_to_phys(stack));
+		 HV_VCPU_STACK_PAGE, HV_VCPU_SHARED_PAGE);
 	/* The PDE itself is writable: the PTEs decide; no PTE_U: ring 3
 	 * never reaches the switcher. */
 	return virt_to_phys(guest_switcher_pt) | PTE_P | PTE_W;

@@ -38,6 +38,7 @@ struct hv_options {
 	int loglevel;			/* enum log_level */
 	enum after_load after_load;
 	enum selftest_fault fault;
+	bool fastpaths;			/* the shared page's ROM fast paths (default on) */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

@@ -25,6 +25,7 @@ struct guest {
 	struct guest_plan plan;
 	struct guest_boot_state boot;
 	bool has_vrom;
+	bool fastpaths;		/* enable the shared page's ROM fast paths */
 	char kernel_version[64];
 };
 

@@ -55,7 +55,7 @@
 #define HV_SWITCHER_IMAGE_MAX   0x00100000
 /* ...and the per-vCPU pages (saved registers, ring-0 stack) start here. */
 #define HV_SWITCHER_VCPU_BASE   0xFFD00000
-#define HV_SWITCHER_VCPU_PAGES  2           /* pages per vCPU */
+#define HV_SWITCHER_VCPU_PAGES  3           /* pages per vCPU */
 
 /*
  * In the hypervisor's own address space, linear == machine physical for

@@ -72,6 +72,11 @@ struct vcpu {
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
 	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
 	bool vif;			/* the guest's virtual EFLAGS.IF */
+	/* The VMI shared page (vcpu_layout.h): with its fast paths on, the
+	 * ROM keeps the virtual IF and CR2 there while the guest runs, so
+	 * vif and cr2 are copied in before each entry and out after each
+	 * exit (vcpu_run). */
+	struct vmi_shared_page *shared;
 	struct desc_reg gdtr, idtr;
 	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
 	uint16_t ldtr, tr;

@@ -12,8 +12,13 @@
  *           CR3 is loaded, and CR0.WP makes a read-only page fault even for
  *           ring 0).  The guest can only scribble on its own registers
  *           with it, and every entry re-validates them (vcpu_check_frame).
- *   page 1: not mapped: a guard below nothing, above the stack, and room
- *           for a per-vCPU read-only page later.
+ *   page 1: not mapped: a guard above the stack.
+ *   page 2: the VMI shared page (vmi_shared_page, docs/VROM.md): the
+ *           guest's virtual IF, "interrupt pending" and CR2, which the
+ *           ROM reads and writes without leaving the guest.  Writable by
+ *           the guest kernel (ring 1), never by ring 3; it holds only
+ *           guest-owned state, which the hypervisor reads back and
+ *           sanitizes at every exit.  Published in VROMHeader.reserved3.
  */
 #ifndef VMI_HV_VCPU_LAYOUT_H
 #define VMI_HV_VCPU_LAYOUT_H
@@ -29,5 +34,7 @@
 #define HV_TRAP_FRAME_CS     (15 * 4)
 /* Index of the stack page in the switcher page table. */
 #define HV_VCPU_STACK_PTE    ((HV_VCPU_STACK_PAGE - HV_SWITCHER_BASE) >> 12)
+#define HV_VCPU_SHARED_PAGE  (HV_SWITCHER_VCPU_BASE + 2 * HV_PAGE_SIZE)
+#define HV_VCPU_SHARED_PTE   ((HV_VCPU_SHARED_PAGE - HV_SWITCHER_BASE) >> 12)
 
 #endif
