@@ -11,9 +11,13 @@
  * keyboard controller (0x60/0x64: status "empty", command 0xFE, the pulse
  * on the reset line that Linux's reboot uses, reboots the guest).
  *
- * Every other port is denied: reads return all ones (an absent device on
- * the ISA bus), writes are dropped, and each is logged, at most
- * IO_LOG_LIMIT lines per 10 s so that a polling loop cannot flood the log.
+ * Every other port of the PC's legacy ISA range (below 0x400) is denied:
+ * reads return all ones (an absent device on the ISA bus), writes are
+ * dropped, and each is logged, at most IO_LOG_LIMIT lines per 10 s so
+ * that a polling loop cannot flood the log.  Linux probes such ports for
+ * devices a PC may have (VGA, more UARTs), so this must not stop it.
+ * A port at or above 0x400 has nothing a PC guest without PCI could be
+ * looking for: that access is a rule break, and the guest is stopped.
  */
 #include "vcpu.h"
 #include "vpic.h"
@@ -71,6 +75,15 @@ static bool misc_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
 	return false;
 }
 
+#define LEGACY_IO_END 0x400
+
+static void check_port(struct vcpu *v, const char *dir, uint16_t port, unsigned size)
+{
+	if (port >= LEGACY_IO_END || port + size > LEGACY_IO_END)
+		vcpu_stop(v, "port %s 0x%x (%u bytes) is outside the legacy PC I/O range (0-0x%x): no device of this guest is there",
+			  dir, port, size, LEGACY_IO_END - 1);
+}
+
 static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, uint32_t *val)
 {
 	if (size != 1)
@@ -111,6 +124,7 @@ enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32
 {
 	if (device_io(v, port, size, false, val))
 		return EMUL_OK;
+	check_port(v, "in", port, size);
 	*val = ones(size);
 	log_denied(v, "in", port, size, *val);
 	return EMUL_OK;
@@ -120,6 +134,7 @@ enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint3
 {
 	if (device_io(v, port, size, true, &val))
 		return EMUL_OK;
+	check_port(v, "out", port, size);
 	log_denied(v, "out", port, size, val);
 	return EMUL_OK;
 }

@@ -19,6 +19,8 @@
  *                       does not implement (WallclockUpdated)
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
  *                       rdpmc as above (checks exception delivery)
+ *   tguest=port         reads port 0x3e8 (COM3, absent: all ones, allowed),
+ *                       then writes port 0x5000 (no PC device: a rule break)
  *
  * It prints through the emulated COM1, as earlyprintk=serial does.
  */
@@ -250,6 +252,11 @@ void tguest_main(const uint8_t *boot_params)
 		puthex(*sw);
 		puts("; writing it\n");
 		*sw = 0xdeadbeef;
+	} else if (has_word(cmdline, "tguest=port")) {
+		puts("tguest: port 0x3e8 reads ");
+		puthex(inb(0x3e8));
+		puts("; writing port 0x5000\n");
+		outb(0x5000, 0x42);
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
 	} else if (has_word(cmdline, "tguest=vmi")) {

@@ -247,6 +247,21 @@ def guest_sanity_vs_native(t):
         t.note(found[-1])
 
 
+@test("hv-tguest-unknown-port")
+def tguest_unknown_port(t):
+    """An absent legacy device reads as all ones (Linux probes those); a
+    port beyond the PC's legacy range is a rule break."""
+    q = tguest(t, "port")
+    # The hypervisor's "denied" log line lands in the middle of the guest's.
+    q.expect(r"vmi-hv: guest: port in 0x3e8 \(1 bytes, returning 0xff\) denied")
+    q.expect(r"000000ff; writing port 0x5000")
+    q.expect(r"vmi-hv: guest stopped: port out 0x5000 \(1 bytes\) is outside the legacy PC I/O range", timeout=30)
+    q.expect(REGS)
+    q.expect(r"last VMI call: none")
+    t.check("tguest: nothing caught me" not in q.output, "the write went through")
+    stays_responsive(t, q)
+
+
 @test("hv-tguest-switcher-read-only")
 def tguest_switcher_read_only(t):
     """The switcher is mapped in the guest's address space (it must be, for
