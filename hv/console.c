@@ -1,8 +1,12 @@
-/* console.c - fan kprintf out to COM1 and VGA; log levels and prefixes. */
+/*
+ * console.c - fan kprintf out to COM1 and VGA; log levels and prefixes;
+ * the guest's console output to both as well (console_guest_putc).
+ */
 #include "console.h"
 #include "hvlib.h"
 
 static enum log_level level = LOG_INFO;
+static bool guest_output_last;	/* the guest's bytes were the last on VGA */
 
 void console_init(void)
 {
@@ -23,7 +27,18 @@ enum log_level console_level(void)
 void console_putc(char c)
 {
 	serial_putc(c);
+	if (guest_output_last) {	/* on VGA, our messages start their own line */
+		guest_output_last = false;
+		vga_fresh_line();
+	}
 	vga_putc(c);
+}
+
+void console_guest_putc(char c)
+{
+	serial_putc_raw(c);
+	vga_guest_putc(c);
+	guest_output_last = true;
 }
 
 static void putc_cb(char c, void *ctx)
@@ -56,7 +71,7 @@ void log_msg(enum log_level l, const char *fmt, ...)
 	};
 	static const unsigned char colour[] = {
 		[LOG_ERROR] = 0x0c, [LOG_WARN] = 0x0e,
-		[LOG_INFO] = 0x07, [LOG_DEBUG] = 0x08,
+		[LOG_INFO] = VGA_ATTR_HV, [LOG_DEBUG] = 0x08,
 	};
 	va_list ap;
 
@@ -68,5 +83,5 @@ void log_msg(enum log_level l, const char *fmt, ...)
 	vkprintf(fmt, ap);
 	va_end(ap);
 	console_putc('\n');
-	vga_set_attr(0x07);
+	vga_set_attr(VGA_ATTR_HV);
 }

@@ -1,21 +1,28 @@
 /*
- * vga.c - 80x25 colour text mode at 0xB8000 (identity-mapped), scrolling,
- * with the hardware cursor following the output.
+ * vga.c - the VGA text screen (80x25 at 0xB8000, identity-mapped), shared
+ * by the hypervisor's messages and the guest's console output.
+ *
+ * The rendering is hv/vterm.c's (a small terminal emulator; see there for
+ * why).  This file is only the hardware around it: the cell buffer, the
+ * hardware cursor, and the two colours that tell the writers apart on one
+ * screen: the guest's output in light grey (0x07, which its own SGR
+ * colours change), the hypervisor's messages in the colour log_msg sets
+ * (vga_set_attr: cyan for info, red/yellow/dark grey for error/warning/
+ * debug).
  */
 #include "console.h"
 #include "io.h"
-#include "hvlib.h"
+#include "vterm.h"
 
 #define VGA_COLS 80
 #define VGA_ROWS 25
 
-static volatile uint16_t *const vga_mem = (volatile uint16_t *)0xb8000;
-static unsigned row, col;
-static unsigned char attr = 0x07;
+static struct vterm screen;
+static unsigned char hv_attr = VGA_ATTR_HV;
 
 static void move_cursor(void)
 {
-	unsigned pos = row * VGA_COLS + col;
+	unsigned pos = vterm_cursor(&screen);
 
 	outb(0x3d4, 0x0f);
 	outb(0x3d5, pos & 0xff);
@@ -25,44 +32,33 @@ static void move_cursor(void)
 
 void vga_init(void)
 {
-	for (unsigned i = 0; i < VGA_COLS * VGA_ROWS; i++)
-		vga_mem[i] = (uint16_t)(0x07 << 8 | ' ');
-	row = col = 0;
+	vterm_init(&screen, (uint16_t *)0xb8000, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
 	move_cursor();
 }
 
 void vga_set_attr(unsigned char a)
 {
-	attr = a;
+	hv_attr = a;
 }
 
-static void scroll(void)
-{
-	for (unsigned i = 0; i < VGA_COLS * (VGA_ROWS - 1); i++)
-		vga_mem[i] = vga_mem[i + VGA_COLS];
-	for (unsigned i = 0; i < VGA_COLS; i++)
-		vga_mem[VGA_COLS * (VGA_ROWS - 1) + i] = (uint16_t)(0x07 << 8 | ' ');
-	row = VGA_ROWS - 1;
-}
-
+/* A hypervisor message: "\n" starts a new line, no escape sequences. */
 void vga_putc(char c)
 {
-	if (c == '\n') {
-		col = 0;
-		row++;
-	} else if (c == '\r') {
-		col = 0;
-	} else if (c == '\t') {
-		col = (col + 8) & ~7u;
-	} else {
-		vga_mem[row * VGA_COLS + col] = (uint16_t)(attr << 8 | (uint8_t)c);
-		col++;
-	}
-	if (col >= VGA_COLS) {
-		col = 0;
-		row++;
-	}
-	if (row >= VGA_ROWS)
-		scroll();
+	vterm_plain(&screen, c, hv_attr);
+	move_cursor();
+}
+
+/* Before hypervisor output that follows the guest's: start a new line,
+ * so a hypervisor message never continues a guest line (the prompt). */
+void vga_fresh_line(void)
+{
+	vterm_fresh_line(&screen);
+	move_cursor();
+}
+
+/* A byte the guest sent to its COM1, rendered as a terminal would. */
+void vga_guest_putc(char c)
+{
+	vterm_putc(&screen, (uint8_t)c);
 	move_cursor();
 }

@@ -7,7 +7,8 @@
  * back in RBR), the FIFO bits of IIR after FCR enables them ("16550A"),
  * and the THRE interrupt test at startup.
  *
- * Transmit is instantaneous: a THR byte goes straight to the real COM1,
+ * Transmit is instantaneous: a THR byte goes straight to the real COM1
+ * (and is rendered on the VGA text screen, console_guest_putc),
  * so the transmitter is always empty.  Receive: the hypervisor's serial
  * driver (real IRQ4) hands us the bytes that are not its escape sequence
  * (vcpu.c); they wait in a FIFO until the guest reads RBR.
@@ -142,7 +143,7 @@ static void write_reg(struct vcpu *v, unsigned reg, uint8_t val)
 		if (u.mcr & MCR_LOOP) {
 			rx_put(val);
 		} else {
-			serial_putc_raw((char)val);
+			console_guest_putc((char)val);	/* COM1 and VGA */
 			v->stats.com1_bytes++;
 		}
 		u.thre_pending = true;	/* sent at once: empty again */

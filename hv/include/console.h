@@ -40,9 +40,18 @@ int serial_wait_char(void);	/* sleeps until a byte arrives; returns with IF=1 */
 unsigned serial_rx_count(void);
 void serial_irq(void);
 
-/* VGA text mode */
+/* The guest's console output (the bytes it sends to its virtual COM1):
+ * to the real COM1 as they are, and rendered on the VGA text screen. */
+void console_guest_putc(char c);
+
+/* VGA text mode (hv/vga.c, rendering by hv/vterm.c).  Hypervisor messages
+ * and the guest's output share the screen in different colours. */
+#define VGA_ATTR_GUEST 0x07	/* light grey: the guest's console output */
+#define VGA_ATTR_HV    0x0b	/* light cyan: the hypervisor's messages */
 void vga_init(void);
-void vga_putc(char c);
-void vga_set_attr(unsigned char attr);
+void vga_putc(char c);		/* hypervisor output: \n is a new line */
+void vga_guest_putc(char c);	/* guest output: a terminal's rendering */
+void vga_fresh_line(void);	/* new line unless at a line's start */
+void vga_set_attr(unsigned char attr);	/* colour of the hypervisor's output */
 
 #endif

@@ -8,7 +8,10 @@ a test reads what the guest prints and types into it as a person would.
 
 import os
 import re
+import shutil
+import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -70,13 +73,19 @@ def kvm_usable():
 
 
 class Qemu:
-    """A headless qemu-system-i386 with its serial console on a pipe."""
+    """A headless qemu-system-i386 with its serial console on a pipe.
 
-    def __init__(self, args, log_path, accel="tcg", fatal=None):
+    With monitor=True, QEMU's human monitor listens on a unix socket (in a
+    short temporary directory: socket paths are limited to 108 bytes) for
+    monitor_command() and vga_screen()/vga_text()."""
+
+    def __init__(self, args, log_path, accel="tcg", fatal=None, monitor=False):
         self.log_path = log_path
         self.fatal = FATAL_PATTERNS if fatal is None else fatal
+        self.mon_dir = tempfile.mkdtemp(prefix="vmitest-mon-") if monitor else None
+        mon = f"unix:{self.mon_dir}/mon.sock,server=on,wait=off" if monitor else "none"
         self.cmd = ["qemu-system-i386", "-accel", accel, "-display", "none",
-                    "-monitor", "none", "-no-reboot", "-nic", "none",
+                    "-monitor", mon, "-no-reboot", "-nic", "none",
                     "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
                     *DEBUG_EXIT_DEVICE, *args]
         self.output = ""
@@ -153,12 +162,70 @@ class Qemu:
         self.reader.join(5)
         return status
 
+    def monitor_command(self, command, timeout=30):
+        """Run one human-monitor command; return its output (needs monitor=True)."""
+        if not self.mon_dir:
+            raise TestFailure("monitor_command() needs Qemu(..., monitor=True)")
+        path = os.path.join(self.mon_dir, "mon.sock")
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            while True:
+                try:
+                    s.connect(path)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise TestFailure(f"QEMU monitor {path} did not answer")
+                    time.sleep(0.2)
+
+            def until_prompt():
+                data = b""
+                while not data.endswith(b"(qemu) "):
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        raise TestFailure("QEMU monitor closed the connection")
+                    data += chunk
+                return data.decode("utf-8", "replace")
+
+            until_prompt()                   # banner
+            s.sendall(command.encode() + b"\n")
+            out = until_prompt()
+        # The monitor echoes the command (with terminal escapes) first.
+        out = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out).replace("\r", "")
+        return out[:-len("(qemu) ")].split("\n", 1)[-1]
+
+    def vga_screen(self, cols=80, rows=25):
+        """The VGA text screen (0xB8000) as rows of (text, attributes)."""
+        dump = os.path.join(self.mon_dir or "", "vga.bin")
+        if os.path.exists(dump):
+            os.remove(dump)
+        # Quoted: unquoted, "4000 /tmp/..." would parse as a division.
+        out = self.monitor_command(f'pmemsave 0xb8000 {cols * rows * 2} "{dump}"')
+        if not os.path.isfile(dump):
+            raise TestFailure(f"pmemsave wrote no {dump}; the monitor said {out.strip()!r}")
+        with open(dump, "rb") as f:
+            data = f.read()
+        if len(data) != cols * rows * 2:
+            raise TestFailure(f"pmemsave wrote {len(data)} bytes of the VGA text buffer")
+        screen = []
+        for r in range(rows):
+            line = data[r * cols * 2:(r + 1) * cols * 2]
+            screen.append((line[0::2].decode("cp437"), bytes(line[1::2])))
+        return screen
+
+    def vga_text(self, cols=80, rows=25):
+        """The VGA text screen as a list of rows, trailing blanks dropped."""
+        return [text.rstrip() for text, _ in self.vga_screen(cols, rows)]
+
     def kill(self):
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
         self.reader.join(5)
         self.log.close()
+        if self.mon_dir:
+            shutil.rmtree(self.mon_dir, ignore_errors=True)
 
 
 class TestContext:
@@ -168,16 +235,17 @@ class TestContext:
         self.qemus = []
         self.tmpdir = os.path.join(LOGDIR, f"{name}.tmp")
 
-    def qemu(self, *args, accel="tcg", fatal=None):
+    def qemu(self, *args, accel="tcg", fatal=None, monitor=False):
         """Start QEMU with the given arguments; its serial log is the test's log
-        (a second QEMU in one test logs to NAME.2.log, and so on)."""
+        (a second QEMU in one test logs to NAME.2.log, and so on).  monitor=True
+        gives it a human monitor for q.monitor_command() and q.vga_screen()."""
         if accel == "kvm":
             reason = kvm_usable()
             if reason:
                 self.skip(reason)
         n = len(self.qemus) + 1
         path = self.log_path if n == 1 else self.log_path[:-4] + f".{n}.log"
-        q = Qemu(list(args), path, accel=accel, fatal=fatal)
+        q = Qemu(list(args), path, accel=accel, fatal=fatal, monitor=monitor)
         self.qemus.append(q)
         return q
 
