@@ -101,11 +101,15 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 	struct emul_ops ops;
 	struct emul_outcome out;
 	enum emul_result r;
+	uint32_t cs = f->cs, eip = f->eip;
 
 	vcpu_emul_ops(v, &ops);
 	memset(&out, 0, sizeof(out));
 	v->violation = false;
 	r = emulate_one(f, frame_cpl(f), &ops, &out);
+	if (v->paravirtual)
+		log_debug("trapped after activation: %s at guest eip %04x:%08x (result %d)",
+			  out.kind < EMUL_KIND_COUNT ? emul_kind_name(out.kind) : "?", cs, eip, (int)r);
 	if (v->violation)
 		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->violation_why);
 	switch (r) {

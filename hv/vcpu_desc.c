@@ -128,6 +128,10 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 	return EMUL_OK;
 }
 
+/* WriteGDTEntry into the loaded GDT.  Linux writes only code, data, TSS
+ * and LDT descriptors there; a present gate (call, task, interrupt,
+ * trap) or reserved system type is a way into ring 0 that a guest has
+ * no business building: a rule break, not a silent refusal. */
 void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
 {
 	struct emul_outcome out;
@@ -135,6 +139,10 @@ void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
 
 	if (idx >= HV_GDT_ENTRIES || read_guest_desc(v, idx, &d, &out) != EMUL_OK)
 		return;
+	if ((d & DESC_P) && !(d & DESC_S) && !((0x0a0eu >> DESC_TYPE(d)) & 1))
+		vcpu_stop(v, "WriteGDTEntry %u (selector 0x%x): system descriptor type 0x%x (a gate "
+			  "or reserved type) in the loaded GDT, descriptor %08x%08x",
+			  idx, idx * 8, DESC_TYPE(d), (uint32_t)(d >> 32), (uint32_t)d);
 	install(idx, d);
 }
 

@@ -1,0 +1,158 @@
+"""The real Linux guest under the hypervisor (issue 7): what it reports
+about itself in /proc/vmi/info, and what happens when it breaks the
+hypervisor's rules.
+
+The broken guests are the same bzImage with `vmi_selftest=NAME` on its
+command line (guest patch 0011): a late initcall does one forbidden thing
+through the ordinary VMI paths.  Each must be stopped with its own
+diagnostic ("vmi-hv: guest stopped: <reason>", the guest registers, the
+last VMI call), and the hypervisor must stay up: 's' on the serial console
+prints statistics (the tick count grows), 'q' exits with status 13
+(HV_EXIT_GUEST_STOPPED = 6 in hv/include/exit_codes.h, (6 << 1) | 1).
+"""
+
+import re
+
+from vmitest import paths, test
+
+GUEST_STOPPED = 13
+GUEST_REBOOT = 15   # HV_EXIT_GUEST_REBOOT = 7
+REGS = r"eax=[0-9a-f]{8} ebx=[0-9a-f]{8} ecx=[0-9a-f]{8} edx=[0-9a-f]{8}"
+MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
+# Fatal for every test here: the guest dying its own way instead.
+FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
+         r"BUG: [^\n]*", r"Oops: [^\n]*",
+         r"vmi_selftest: [^\n]*the hypervisor let the guest go on"]
+
+
+def boot(t, guest_args, fatal):
+    """The hypervisor (QEMU multiboot) with the real guest and its initrd."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    cmdline = "console=ttyS0,115200 " + guest_args
+    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    return t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=fatal)
+
+
+# MMU calls a boot to the shell cannot do without (page tables allocated
+# and freed, PTEs written and cleared, COW write-protection, address
+# space switches).
+MMU_CALLS = ("AllocatePage", "ReleasePage", "SetPxE", "SwapPxE",
+             "TestAndClearPxEBit", "FlushDeferredCalls", "SetCR3")
+
+
+@test("hv-linux-proc-vmi-info")
+def linux_proc_vmi_info(t):
+    """The guest's shell under the hypervisor: `cat /proc/vmi/info` shows
+    paravirtual mode, ROM 13.0, patched call sites and non-zero counts of
+    the MMU calls; the hypervisor's own count of each call (Ctrl-] s,
+    taken afterwards) is at least the guest's."""
+    q = boot(t, "", FATAL + [r"vmi-hv: guest stopped: [^\n]*"])
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    q.expect(r"vmi-guest# ", timeout=60)
+    q.send("cat /proc/vmi/info; echo proc-info-done\n")
+    m = q.expect(r"(?s)\n(VMI ROM version: .*?)\r?\nproc-info-done", timeout=60)
+    info = m.group(1).replace("\r", "")
+    t.check("VMI ROM version: 13.0" in info, f"no 'VMI ROM version: 13.0' in /proc/vmi/info:\n{info}")
+    t.check("Mode: paravirtual" in info, f"no 'Mode: paravirtual' in /proc/vmi/info:\n{info}")
+    sites = re.search(r"Patched call sites: (\d+)", info)
+    t.check(sites and int(sites.group(1)) > 0, f"no patched call sites in /proc/vmi/info:\n{info}")
+    guest = {name: int(n) for name, n in re.findall(r"^  (\w+) +(\d+)$", info, re.M)}
+    mmu = {name: guest.get(name, 0) for name in MMU_CALLS}
+    t.note("/proc/vmi/info: " + " ".join(f"{k}={v}" for k, v in mmu.items())
+           + f", patched call sites {sites.group(1)}")
+    zero = [name for name, n in mmu.items() if n == 0]
+    t.check(not zero, f"MMU calls with a zero count in /proc/vmi/info: {', '.join(zero)}")
+    q.expect(r"vmi-guest# ", timeout=60)
+
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    m = q.expect(r"vmi-hv: VMI calls:([^\n]*)\n", timeout=30)
+    hv = {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", m.group(1))}
+    fewer = [f"{name} guest {n} > hypervisor {hv.get(name, 0)}"
+             for name, n in guest.items() if n > hv.get(name, 0)]
+    t.check(not fewer, "the hypervisor saw fewer calls than the guest counted: " + "; ".join(fewer))
+
+    q.send("\n")
+    q.expect(r"vmi-guest# ", timeout=60)
+    q.send("reboot -f\n")
+    q.expect(r"vmi-hv: stopped \(exit code 7\): guest reboot", timeout=60)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT}")
+
+
+def broken_guest(t, name, reason, last_call=None):
+    """Boot with vmi_selftest=name; the guest must be stopped with reason
+    (a regex), its registers and the last VMI call; the hypervisor then
+    answers 's' twice (growing ticks) and exits 13 on 'q'."""
+    q = boot(t, f"vmi_selftest={name}", FATAL)
+    q.expect(r"vmi_selftest: %s: breaking the hypervisor's rules on purpose" % re.escape(name),
+             timeout=300)
+    m = q.expect(r"vmi-hv: guest stopped: ([^\n]*)\n", timeout=60)
+    t.note(f"vmi_selftest={name}: guest stopped: {m.group(1).strip()}")
+    t.check(re.match(reason, m.group(1)), f"stop reason '{m.group(1).strip()}' does not match /{reason}/")
+    q.expect(r"vmi-hv: guest registers \(ring 1, paravirtual mode", timeout=30)
+    q.expect(REGS, timeout=30)
+    m = q.expect(r"last VMI call: \d+ \((\w+)\)", timeout=30)
+    if last_call:
+        t.check(m.group(1) == last_call, f"last VMI call {m.group(1)}, expected {last_call}")
+
+    q.expect(r"the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits",
+             timeout=30)
+    ticks = []
+    for _ in range(2):
+        q.send("s")
+        m = q.expect(r"statistics \(guest stopped, hypervisor tick (\d+)\):", timeout=20)
+        ticks.append(int(m.group(1)))
+        q.expect(r"vmi-hv: counters: \d+ exits, \d+ emulated instructions")
+    t.check(ticks[1] > ticks[0], f"hypervisor ticks did not advance: {ticks}")
+    q.send("q")
+    q.expect(r"vmi-hv: stopped \(exit code 6\): guest stopped", timeout=20)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_STOPPED, f"exit status {status}, expected {GUEST_STOPPED}")
+
+
+@test("hv-linux-bad-descriptor")
+def linux_bad_descriptor(t):
+    """WriteGDTEntry of a DPL 0 call gate into the live GDT (entry 28)."""
+    broken_guest(t, "bad-descriptor",
+                 r"WriteGDTEntry 28 \(selector 0xe0\): system descriptor type 0xc ",
+                 last_call="WriteGDTEntry")
+
+
+@test("hv-linux-outside-frame")
+def linux_outside_frame(t):
+    """ioremap (SetPxE) of guest-physical 0xe0000000, beyond its memory, then a read."""
+    broken_guest(t, "outside-frame",
+                 r"page fault at [0-9a-f]{8} \(error \d+\) breaks the rules: guest PTE 0xe0000[0-9a-f]{3} "
+                 r"for linear 0x[0-9a-f]{8} maps frame 0xe0000 outside its 0x[0-9a-f]+ pages")
+
+
+@test("hv-linux-switcher-write")
+def linux_switcher_write(t):
+    """The switcher's 4 MiB (0xffc00000) mapped in the guest's page
+    directory (SetPxE), then written: the mapping breaks the reserved top."""
+    broken_guest(t, "switcher-write",
+                 r"page fault at ffc00000 \(error 3\) breaks the rules: guest maps linear 0xffc00000 "
+                 r"in the reserved top",
+                 last_call="InvalPage")
+
+
+@test("hv-linux-triple-fault")
+def linux_triple_fault(t):
+    """SetIDT with limit 0, then ud2: #UD, #GP and #DF cannot be delivered."""
+    broken_guest(t, "triple-fault",
+                 r"triple fault: vector 6, then 13 \(beyond the IDT limit\), then the double fault",
+                 last_call="SetIDT")
+
+
+@test("native-vmi-selftest-ignored")
+def native_selftest_ignored(t):
+    """Natively (no VMI ROM) vmi_selftest= is ignored with a message and
+    the guest boots to its init marker."""
+    t.require(paths.BZIMAGE, paths.INITRD)
+    q = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
+               "-append", "console=ttyS0,115200 vmi_selftest=triple-fault", fatal=FATAL)
+    q.expect(r"vmi_selftest: triple-fault ignored: not running on VMI", timeout=120)
+    m = q.expect(MARKER, timeout=120)
+    t.check(m.group(3) == "native", f"guest reports mode {m.group(3)}")
