@@ -405,10 +405,14 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 
 	if (!pd)
 		return violation(s, out, "page fault at 0x%08x with no page directory loaded", lin);
-	if (lin >= HV_TOP_RESERVED_BASE)
+	gpde = guest_table(s, pd->gfn)[PDX(lin)];
+	if (lin >= HV_TOP_RESERVED_BASE) {
+		if (gpde & PTE_P)
+			return violation(s, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x",
+					 lin, PDX(lin), gpde);
 		return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
 				 write ? "write" : "access", lin);
-	gpde = guest_table(s, pd->gfn)[PDX(lin)];
+	}
 	/* Whatever CR4.PSE says: the guest was told there is no PSE. */
 	if ((gpde & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS))
 		return violation(s, out, "4 MiB page at linear 0x%08x (PDE 0x%08x): not supported in paravirtual mode",

@@ -1,0 +1,111 @@
+"""Shadow paging after VMI activation (issue 7), and what the shared
+page's fast paths buy.
+
+The shadows (hv/mm/shadow.c) follow the guest's AllocatePage / ReleasePage
+/ SetPxE notifications, are cached per page directory and are freed when
+the guest releases its tables.  These tests read the hypervisor's own
+statistics (the serial escape Ctrl-] s) around real guest work:
+
+  - hv-shadow-baseline: at the shell, run the sanity program (16 fork+exec,
+    a pipe, 1024 mmap'ed pages with COW), and check that the shadow pages
+    in use come back to the count before it, that the peak shows the
+    processes had shadows of their own, and that the audit (every shadow
+    entry recomputed from the guest's tables) finds no mismatch.
+  - hv-fastpaths-benchmark: the same boot twice in one run, with the ROM's
+    shared-page fast paths off and on; prints both boot times and hypercall
+    counts side by side, and checks the count drops (a count, not a time:
+    the times are printed, not asserted).
+"""
+
+import re
+
+from vmitest import paths, test
+
+MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
+PROMPT = r"vmi-guest# "
+FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
+         r"vmi-hv: guest stopped: [^\n]*"]
+CMDLINE = "console=ttyS0,115200"
+
+
+def boot_hv(t, hv_args="", guest_args=CMDLINE):
+    """The guest under the hypervisor (QEMU multiboot) to its shell."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} {guest_args.replace(',', ',,')},{paths.INITRD}"
+    args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
+    if hv_args:
+        args += ["-append", hv_args]
+    q = t.qemu(*args, fatal=FATAL)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    return q
+
+
+def shadow_stats(t, q):
+    """Ctrl-] s while the guest runs: (pages in use, directories, peak,
+    audit mismatches, audit line)."""
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    m = q.expect(r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories; peak (\d+)\)\n", timeout=30)
+    a = q.expect(r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, "
+                 r"(\d+) mismatches([^\n]*)\n", timeout=30)
+    t.check(int(a.group(3)) > 0, f"the audit checked nothing: {a.group(0).strip()}")
+    q.send("\n")
+    q.expect(PROMPT, timeout=60)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(a.group(4)),
+            a.group(0).strip())
+
+
+@test("hv-shadow-baseline")
+def shadow_baseline(t):
+    q = boot_hv(t)
+    q.expect(PROMPT, timeout=60)
+    # Let the shell's start-up settle (init's helpers exit), then measure.
+    q.send("sleep 1; echo settled\n")
+    q.expect(r"\nsettled", timeout=60)
+    q.expect(PROMPT, timeout=60)
+    before, dirs_before, _, bad_before, audit_before = shadow_stats(t, q)
+    t.check(bad_before == 0, f"audit before the run: {audit_before}")
+
+    q.send("/tests/sanity; echo sanity-rc=$?\n")
+    q.expect(r"SANITY result=PASS", timeout=300)
+    q.expect(r"sanity-rc=0", timeout=60)
+    q.expect(PROMPT, timeout=60)
+    after, dirs_after, peak, bad_after, audit_after = shadow_stats(t, q)
+
+    t.note(f"shadow pages in use: {before} before the sanity run ({dirs_before} directories), "
+           f"{after} after ({dirs_after} directories), peak {peak}")
+    t.note(audit_after)
+    t.check(peak > before, f"the peak ({peak}) never rose above the baseline ({before}): "
+                           "the processes had no shadows of their own?")
+    t.check(after == before, f"shadow pages in use {after} after the processes exited, baseline {before}")
+    t.check(dirs_after == dirs_before, f"{dirs_after} shadow directories after, {dirs_before} before")
+    t.check(bad_after == 0, f"audit after the run: {audit_after}")
+    q.send("reboot -f\n")
+    q.expect(r"vmi-hv: guest reboot", timeout=60)
+    q.wait_exit(timeout=60)
+
+
+def timed_boot(t, hv_args):
+    """Boot to the init marker with vmitest=sanity; returns (seconds from
+    QEMU start to the marker, hypercalls, exits) from the final statistics."""
+    q = boot_hv(t, hv_args, CMDLINE + " vmitest=sanity")
+    seconds = q.elapsed()
+    q.expect(r"VMITEST-DONE name=sanity rc=0", timeout=300)
+    m = q.expect(r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, \d+ hidden[^\n]*?"
+                 r"(\d+) hypercalls", timeout=60)
+    q.wait_exit(timeout=60)
+    return seconds, int(m.group(2)), int(m.group(1))
+
+
+@test("hv-fastpaths-benchmark")
+def fastpaths_benchmark(t):
+    off_s, off_calls, off_exits = timed_boot(t, "fastpaths=off")
+    on_s, on_calls, on_exits = timed_boot(t, "")
+    t.note(f"boot + sanity run, fast paths off: marker at {off_s:.1f}s, {off_calls} hypercalls, "
+           f"{off_exits} exits")
+    t.note(f"boot + sanity run, fast paths on:  marker at {on_s:.1f}s, {on_calls} hypercalls, "
+           f"{on_exits} exits ({off_calls / max(on_calls, 1):.2f}x fewer hypercalls, "
+           f"time ratio {off_s / on_s:.2f})")
+    t.check(on_calls < off_calls * 0.8,
+            f"the fast paths saved too little: {on_calls} hypercalls with, {off_calls} without")
