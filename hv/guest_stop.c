@@ -61,6 +61,9 @@ void vcpu_print_counters(const struct vcpu *v)
 			kprintf(" %s=%llu", c < NUM_VMI_CALLS ? vmi_call_name(c) : "?",
 				(unsigned long long)s->hypercalls_by_call[c]);
 	kprintf("\n");
+	kprintf("vmi-hv: page-table updates without an exit: %llu queued entries drained at %llu exits (at most %llu at once)\n",
+		(unsigned long long)s->pxe_drained, (unsigned long long)s->pxe_drains,
+		(unsigned long long)s->pxe_max_batch);
 	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 	vcpu_mmu_print_stats(v);

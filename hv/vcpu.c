@@ -46,9 +46,12 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->shared->magic = VMI_SHARED_MAGIC;
 	v->shared->version = VMI_SHARED_VERSION;
 	v->shared->vcpu_id = 0;
-	v->shared->features = g->fastpaths ? VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 : 0;
+	/* F_PXE needs F_VIF: the ROM masks the virtual IF while it queues. */
+	v->shared->features = g->fastpaths ?
+		VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 | VMI_SHARED_F_PXE : 0;
 	log_info("vcpu: VMI shared page at %08x, ROM fast paths %s",
-		 HV_VCPU_SHARED_PAGE, g->fastpaths ? "on (virtual IF, CR2)" : "off (fastpaths=off)");
+		 HV_VCPU_SHARED_PAGE,
+		 g->fastpaths ? "on (virtual IF, CR2, page-table updates)" : "off (fastpaths=off)");
 	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
 	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
 
@@ -276,6 +279,8 @@ static void take_shared_state(struct vcpu *v)
 		return;
 	v->vif = (v->shared->eflags_if & X86_EFLAGS_IF) != 0;
 	v->cr2 = v->shared->cr2;
+	if (v->shared->features & VMI_SHARED_F_PXE)
+		vcpu_mmu_drain(v);
 }
 
 void vcpu_run(struct vcpu *v)

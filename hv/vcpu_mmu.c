@@ -156,6 +156,44 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
 	check(v, shadow_entry_written(&v->shadow, gpa, &out), &out, "a page-table entry write");
 }
 
+/*
+ * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
+ * entry themselves and queue its linear address in the shared page.  Run
+ * at every exit before the exit is handled, so everything the hypervisor
+ * does (fault handling, hypercalls, the audit) sees shadows that follow
+ * the guest's tables exactly as if each write had been a hypercall.  Why
+ * the entries may wait until then: docs/HV.md, "The VMI shared page".
+ */
+void vcpu_mmu_drain(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+	uint32_t n = *(volatile uint32_t *)&sh->pxe_count;
+	struct vtlb_outcome out;
+
+	if (!n)
+		return;
+	if (n > VMI_SHARED_PXE_QUEUE_LEN)
+		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
+			  n, VMI_SHARED_PXE_QUEUE_LEN);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t lin = sh->pxe_queue[i], gpa;
+
+		/* The ROM wrote the entry through this address, with the
+		 * guest's mapping, before queueing it. */
+		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
+			vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
+				  i, n, lin);
+		if (v->shadows_active)
+			check(v, shadow_entry_written(&v->shadow, gpa, &out), &out,
+			      "a queued page-table entry write");
+	}
+	sh->pxe_count = 0;
+	v->stats.pxe_drained += n;
+	v->stats.pxe_drains++;
+	if (n > v->stats.pxe_max_batch)
+		v->stats.pxe_max_batch = n;
+}
+
 void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
 		       uint32_t base, uint32_t count)
 {

@@ -268,5 +268,120 @@ fast_SetCR2:
 hc_SetCR2:
 	HYPERCALL VMI_CALL_SetCR2
 
+/*
+ * Page-table entry updates (F_PXE, which the hypervisor sets only with
+ * F_VIF).  The ROM writes the entry in guest memory itself, with the
+ * guest's own mapping of it, then appends the entry's linear address to
+ * pxe_queue; the hypervisor drains the queue at every exit, before it
+ * handles anything else, re-deriving each entry's shadow (docs/VROM.md,
+ * "Page-table updates without an exit").  A full queue, or no F_PXE, means
+ * the ordinary hypercall, which drains the queue first.
+ *
+ * The sequence runs with the virtual IF cleared (in the shared page, no
+ * exit), so no guest interrupt handler can run in the middle and append
+ * entries of its own; what can still happen in between is an exit (a
+ * hidden fault on the entry's page, a host interrupt), which drains the
+ * queue and sets pxe_count to 0.  So the append stores the address at
+ * queue[count] and then moves count to count + 1 with cmpxchg, and starts
+ * again if an exit changed count meanwhile.  The entry is written before
+ * it is queued: an exit in between drains the older entries and leaves
+ * this one to be queued afterwards.
+ *
+ * In: eax = ptep, edx = the new entry or the bit number.  Out: eax.
+ * Clobbers ecx, edx and flags, like every slot.
+ */
+#define SH_FEATURES	VMI_OFF_vmi_shared_page_features
+#define SH_PXE_COUNT	VMI_OFF_vmi_shared_page_pxe_count
+#define SH_PXE_QUEUE	VMI_OFF_vmi_shared_page_pxe_queue
+
+.if VMI_OFF_vmi_shared_page_reserved - SH_PXE_QUEUE != 4 * VMI_SHARED_PXE_QUEUE_LEN
+	.error "pxe_queue does not hold VMI_SHARED_PXE_QUEUE_LEN entries"
+.endif
+
+/* ecx := the shared page with F_PXE and F_VIF, the virtual IF saved on the
+ * stack and cleared, room in the queue; otherwise (IF restored) jump to
+ * slow with eax and edx untouched. */
+.macro PXE_ENTER slow
+	SHARED_PAGE VMI_SHARED_F_PXE, \slow
+	testl	$VMI_SHARED_F_VIF, SH_FEATURES(%ecx)
+	jz	\slow
+	pushl	SH_IF(%ecx)
+	movl	$0, SH_IF(%ecx)
+	/* Only an exit can change pxe_count now, and it can only empty it. */
+	cmpl	$VMI_SHARED_PXE_QUEUE_LEN, SH_PXE_COUNT(%ecx)
+	jb	2f
+	popl	SH_IF(%ecx)		/* full: the hypercall drains it */
+	jmp	\slow
+2:
+.endm
+
+/* eax = ptep (queued), edx = the result, ecx = the shared page, (%esp) =
+ * the caller's virtual IF.  Queue, restore IF, return edx in eax. */
+pxe_queue_and_return:
+	pushl	%ebx
+	pushl	%esi
+	movl	%eax, %ebx
+1:	movl	SH_PXE_COUNT(%ecx), %eax
+	movl	%ebx, SH_PXE_QUEUE(%ecx,%eax,4)
+	leal	1(%eax), %esi
+	/* No lock: the page is this vCPU's; an exit is all that can intervene,
+	 * and a single instruction is never split by one. */
+	cmpxchgl %esi, SH_PXE_COUNT(%ecx)
+	jne	1b
+	popl	%esi
+	popl	%ebx
+	movl	%edx, %eax
+	popl	%edx			/* the caller's virtual IF */
+	movl	%edx, SH_IF(%ecx)
+	testl	%edx, %edx
+	jz	3f
+	cmpl	$0, SH_PENDING(%ecx)	/* as EnableInterrupts: set, then look */
+	jne	4f
+3:	ret
+4:	pushl	%eax
+	pushl	%edi
+	movl	$VMI_CALL_EnableInterrupts, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	popl	%eax
+	ret
+
+fast_SetPxE:
+	PXE_ENTER hc_SetPxE
+	movl	%edx, (%eax)
+	jmp	pxe_queue_and_return
+hc_SetPxE:
+	HYPERCALL VMI_CALL_SetPxE
+
+/* Returns the old entry. */
+fast_SwapPxE:
+	PXE_ENTER hc_SwapPxE
+	xchgl	%edx, (%eax)
+	jmp	pxe_queue_and_return
+hc_SwapPxE:
+	HYPERCALL VMI_CALL_SwapPxE
+
+/* Return the old bit (0 or 1); the bit number is taken modulo 32, as the
+ * hypervisor does. */
+fast_TestAndSetPxEBit:
+	PXE_ENTER hc_TestAndSetPxEBit
+	andl	$31, %edx
+	lock btsl %edx, (%eax)
+	setc	%dl
+	movzbl	%dl, %edx
+	jmp	pxe_queue_and_return
+hc_TestAndSetPxEBit:
+	HYPERCALL VMI_CALL_TestAndSetPxEBit
+
+fast_TestAndClearPxEBit:
+	PXE_ENTER hc_TestAndClearPxEBit
+	andl	$31, %edx
+	lock btrl %edx, (%eax)
+	setc	%dl
+	movzbl	%dl, %edx
+	jmp	pxe_queue_and_return
+hc_TestAndClearPxEBit:
+	HYPERCALL VMI_CALL_TestAndClearPxEBit
+
 	.globl	vrom_end
 vrom_end:

@@ -61,6 +61,9 @@ struct vcpu_stats {
 	uint64_t io_denied;
 	uint64_t com1_bytes;
 	uint64_t injected;		/* virtual interrupts delivered */
+	/* F_PXE: entry writes the ROM made without an exit and queued in
+	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
+	uint64_t pxe_drained, pxe_drains, pxe_max_batch;
 };
 
 struct vcpu {
@@ -127,6 +130,9 @@ void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin);
 void vcpu_mmu_flush(struct vcpu *v);
 /* The guest changed the page-table entry at lin through a VMI call. */
 void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin);
+/* At every exit, before anything else: the entries the ROM wrote and
+ * queued in the shared page (F_PXE) get their shadows derived again. */
+void vcpu_mmu_drain(struct vcpu *v);
 void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
 		       uint32_t base, uint32_t count);
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn);

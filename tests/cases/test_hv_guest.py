@@ -239,6 +239,10 @@ def guest_sanity_vs_native(t):
     t.note(f"QEMU start to init marker (TCG): native {native_s:.1f}s, under vmi-hv {hv_s:.1f}s "
            f"({hv_s / native_s:.1f}x)")
     t.note(f"under vmi-hv: guest ran {ms} ms, {exits} exits, {rate} exits/s")
+    drained = re.findall(r"vmi-hv: (page-table updates without an exit: [^\n]*)\n", q.output)
+    t.check(drained and not drained[-1].startswith("page-table updates without an exit: 0 "),
+            f"no page-table update went through the shared page's queue: {drained}")
+    t.note(drained[-1])
     for what in (r"privileged instructions trapped after activation: \d+",
                  r"emulated by kind:[^\n]*", r"exits by vector:[^\n]*"):
         found = re.findall(r"vmi-hv: (" + what + r")\n", q.output)

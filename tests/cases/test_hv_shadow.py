@@ -12,9 +12,10 @@ statistics (the serial escape Ctrl-] s) around real guest work:
     processes had shadows of their own, and that the audit (every shadow
     entry recomputed from the guest's tables) finds no mismatch.
   - hv-fastpaths-benchmark: the same boot twice in one run, with the ROM's
-    shared-page fast paths off and on; prints both boot times and hypercall
-    counts side by side, and checks the count drops (a count, not a time:
-    the times are printed, not asserted).
+    shared-page fast paths (virtual IF, CR2, queued page-table updates) off
+    and on; prints both boot times and hypercall counts side by side, and
+    checks the count drops at least 3x (a count, not a time: the times are
+    printed, not asserted).
 """
 
 import re
@@ -107,5 +108,5 @@ def fastpaths_benchmark(t):
     t.note(f"boot + sanity run, fast paths on:  marker at {on_s:.1f}s, {on_calls} hypercalls, "
            f"{on_exits} exits ({off_calls / max(on_calls, 1):.2f}x fewer hypercalls, "
            f"time ratio {off_s / on_s:.2f})")
-    t.check(on_calls < off_calls * 0.8,
+    t.check(on_calls * 3 < off_calls,
             f"the fast paths saved too little: {on_calls} hypercalls with, {off_calls} without")

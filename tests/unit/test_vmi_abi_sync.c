@@ -279,6 +279,14 @@ static void test_generator_rejects_drift(void **state)
 		 "python3 %s %s/moved.def --hv-header %s/x.h 2>%s/err; "
 		 "test $? -ne 0 && grep -q 'VROMHeader.reserved3 at 0x18' %s/err",
 		 VROM_DEF, tmpdir, VROM_GEN, tmpdir, tmpdir, tmpdir, tmpdir);
+	assert_int_equal(run(cmd), 0);	/* A private field (ROM and hypervisor only) must be followed by the
+	 * public byte array the kernel header shows in its place. */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -e 's/^field 0x824 u8\\[2012\\] reserved /private field 0x824 u8[2012] reserved /' "
+		 "%s > %s/private.def && grep -q '^private field 0x824' %s/private.def && "
+		 "python3 %s %s/private.def --hv-header %s/x.h 2>%s/err; "
+		 "test $? -ne 0 && grep -q 'is private but no public byte array follows it' %s/err",
+		 VROM_DEF, tmpdir, tmpdir, VROM_GEN, tmpdir, tmpdir, tmpdir, tmpdir);
 	assert_int_equal(run(cmd), 0);
 }
 

@@ -79,6 +79,17 @@ static void test_shared_page_fast_paths(void **state)
 	expect_clean("fast", 12);
 }
 
+/* F_PXE: SetPxE/SwapPxE/TestAndSet/ClearPxEBit write the entry and queue
+ * it; values, queue contents, the virtual IF around it, a full queue and
+ * missing feature bits going to the hypervisor; then exits at random and
+ * after every single instruction of the ROM, with and without a guest
+ * interrupt handler making updates of its own: nothing lost or doubled. */
+static void test_pxe_queue(void **state)
+{
+	(void)state;
+	expect_clean("pxe", 17);
+}
+
 static void test_iret_sysexit(void **state)
 {
 	(void)state;
@@ -113,6 +124,43 @@ static void test_helper_catches_breakage(void **state)
 	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
 }
 
+/* ...and it must notice a queue append that is not atomic with respect to
+ * exits: turn the ROM's "cmpxchg %esi,pxe_count(%ecx); jne 1b" into a
+ * plain mov (and nops). */
+static void test_pxe_helper_catches_breakage(void **state)
+{
+	char path[] = "/tmp/vrom-transport-XXXXXX";
+	static unsigned char img[0x8000];
+	static const unsigned char cas[] = { 0x0f, 0xb1, 0x71, VMI_OFF_vmi_shared_page_pxe_count, 0x75 };
+	static const unsigned char mov[] = { 0x89, 0x71, VMI_OFF_vmi_shared_page_pxe_count,
+					     0x90, 0x90, 0x90 };
+	struct outcome o;
+	unsigned char *s = NULL;
+	size_t len;
+	FILE *f = fopen(VROM_IMAGE, "rb");
+	int fd;
+
+	(void)state;
+	assert_non_null(f);
+	len = fread(img, 1, sizeof(img), f);
+	fclose(f);
+	for (size_t i = 0; i + sizeof(cas) <= len; i++)
+		if (!memcmp(img + i, cas, sizeof(cas))) {
+			assert_null(s);	/* exactly one */
+			s = img + i;
+		}
+	assert_non_null(s);
+	memcpy(s, mov, sizeof(mov));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+	o = run_helper(path, "pxe");
+	unlink(path);
+	assert_true(o.failed >= 1);
+	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -120,6 +168,8 @@ int main(void)
 		cmocka_unit_test(test_shared_page_fast_paths),
 		cmocka_unit_test(test_iret_sysexit),
 		cmocka_unit_test(test_helper_catches_breakage),
+		cmocka_unit_test(test_pxe_queue),
+		cmocka_unit_test(test_pxe_helper_catches_breakage),
 	};
 	return cmocka_run_group_tests_name("vrom_transport", tests, NULL, NULL);
 }

@@ -66,13 +66,22 @@ class Call:
 
 
 class Field:
-    def __init__(self, off, ctype, name, comment):
+    def __init__(self, off, ctype, name, comment, private=False):
         self.off, self.ctype, self.name, self.comment = off, ctype, name, comment
+        self.private = private
         m = re.fullmatch(r"(\w+)(?:\[(\d+)\])?", ctype)
         if not m:
             raise DefError("bad field type %r" % ctype)
         self.base, self.count = m.group(1), int(m.group(2) or 1)
         self.is_array = m.group(2) is not None
+
+
+class Const(tuple):
+    """(name, value, comment) plus whether it is private to the ROM and hv."""
+    def __new__(cls, name, value, comment, private=False):
+        self = tuple.__new__(cls, (name, value, comment))
+        self.private = private
+        return self
 
 
 class Struct:
@@ -92,13 +101,20 @@ def parse(path):
             if not line or line.startswith("#"):
                 continue
             tok = line.split()
+            # "private const ..." / "private field ...": vmi-hv's own (ROM and
+            # hypervisor), left out of the kernel header (see render_header).
+            private = tok[0] == "private"
+            if private:
+                tok = tok[1:]
+                if not tok or tok[0] not in ("const", "field"):
+                    raise DefError("line %d: only const and field lines can be private" % ln)
             kw = tok[0]
             try:
                 if kw == "api":
                     api = (int(tok[1]), int(tok[2]))
                 elif kw == "const":
                     int(tok[2], 0)  # must parse as a number; the spelling is kept
-                    consts.append((tok[1], tok[2], " ".join(tok[3:])))
+                    consts.append(Const(tok[1], tok[2], " ".join(tok[3:]), private))
                 elif kw == "call":
                     if tok[3] not in KINDS:
                         raise DefError("line %d: kind %r not one of %s" % (ln, tok[3], KINDS))
@@ -109,7 +125,8 @@ def parse(path):
                 elif kw == "field":
                     if cur is None:
                         raise DefError("line %d: field outside struct" % ln)
-                    cur.fields.append(Field(int(tok[1], 0), tok[2], tok[3], " ".join(tok[4:])))
+                    cur.fields.append(Field(int(tok[1], 0), tok[2], tok[3], " ".join(tok[4:]),
+                                            private))
                 elif kw == "end":
                     cur = None
                 else:
@@ -151,6 +168,15 @@ def validate(api, consts, calls, structs):
             off += sizes[f.base] * f.count
         if off != s.size:
             raise DefError("%s: fields end at 0x%x, size is 0x%x" % (s.name, off, s.size))
+        for i, f in enumerate(s.fields):
+            # The kernel header shows a run of private fields as part of the
+            # public byte array that follows it, so the guest's view of the
+            # layout does not change when the ROM and hv claim reserved room.
+            if f.private:
+                nxt = next((g for g in s.fields[i + 1:] if not g.private), None)
+                if nxt is None or nxt.base not in ("u8", "char") or not nxt.is_array:
+                    raise DefError("%s.%s is private but no public byte array follows it"
+                                   % (s.name, f.name))
         sizes[s.name] = s.size
 
 
@@ -167,6 +193,22 @@ def banner(src):
             " * Do not edit: change the definition and regenerate.\n */\n" % src)
 
 
+def kernel_view(s):
+    """The fields as the kernel header shows them: each run of private
+    fields folded into the public byte array after it."""
+    out, run = [], []
+    for f in s.fields:
+        if f.private:
+            run.append(f)
+            continue
+        if run:
+            size = (f.off + f.count) - run[0].off  # byte array: count = bytes
+            f = Field(run[0].off, "%s[%d]" % (f.base, size), f.name, f.comment)
+            run = []
+        out.append(f)
+    return out
+
+
 def render_header(api, consts, calls, structs, src, kernel):
     types = K_TYPES if kernel else HV_TYPES
     guard = "_ASM_X86_VMI_ABI_H" if kernel else "VMI_ABI_H"
@@ -177,7 +219,10 @@ def render_header(api, consts, calls, structs, src, kernel):
     o.append(banner(src))
     o.append("#ifndef %s\n#define %s\n\n" % (guard, guard))
     o.append("/* VMI API %d.%d as implemented by vmi-hv (docs/VROM.md). */\n\n" % api)
-    for n, v, c in consts:
+    for k in consts:
+        n, v, c = k
+        if kernel and k.private:
+            continue
         o.append("#define %-28s %s%s\n" % (n, v, ("\t/* %s */" % c) if c else ""))
     o.append("\n/* Call numbers: call N is the 32-byte slot at ROM offset N * 32. */\n")
     for c in calls:
@@ -198,9 +243,10 @@ def render_header(api, consts, calls, structs, src, kernel):
             o.append("\tV(%d, %s, %s, %s, %d, %d) \\\n"
                      % (c.num, c.name, c.kind.upper(), c.ret.upper(), c.words, c.stack_words))
     o.append("\n")
+    fields = dict((s.name, kernel_view(s) if kernel else s.fields) for s in structs)
     for s in structs:
         o.append("#define VMI_SIZEOF_%s 0x%x\n" % (s.name, s.size))
-        for f in s.fields:
+        for f in fields[s.name]:
             o.append("#define VMI_OFF_%s_%s 0x%x\n" % (s.name, f.name, f.off))
     o.append("\n#ifndef %s\n\n" % notasm)
     if kernel:
@@ -210,14 +256,14 @@ def render_header(api, consts, calls, structs, src, kernel):
     for s in structs:
         o.append("/* %s */\n" % s.comment if s.comment else "")
         o.append("typedef struct %s {\n" % s.name)
-        for f in s.fields:
+        for f in fields[s.name]:
             t = types.get(f.base, f.base)
             dim = "[%d]" % f.count if f.is_array else ""
             cm = "\t/* 0x%02x %s */" % (f.off, f.comment) if f.comment else "\t/* 0x%02x */" % f.off
             o.append("\t%s %s%s;%s\n" % (t, f.name, dim, cm))
         o.append("} %s;\n\n" % s.name)
         o.append("_Static_assert(sizeof(%s) == 0x%x, \"%s size\");\n" % (s.name, s.size, s.name))
-        for f in s.fields:
+        for f in fields[s.name]:
             o.append("_Static_assert(__builtin_offsetof(%s, %s) == 0x%x, \"%s.%s offset\");\n"
                      % (s.name, f.name, f.off, s.name, f.name))
         o.append("\n")
