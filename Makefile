@@ -33,7 +33,7 @@ ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd iso hv vrom unit run test clean distclean
+.PHONY: all deps guest initrd iso hv vrom unit run test bench clean distclean
 all: iso
 
 deps:
@@ -69,6 +69,11 @@ run: iso
 
 test: iso unit
 	@python3 tests/run.py $(TESTARGS)
+
+# The benchmarks only: the same bzImage natively and under vmi-hv, and the
+# hypervisor with and without its fast paths, side by side in one run.
+bench: iso
+	@python3 tests/run.py --bench $(TESTARGS)
 
 clean:
 	rm -rf $(BUILD)/hv $(BUILD)/vrom $(BUILD)/include $(BUILD)/tests $(ISO) test-logs

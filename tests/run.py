@@ -8,6 +8,8 @@ as its last line.  Exit status 0 only when nothing failed.
 
     tests/run.py                 everything
     tests/run.py -k native       only tests whose name contains "native"
+                                 (-k may be repeated: any of them)
+    tests/run.py --bench         only the benchmarks: side-by-side figures
     tests/run.py --list          list test names
 Serial logs go to test-logs/NAME.log; the paths of failing tests' logs are printed.
 """
@@ -58,13 +60,17 @@ class Tally:
 TAP_LINE = re.compile(r"^(ok|not ok) \d+ - (.*?)(?:\s+#\s*(SKIP|skip)\s*(.*))?$")
 
 
+def selected(name, patterns):
+    return not patterns or any(p in name for p in patterns)
+
+
 def run_unit_tests(tally, pattern):
     """Each cmocka case in each unit binary counts as one test."""
     binaries = sorted(b for b in glob.glob(os.path.join(paths.UNIT, "*"))
                       if os.path.isfile(b) and os.access(b, os.X_OK))
     for binary in binaries:
         suite = os.path.basename(binary)
-        if pattern and pattern not in f"unit/{suite}":
+        if not selected(f"unit/{suite}", pattern):
             continue
         log = os.path.join(LOGDIR, f"unit-{suite}.log")
         env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
@@ -105,9 +111,9 @@ def load_cases():
         spec.loader.exec_module(module)
 
 
-def run_qemu_tests(tally, pattern):
+def run_qemu_tests(tally, pattern, bench_only):
     for name, fn, opts in REGISTRY:
-        if pattern and pattern not in name:
+        if not selected(name, pattern) or (bench_only and not opts.get("bench")):
             continue
         t = TestContext(name)
         start = time.monotonic()
@@ -126,24 +132,27 @@ def run_qemu_tests(tally, pattern):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-k", dest="pattern", help="run only tests whose name contains this")
+    ap.add_argument("-k", dest="pattern", action="append",
+                    help="run only tests whose name contains this (repeatable)")
+    ap.add_argument("--bench", action="store_true",
+                    help="run only the benchmarks (tests that measure side by side and print figures)")
     ap.add_argument("--list", action="store_true", help="list the tests and exit")
     ap.add_argument("--no-unit", action="store_true", help="skip the host-side unit tests")
     args = ap.parse_args()
 
     load_cases()
     if args.list:
-        for name, _, _ in REGISTRY:
-            print(name)
+        for name, _, opts in REGISTRY:
+            print(name + ("  (benchmark)" if opts.get("bench") else ""))
         return 0
 
     shutil.rmtree(LOGDIR, ignore_errors=True)
     os.makedirs(LOGDIR)
     tally = Tally()
     started = time.monotonic()
-    if not args.no_unit:
+    if not args.no_unit and not args.bench:
         run_unit_tests(tally, args.pattern)
-    run_qemu_tests(tally, args.pattern)
+    run_qemu_tests(tally, args.pattern, args.bench)
     print(f"test time {time.monotonic() - started:.0f}s; logs in {os.path.relpath(LOGDIR)}/")
     if tally.failures:
         print("failed: " + " ".join(tally.failures))

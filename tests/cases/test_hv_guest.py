@@ -210,7 +210,7 @@ def sanity_lines(t, q):
     return out
 
 
-@test("hv-guest-sanity-vs-native")
+@test("hv-guest-sanity-vs-native", bench=True)
 def guest_sanity_vs_native(t):
     """The same bzImage, initrd and command line (vmitest=sanity), first
     natively, then under the hypervisor (QEMU -kernel vmi-hv.elf, the

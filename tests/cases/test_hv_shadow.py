@@ -134,7 +134,7 @@ def timed_boot(t, hv_args):
     return seconds, int(m.group(2)), int(m.group(1))
 
 
-@test("hv-fastpaths-benchmark")
+@test("hv-fastpaths-benchmark", bench=True)
 def fastpaths_benchmark(t):
     off_s, off_calls, off_exits = timed_boot(t, "fastpaths=off")
     on_s, on_calls, on_exits = timed_boot(t, "")
