@@ -200,6 +200,8 @@ void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t or
 	struct vtlb_outcome out;
 	enum shadow_kind kind;
 
+	if (!v->shadows_active)
+		return;		/* the vTLB serves (paging was off at Init): nothing to track */
 	/* API 13.0 has no other flags for a non-PAE guest (PAE, PDP and
 	 * PML4 belong to paging modes we do not run). */
 	if (flags == VMI_PAGE_PT)
@@ -216,6 +218,8 @@ void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
 {
 	struct vtlb_outcome out;
 
+	if (!v->shadows_active)
+		return;
 	check(v, shadow_release(&v->shadow, ppn, &out), &out, "ReleasePage");
 }
 

@@ -21,11 +21,18 @@
  *                       rdpmc as above (checks exception delivery)
  *   tguest=port         reads port 0x3e8 (COM3, absent: all ones, allowed),
  *                       then writes port 0x5000 (no PC device: a rule break)
+ *   tguest=fuzz:N       VMI Init, then up to 300 VMI calls with call numbers
+ *                       and arguments from a pseudo-random sequence seeded
+ *                       with N (a third of the pointers aim into its own
+ *                       memory); each must be answered or stop the guest
+ *                       with a diagnostic, never hurt the hypervisor.  A
+ *                       guest that survives them all calls Shutdown.
  *
  * It prints through the emulated COM1, as earlyprintk=serial does.
  */
 #include <stdint.h>
 #include "io.h"		/* header-only port I/O, shared with the hypervisor */
+#include "vmi_abi.h"	/* the VMI call numbers (generated, vrom/abi) */
 
 #define COM1 0x3f8
 
@@ -216,6 +223,100 @@ static void test_pagefault(void)
 	puts("\n");
 }
 
+/* ---- tguest=fuzz:N ------------------------------------------------------ */
+static uint32_t rng;
+
+static uint32_t next_random(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng;
+}
+
+/* An argument: mostly small numbers (counters, flags, ports, indexes) or
+ * pointers into our own first 16 MiB, one in ten anything at all, so that
+ * a run gets past the first argument check now and then. */
+static uint32_t fuzz_arg(void)
+{
+	uint32_t r = next_random(), kind = next_random() % 10;
+
+	if (kind < 4)
+		return r & 7;
+	if (kind < 6)
+		return r & 0x3ff;
+	if (kind < 9)
+		return 0x00100000u + (r & 0x00efffffu);
+	return r;
+}
+
+static uint32_t parse_seed(const char *cmdline)
+{
+	const char *key = "tguest=fuzz:";
+	uint32_t seed = 0;
+
+	for (const char *p = cmdline; *p; p++) {
+		const char *a = p, *b = key;
+
+		while (*b && *a == *b)
+			a++, b++;
+		if (*b)
+			continue;
+		while (*a >= '0' && *a <= '9')
+			seed = seed * 10 + (uint32_t)(*a++ - '0');
+		return seed;
+	}
+	return 0;
+}
+
+static void fuzz(uint32_t seed)
+{
+	uint32_t r;
+
+	rng = seed * 2654435761u | 1;
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	for (int i = 0; i < 300; i++) {
+		/* Mostly calls the hypervisor answers (a stop for an
+		 * unimplemented one ends the run early), now and then any. */
+		static const uint8_t answered[] = {
+			VMI_CALL_CPUID, VMI_CALL_WRMSR, VMI_CALL_RDMSR, VMI_CALL_SetGDT,
+			VMI_CALL_SetIDT, VMI_CALL_SetLDT, VMI_CALL_SetTR, VMI_CALL_GetGDT,
+			VMI_CALL_GetIDT, VMI_CALL_WriteGDTEntry, VMI_CALL_WriteIDTEntry,
+			VMI_CALL_UpdateKernelStack, VMI_CALL_SetCR0, VMI_CALL_SetCR3,
+			VMI_CALL_SetCR4, VMI_CALL_GetCR2, VMI_CALL_SetDR, VMI_CALL_GetDR,
+			VMI_CALL_EnableInterrupts, VMI_CALL_DisableInterrupts,
+			VMI_CALL_SetInterruptMask, VMI_CALL_IRET, VMI_CALL_SetPxE,
+			VMI_CALL_GetPxE, VMI_CALL_SwapPxE, VMI_CALL_TestAndSetPxEBit,
+			VMI_CALL_TestAndClearPxEBit, VMI_CALL_AllocatePage,
+			VMI_CALL_ReleasePage, VMI_CALL_InvalPage, VMI_CALL_FlushTLB,
+			VMI_CALL_INB, VMI_CALL_OUTB, VMI_CALL_IN, VMI_CALL_OUT,
+			VMI_CALL_GetCycleCounter, VMI_CALL_SetAlarm, VMI_CALL_CancelAlarm,
+		};
+		uint32_t call = next_random() % 8 ? answered[next_random() % sizeof(answered)]
+						  : next_random() % (NUM_VMI_CALLS + 8);
+		uint32_t a = fuzz_arg(), d = fuzz_arg(), c = fuzz_arg(), b = fuzz_arg(), s = fuzz_arg();
+
+		/* Halt and the shutdowns end a run without telling us
+		 * anything; the fuzz is about surviving garbage. */
+		if (call == VMI_CALL_Halt || call == VMI_CALL_Reboot || call == VMI_CALL_Shutdown)
+			continue;
+		puts("tguest: fuzz call ");
+		puthex(call);
+		puts(" args ");
+		puthex(a);
+		putc(' ');
+		puthex(d);
+		putc(' ');
+		puthex(c);
+		puts("\n");
+		__asm__ volatile("int $0x82"
+				 : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
+				 : "D"(call) : "memory", "cc");
+	}
+	puts("tguest: fuzz survived\n");
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+}
+
 void tguest_main(const uint8_t *boot_params)
 {
 	const char *cmdline = (const char *)*(const uint32_t *)(boot_params + 0x228);
@@ -257,17 +358,20 @@ void tguest_main(const uint8_t *boot_params)
 		puthex(inb(0x3e8));
 		puts("; writing port 0x5000\n");
 		outb(0x5000, 0x42);
+	} else if (parse_seed(cmdline)) {
+		puts("tguest: fuzzing the VMI calls\n");
+		fuzz(parse_seed(cmdline));
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
 	} else if (has_word(cmdline, "tguest=vmi")) {
 		uint32_t r;
 
 		puts("tguest: VMI Init\n");
-		__asm__ volatile("int $0x82" : "=a"(r) : "D"(4) : "memory");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
 		puts("tguest: Init returned ");
 		puthex(r);
 		puts("; now WallclockUpdated\n");
-		__asm__ volatile("int $0x82" : "=a"(r) : "D"(84), "a"(0), "d"(0), "c"(0) : "memory");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_WallclockUpdated), "a"(0), "d"(0), "c"(0) : "memory");
 	}
 	puts("tguest: nothing caught me\n");
 }

@@ -272,6 +272,61 @@ def tguest_unknown_port(t):
     stays_responsive(t, q)
 
 
+FUZZ_SEEDS = range(1, 33)
+HV_BROKEN = [r"vmi-hv: fatal[^\n]*", r"vmi-hv: stopped \(exit code [345]\)[^\n]*",
+             r"vmi-hv: (?:exception|double fault)[^\n]* in the hypervisor[^\n]*"]
+
+
+def fuzz_one(t, seed):
+    """One fuzz run; returns a short description of how it ended."""
+    q = tguest(t, f"fuzz:{seed}")
+    q.fatal = HV_BROKEN
+    m = q.expect(r"vmi-hv: guest stopped: ([^\n]*)\n|tguest: fuzz survived|vmi-hv: guest shutdown"
+                 r"|(?P<still>\Z)", timeout=1)  # a first look
+    deadline_note = None
+    if m.group(0) == "":
+        # Not decided yet: give it time, then look again.
+        try:
+            m = q.expect(r"vmi-hv: guest stopped: ([^\n]*)\n|tguest: fuzz survived", timeout=20)
+        except Exception:
+            m = None
+        if m is None:
+            # Still running (garbage code spinning, say): the hypervisor
+            # must still answer its escape and stop the guest.
+            q.send("\x1ds")
+            q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+            q.send("\x1dq")
+            q.expect(r"vmi-hv: guest stopped: stopped from the serial console", timeout=30)
+            deadline_note = "still running after 20 s; stopped with Ctrl-] q"
+    if deadline_note is None and m.group(0).startswith("tguest: fuzz survived"):
+        q.expect(r"vmi-hv: guest shutdown", timeout=30)
+        status = q.wait_exit(timeout=30)
+        t.check(status == 17, f"seed {seed}: exit status {status} after Shutdown, expected 17")
+        return "survived 300 calls, then Shutdown"
+    if deadline_note is None and m.group(0).startswith("vmi-hv: guest shutdown"):
+        status = q.wait_exit(timeout=30)
+        t.check(status == 17, f"seed {seed}: exit status {status} after shutdown, expected 17")
+        return "shut down"
+    q.expect(REGS, timeout=30)
+    q.expect(r"last VMI call: ", timeout=30)
+    stays_responsive(t, q)
+    calls = q.output.count("tguest: fuzz call ")
+    return f"{calls} calls, then " + (deadline_note or "stopped: " + m.group(1)[:80])
+
+
+@test("hv-tguest-vmi-fuzz")
+def tguest_vmi_fuzz(t):
+    """Garbage VMI calls (random call numbers and arguments after Init,
+    seeds 1-32): each run ends with the guest stopped with a diagnostic,
+    shut down, or still running and stoppable; never with the hypervisor
+    hurt (an exception or internal error in it, a reset)."""
+    outcomes = {}
+    for seed in FUZZ_SEEDS:
+        outcomes[seed] = fuzz_one(t, seed)
+    for seed, how in outcomes.items():
+        t.note(f"seed {seed}: {how}")
+
+
 @test("hv-tguest-switcher-read-only")
 def tguest_switcher_read_only(t):
     """The switcher is mapped in the guest's address space (it must be, for
