@@ -87,7 +87,6 @@ bool guest_plan_build(const struct bzimage_info *bi, uint64_t mem,
 void boot_params_fill(uint8_t *bp, const uint8_t *image,
 		      const struct bzimage_info *bi, const struct guest_plan *plan)
 {
-	uint8_t *si = bp + BP_SCREEN_INFO;
 
 	memset(bp, 0, BP_SIZE);
 	/* The setup header comes from the image, 0x1F1 up to its end. */
@@ -103,12 +102,11 @@ void boot_params_fill(uint8_t *bp, const uint8_t *image,
 	put32(bp + HDR_RAMDISK_SIZE, plan->initrd_size);
 	put32(bp + BP_ALT_MEM_K, (uint32_t)((plan->mem - GUEST_HIGH_RAM_START) / 1024));
 
-	/* screen_info: 80x25 colour VGA text, cursor top left. */
-	si[0x06] = 0x03;			/* orig_video_mode */
-	si[0x07] = 80;				/* orig_video_cols */
-	si[0x0e] = 25;				/* orig_video_lines */
-	si[0x0f] = 1;				/* orig_video_isVGA */
-	put16(si + 0x10, 16);			/* orig_video_points */
+	/* screen_info stays zero: no VGA text screen (0 columns, 0 lines),
+	 * so Linux's vgacon steps aside for the dummy console.  The guest has
+	 * no VGA: its 0xB8000 is its own memory, and every VGA register
+	 * access would be a denied port (about 1,900 per boot).  Its serial
+	 * console is what the hypervisor draws on the real screen (vterm.c). */
 
 	bp[BP_E820_ENTRIES] = (uint8_t)plan->e820_count;
 	for (unsigned i = 0; i < plan->e820_count; i++) {
