@@ -78,7 +78,7 @@ uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)
 	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g >> 12) >= s->gm->npages)
 		return 0;
 	e = (s->gm->p2m[g >> 12] << 12) | PTE_P | (g & PTE_U);
-	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D))
+	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D) && !guest_gfn_is_rom(g >> 12))
 		e |= PTE_W;
 	return e;
 }

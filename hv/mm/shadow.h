@@ -21,7 +21,8 @@
  * of the guest entry (and the p2m), shadow_derive_pte() below.  A guest
  * PTE that is present and accessed gives a present shadow PTE to the same
  * page's machine frame, user if the guest's is, writable only if the
- * guest's is writable AND dirty; anything else gives 0.  So the hardware
+ * guest's is writable AND dirty (and the page is not in the option-ROM
+ * area, which is read-only to the guest); anything else gives 0.  So the hardware
  * can never do more than the guest's tables allow, accessed and dirty bits
  * are emulated by hidden faults (the walker in vtlb.c sets them in the
  * guest's tables, then the entry is derived again), and an auditor can

@@ -95,8 +95,11 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 		if ((lin >> 12) >= npages)
 			return violation(v, out, "paging off: guest-physical 0x%08x is outside its 0x%x pages",
 					 lin, npages);
+		if (write && guest_gfn_is_rom(lin >> 12))
+			return violation(v, out, "paging off: write to the VMI ROM area at guest-physical 0x%08x", lin);
 		w->gpa = lin;
-		w->user_ok = w->write_ok = true;
+		w->user_ok = true;
+		w->write_ok = !guest_gfn_is_rom(lin >> 12);
 		return VTLB_FILLED;
 	}
 
@@ -148,6 +151,9 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 		return guest_fault(v, out, lin, access | VTLB_PF_P);
 	if (write && !w->write_ok && (user || gp->wp))
 		return guest_fault(v, out, lin, access | VTLB_PF_P);
+	if (write && guest_gfn_is_rom(gfn))
+		return violation(v, out, "write to the VMI ROM area: linear 0x%08x is guest-physical 0x%08x",
+				 lin, (gfn << 12) | (lin & 0xFFFu));
 
 	if (!(pde & PTE_A)) {
 		pde |= PTE_A;
@@ -165,7 +171,7 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 	}
 	/* Read-only shadow until the guest's D bit is set, so the first
 	 * write comes back to us: fold "not yet dirty" into write_ok. */
-	if (!write && !(leaf & PTE_D))
+	if ((!write && !(leaf & PTE_D)) || guest_gfn_is_rom(gfn))
 		w->write_ok = false;
 	w->gpa = (gfn << 12) | (lin & 0xFFFu);
 	return VTLB_FILLED;
@@ -220,7 +226,8 @@ static void prefetch_physical(struct vtlb *v, uint32_t *spt, unsigned pdx)
 
 	for (unsigned i = 0; i < 1024 && gfn + i < v->gm->npages; i++) {
 		if (!spt[i]) {
-			spt[i] = (v->gm->p2m[gfn + i] << 12) | PTE_P | PTE_W | PTE_U;
+			spt[i] = (v->gm->p2m[gfn + i] << 12) | PTE_P | PTE_U |
+				 (guest_gfn_is_rom(gfn + i) ? 0 : PTE_W);
 			v->stats.prefetched++;
 		}
 	}

@@ -39,6 +39,17 @@
 #include "guest_mem.h"
 #include "layout.h"
 
+/*
+ * The option-ROM area (the VMI ROM at GUEST_ROM_GPA and the rest of the
+ * area up to GUEST_ROM_AREA_END) is read-only to the guest, as a ROM is:
+ * shadow entries for it are never writable, and a write to it through
+ * the guest's tables, the emulator or a VMI call breaks the rules.
+ */
+static inline bool guest_gfn_is_rom(uint32_t gfn)
+{
+	return gfn >= (GUEST_ROM_GPA >> 12) && gfn < (GUEST_ROM_AREA_END >> 12);
+}
+
 /* How the pure code reaches machine memory and frames. */
 struct vtlb_env {
 	void *(*map)(uint32_t mfn);         /* hv: identity (machine < 3 GiB is mapped 1:1); tests: a fake */

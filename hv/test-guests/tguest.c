@@ -21,6 +21,8 @@
  *                       rdpmc as above (checks exception delivery)
  *   tguest=port         reads port 0x3e8 (COM3, absent: all ones, allowed),
  *                       then writes port 0x5000 (no PC device: a rule break)
+ *   tguest=romwrite     reads the VMI ROM's signature at 0xC0000 (allowed),
+ *                       then writes it (the option ROM is read-only)
  *   tguest=fuzz:N       VMI Init, then up to 300 VMI calls with call numbers
  *                       and arguments from a pseudo-random sequence seeded
  *                       with N (a third of the pointers aim into its own
@@ -358,6 +360,13 @@ void tguest_main(const uint8_t *boot_params)
 		puthex(inb(0x3e8));
 		puts("; writing port 0x5000\n");
 		outb(0x5000, 0x42);
+	} else if (has_word(cmdline, "tguest=romwrite")) {
+		volatile uint16_t *rom = (volatile uint16_t *)0xc0000u;
+
+		puts("tguest: ROM signature ");
+		puthex(*rom);
+		puts("; writing it\n");
+		*rom = 0x1234;
 	} else if (parse_seed(cmdline)) {
 		puts("tguest: fuzzing the VMI calls\n");
 		fuzz(parse_seed(cmdline));

@@ -327,6 +327,18 @@ def tguest_vmi_fuzz(t):
         t.note(f"seed {seed}: {how}")
 
 
+@test("hv-tguest-rom-read-only")
+def tguest_rom_read_only(t):
+    """The VMI ROM at guest-physical 0xC0000 reads as an option ROM
+    (0xAA55) and is read-only: a write to it is a rule break."""
+    q = tguest(t, "romwrite")
+    q.expect(r"tguest: ROM signature 0000aa55; writing it")
+    q.expect(r"vmi-hv: guest stopped: page fault at 000c0000 \(error 3\) breaks the rules: "
+             r"paging off: write to the VMI ROM area at guest-physical 0x000c0000", timeout=30)
+    t.check("tguest: nothing caught me" not in q.output, "the write went through")
+    stays_responsive(t, q)
+
+
 @test("hv-tguest-switcher-read-only")
 def tguest_switcher_read_only(t):
     """The switcher is mapped in the guest's address space (it must be, for
