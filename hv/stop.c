@@ -1,5 +1,9 @@
 /*
- * stop.c - every way out of the hypervisor ends here, never in a reset.
+ * stop.c - every way out of the hypervisor ends here, never in a reset,
+ * with one exception: when the guest asked to reboot and no
+ * isa-debug-exit device took us out, the machine is reset on purpose
+ * (the keyboard controller's reset line), so that `reboot -f` in the guest
+ * reboots a real machine and ends a `qemu -no-reboot` session (make run).
  */
 #include "stop.h"
 #include "console.h"
@@ -11,6 +15,12 @@ __attribute__((noreturn)) static void halt_forever(int code)
 	/* QEMU's isa-debug-exit: exits with (code << 1) | 1.  Elsewhere the
 	 * port is unused and the write does nothing. */
 	outb(HV_DEBUG_EXIT_PORT, (uint8_t)code);
+	if (code == HV_EXIT_GUEST_REBOOT) {
+		kprintf("vmi-hv: resetting the machine for the guest's reboot\n");
+		for (int i = 0; i < 100000 && (inb(0x64) & 0x02); i++)
+			;	/* the controller's input buffer must be empty */
+		outb(0x64, 0xfe);
+	}
 	for (;;)
 		__asm__ volatile("hlt");
 }
