@@ -6,10 +6,10 @@ import re
 import time
 
 from vmitest import TestFailure, paths, test
+from hvguest import MARKER, SERIAL_CMDLINE
 
 # Patterns that capture numbers end in \n so that a half-printed line never matches.
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
-GUEST_CMDLINE = "console=ttyS0,115200"
+GUEST_CMDLINE = SERIAL_CMDLINE
 
 
 def boot_direct(t, extra_cmdline="", accel="tcg", kernel=None, initrd=None):

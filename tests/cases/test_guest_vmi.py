@@ -13,9 +13,9 @@ import re
 import subprocess
 
 from vmitest import paths, test
+from hvguest import MARKER, SERIAL_CMDLINE
 
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
-CMDLINE = "console=ttyS0,115200"
+CMDLINE = SERIAL_CMDLINE
 
 VROM_HEADER_LENGTH = 0x02      # VROMHeader.romLength, 512-byte units
 VROM_HEADER_API_MAJOR = 0x0d   # VROMHeader.APIVersionMajor

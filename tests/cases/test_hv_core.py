@@ -15,9 +15,9 @@ import re
 import struct
 
 from vmitest import paths, test
+from hvguest import BAD_INPUT, DONE, DOUBLE_FAULT, EXCEPTION, SERIAL_CMDLINE
 
-DONE, BAD_INPUT, EXCEPTION, DOUBLE_FAULT = 3, 5, 7, 9
-GUEST_CMDLINE = "console=ttyS0,115200"
+GUEST_CMDLINE = SERIAL_CMDLINE
 
 
 def qemu_escape(s):

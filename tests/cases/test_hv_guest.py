@@ -17,10 +17,10 @@ import os
 import re
 
 from vmitest import paths, test
+from hvguest import (GUEST_FATAL, GUEST_REBOOT, GUEST_SHUTDOWN, MARKER, REGS,
+                     stays_responsive)
 
-GUEST_STOPPED = 13
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-REGS = r"eax=[0-9a-f]{8} ebx=[0-9a-f]{8} ecx=[0-9a-f]{8} edx=[0-9a-f]{8}"
 
 
 def tguest(t, what, append=None):
@@ -35,24 +35,6 @@ def tguest(t, what, append=None):
     q.expect(r"vmi-hv: vcpu: guest entry eip=00100000 esi=00010000 cs=0011", timeout=60)
     q.expect(r"tguest: hello from the test guest, command line: tguest=%s" % what, timeout=30)
     return q
-
-
-def stays_responsive(t, q):
-    """After a guest stop: statistics on 's' (twice, the tick count moves),
-    then 'q' exits with the guest-stopped status."""
-    q.expect(r"the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits",
-             timeout=30)
-    ticks = []
-    for _ in range(2):
-        q.send("s")
-        m = q.expect(r"statistics \(guest stopped, hypervisor tick (\d+)\):", timeout=20)
-        ticks.append(int(m.group(1)))
-        q.expect(r"vmi-hv: counters: \d+ exits, \d+ emulated instructions")
-    t.check(ticks[1] > ticks[0], f"hypervisor ticks did not advance: {ticks}")
-    q.send("q")
-    q.expect(r"vmi-hv: stopped \(exit code 6\): guest stopped", timeout=20)
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_STOPPED, f"exit status {status}, expected {GUEST_STOPPED}")
 
 
 def counters_note(t, q):
@@ -118,13 +100,6 @@ def tguest_vmi_init(t):
     q.expect(r"vmi-hv: guest stopped: unimplemented VMI call 84 \(WallclockUpdated\)", timeout=30)
     q.expect(REGS)
     stays_responsive(t, q)
-
-
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
-GUEST_REBOOT = 15   # HV_EXIT_GUEST_REBOOT = 7
-# The guest stopping is fatal for these tests: say why at once.
-GUEST_FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
-               r"vmi-hv: guest stopped: [^\n]*"]
 
 
 def guest_end(t, q):
@@ -303,11 +278,11 @@ def fuzz_one(t, seed):
     if deadline_note is None and m.group(0).startswith("tguest: fuzz survived"):
         q.expect(r"vmi-hv: guest shutdown", timeout=30)
         status = q.wait_exit(timeout=30)
-        t.check(status == 17, f"seed {seed}: exit status {status} after Shutdown, expected 17")
+        t.check(status == GUEST_SHUTDOWN, f"seed {seed}: exit status {status} after Shutdown, expected {GUEST_SHUTDOWN}")
         return "survived 300 calls, then Shutdown"
     if deadline_note is None and m.group(0).startswith("vmi-hv: guest shutdown"):
         status = q.wait_exit(timeout=30)
-        t.check(status == 17, f"seed {seed}: exit status {status} after shutdown, expected 17")
+        t.check(status == GUEST_SHUTDOWN, f"seed {seed}: exit status {status} after shutdown, expected {GUEST_SHUTDOWN}")
         return "shut down"
     q.expect(REGS, timeout=30)
     q.expect(r"last VMI call: ", timeout=30)

@@ -15,11 +15,8 @@ import os
 import re
 
 from vmitest import paths, test
+from hvguest import GUEST_REBOOT, MARKER, REGS, stays_responsive
 
-GUEST_STOPPED = 13
-GUEST_REBOOT = 15   # HV_EXIT_GUEST_REBOOT = 7
-REGS = r"eax=[0-9a-f]{8} ebx=[0-9a-f]{8} ecx=[0-9a-f]{8} edx=[0-9a-f]{8}"
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
 # Fatal for every test here: the guest dying its own way instead.
 FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
          r"BUG: [^\n]*", r"Oops: [^\n]*",
@@ -109,19 +106,7 @@ def broken_guest(t, name, reason, last_call=None):
     if last_call:
         t.check(m.group(1) == last_call, f"last VMI call {m.group(1)}, expected {last_call}")
 
-    q.expect(r"the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits",
-             timeout=30)
-    ticks = []
-    for _ in range(2):
-        q.send("s")
-        m = q.expect(r"statistics \(guest stopped, hypervisor tick (\d+)\):", timeout=20)
-        ticks.append(int(m.group(1)))
-        q.expect(r"vmi-hv: counters: \d+ exits, \d+ emulated instructions")
-    t.check(ticks[1] > ticks[0], f"hypervisor ticks did not advance: {ticks}")
-    q.send("q")
-    q.expect(r"vmi-hv: stopped \(exit code 6\): guest stopped", timeout=20)
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_STOPPED, f"exit status {status}, expected {GUEST_STOPPED}")
+    stays_responsive(t, q)
 
 
 @test("hv-linux-bad-descriptor")

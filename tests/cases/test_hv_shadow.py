@@ -25,12 +25,9 @@ statistics (the serial escape Ctrl-] s) around real guest work:
 import re
 
 from vmitest import paths, test
+from hvguest import GUEST_FATAL as FATAL, MARKER, PROMPT, SERIAL_CMDLINE
 
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
-PROMPT = r"vmi-guest# "
-FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
-         r"vmi-hv: guest stopped: [^\n]*"]
-CMDLINE = "console=ttyS0,115200"
+CMDLINE = SERIAL_CMDLINE
 
 
 def boot_hv(t, hv_args="", guest_args=CMDLINE):

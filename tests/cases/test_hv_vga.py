@@ -11,11 +11,8 @@ see Qemu.vga_screen() in tests/lib/vmitest.py.
 """
 
 from vmitest import paths, test
+from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER
 
-MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
-GUEST_FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
-               r"vmi-hv: guest stopped: [^\n]*"]
-GUEST_REBOOT = 15   # HV_EXIT_GUEST_REBOOT = 7
 ATTR_GUEST = 0x07
 ATTR_HV = 0x0b
 # The ISO's default entry's guest command line (iso/grub.cfg).
