@@ -5,6 +5,18 @@
 #
 # All build output goes to build/ and vmi-hv.iso; both are git-ignored.
 
+# GNU make cannot name a file whose path holds a space, and the Linux kernel's
+# build refuses a source directory with a space or a colon in its path.  Say
+# so before anything is built, instead of failing somewhere deep inside.
+ifneq ($(words $(CURDIR)),1)
+$(error the checkout path "$(CURDIR)" contains a space; GNU make and the Linux kernel build \
+	cannot work there: clone or move vmi-hv to a path without spaces)
+endif
+ifneq ($(findstring :,$(CURDIR)),)
+$(error the checkout path "$(CURDIR)" contains a colon, which the Linux kernel build \
+	refuses: clone or move vmi-hv to a path without colons)
+endif
+
 BUILD   := $(CURDIR)/build
 INCLUDE := $(BUILD)/include
 UNITDIR := $(BUILD)/tests/unit
@@ -16,6 +28,7 @@ BZIMAGE := $(GUEST)/bzImage
 INITRD  := $(GUEST)/initrd.img
 HV_ELF  := $(BUILD)/hv/vmi-hv.elf
 VROM    := $(BUILD)/vrom/vmi.rom
+EXEC32_PROBE := $(BUILD)/tests/exec32-probe
 
 # Components with their own Makefile; each is invoked with B (its build dir),
 # I (generated headers) and U (unit-test binaries).
@@ -54,11 +67,17 @@ vrom: deps
 hv: deps vrom
 	@if [ -f hv/Makefile ]; then $(MAKE) --no-print-directory -C hv $(call SUBARGS,hv) all; fi
 
-unit: deps vrom
+unit: deps vrom $(EXEC32_PROBE)
 	@mkdir -p $(UNITDIR)
 	@for d in $(dir $(SUBDIRS)); do \
 		$(MAKE) --no-print-directory -C $$d $(call SUBARGS,$${d%/}) unit || exit 1; \
 	done
+
+# The runner executes this once to learn whether the host runs i386 binaries
+# (tests/lib/exec32.py); static, no libc, so only the kernel's i386 support counts.
+$(EXEC32_PROBE): tests/unit/exec32_probe.S
+	@mkdir -p $(dir $@)
+	gcc -m32 -nostdlib -static -no-pie -o $@ $<
 
 iso: guest initrd hv
 	@scripts/build-iso.sh $(ISO) $(BZIMAGE) $(INITRD) $(HV_ELF)

@@ -25,6 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import exec32  # noqa: E402
 import vmitest  # noqa: E402
 from vmitest import LOGDIR, REGISTRY, TestContext, TestFailure, TestSkipped, paths  # noqa: E402
 
@@ -57,49 +58,105 @@ class Tally:
         return line
 
 
-TAP_LINE = re.compile(r"^(ok|not ok) \d+ - (.*?)(?:\s+#\s*(SKIP|skip)\s*(.*))?$")
+# cmocka's TAP: "1..N", then "ok N - name", "not ok N - name", or for a
+# skipped case "not ok N # SKIP name"; comment lines start with "#".  A unit
+# test states a skip's reason on the comment line just before it.
+TAP_PLAN = re.compile(r"^1\.\.(\d+)$")
+TAP_RESULT = re.compile(r"^(ok|not ok) (\d+)(?: - (.*?))?(?:\s*#\s*(SKIP|skip)\b\s*(.*))?$")
+# "# note: ..." lines are figures or facts a unit test wants shown with its result.
+TAP_NOTE = re.compile(r"^# note: (.*)$")
 
 
 def selected(name, patterns):
     return not patterns or any(p in name for p in patterns)
 
 
+def unit_suites():
+    """The unit suites that must exist: one binary per tests/unit/test_*.c
+    (a binary that failed to build is a failure, not a silent omission)."""
+    return sorted(os.path.splitext(os.path.basename(c))[0]
+                  for c in glob.glob(os.path.join(HERE, "unit", "test_*.c")))
+
+
+def parse_tap(output):
+    """Yield (kind, number, name, detail) for each result line of a TAP stream,
+    and ("plan", N, None, None) for the plan line."""
+    last_comment = ""
+    for raw in output.splitlines():
+        line = raw.strip()
+        m = TAP_PLAN.match(line)
+        if m:
+            yield "plan", int(m.group(1)), None, None
+            continue
+        m = TAP_RESULT.match(line)
+        if m:
+            verdict, number, name, skip, reason = m.groups()
+            if skip and not name:       # cmocka: "not ok N # SKIP name"
+                yield "skip", int(number), (reason or "?").strip(), last_comment or "skipped, no reason given"
+            elif skip:                  # plain TAP: "ok N - name # SKIP reason"
+                yield "skip", int(number), name.strip(), reason or last_comment or "skipped, no reason given"
+            else:
+                yield ("pass" if verdict == "ok" else "fail"), int(number), (name or "?").strip(), None
+            last_comment = ""
+            continue
+        if line.startswith("#"):
+            m = TAP_NOTE.match(line)
+            if m:
+                yield "note", 0, None, m.group(1)
+            last_comment = re.sub(r"^#\s*(SKIP(PED)?:?\s*)?", "", line)
+
+
 def run_unit_tests(tally, pattern):
     """Each cmocka case in each unit binary counts as one test."""
-    binaries = sorted(b for b in glob.glob(os.path.join(paths.UNIT, "*"))
-                      if os.path.isfile(b) and os.access(b, os.X_OK))
-    for binary in binaries:
-        suite = os.path.basename(binary)
+    ex32 = exec32.decide()
+    print(f"32-bit host helpers run {ex32.why}", flush=True)
+    env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP", **ex32.environ())
+    for suite in unit_suites():
         if not selected(f"unit/{suite}", pattern):
             continue
+        binary = os.path.join(paths.UNIT, suite)
+        if not os.access(binary, os.X_OK):
+            tally.record(f"unit/{suite}", "FAIL",
+                         f"the unit binary {os.path.relpath(binary, paths.ROOT)} is missing (make unit)")
+            continue
         log = os.path.join(LOGDIR, f"unit-{suite}.log")
-        env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
         start = time.monotonic()
         try:
-            proc = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=120)
+            proc = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=300)
             output, status = proc.stdout + proc.stderr, proc.returncode
         except subprocess.TimeoutExpired as e:
             output, status = str(e.stdout or ""), None
         with open(log, "w") as f:
             f.write(output)
-        seen = 0
-        for line in output.splitlines():
-            m = TAP_LINE.match(line.strip())
-            if not m:
+        plan, seen, notes, failed = None, set(), [], 0
+        for kind, number, name, detail in parse_tap(output):
+            if kind == "plan":
+                plan = number
                 continue
-            seen += 1
-            name = f"unit/{suite}/{m.group(2)}"
-            if m.group(3):
-                tally.record(name, "SKIP", m.group(4) or "skipped in the unit test")
-            elif m.group(1) == "ok":
-                tally.record(name, "PASS")
+            if kind == "note":
+                if detail not in notes:
+                    notes.append(detail)
+                continue
+            seen.add(number)
+            full = f"unit/{suite}/{name}"
+            if kind == "skip":
+                tally.record(full, "SKIP", detail)
+            elif kind == "pass":
+                tally.record(full, "PASS")
             else:
-                tally.record(name, "FAIL", "cmocka case failed", log=log)
+                failed += 1
+                tally.record(full, "FAIL", "cmocka case failed", log=log)
+        for note in notes:
+            print(f"    unit/{suite}: {note}", flush=True)
         if status is None:
-            tally.record(f"unit/{suite}", "FAIL", "timed out after 120s", time.monotonic() - start, log)
-        elif seen == 0:
-            tally.record(f"unit/{suite}", "FAIL", f"no TAP results (exit status {status})", log=log)
-        elif status != 0 and "not ok" not in output:
+            tally.record(f"unit/{suite}", "FAIL", "timed out after 300s", time.monotonic() - start, log)
+        elif plan is None:
+            tally.record(f"unit/{suite}", "FAIL", f"no TAP plan (exit status {status})", log=log)
+        elif seen != set(range(1, plan + 1)):
+            tally.record(f"unit/{suite}", "FAIL",
+                         f"TAP plan 1..{plan} but results for {len(seen)} case(s) "
+                         f"(exit status {status})", log=log)
+        elif status != 0 and not failed:
             tally.record(f"unit/{suite}", "FAIL", f"exit status {status} with all cases ok", log=log)
 
 

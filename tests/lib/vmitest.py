@@ -16,7 +16,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LOGDIR = os.path.join(ROOT, "test-logs")
+# VMIHV_TEST_LOGS: another place for the logs (a runner started by a test).
+LOGDIR = os.environ.get("VMIHV_TEST_LOGS") or os.path.join(ROOT, "test-logs")
 
 
 class paths:
@@ -62,14 +63,78 @@ def test(name, **opts):
     return register
 
 
-def kvm_usable():
-    """Return None when /dev/kvm can be used, else the reason it cannot."""
+_KVM_VERDICT = []
+
+
+def _kvm_ioctl_probe():
+    """/dev/kvm opens, speaks API 12, and gives a VM with one vCPU."""
+    import fcntl
+    KVM_GET_API_VERSION, KVM_CREATE_VM, KVM_CREATE_VCPU = 0xAE00, 0xAE01, 0xAE41
     try:
-        fd = os.open("/dev/kvm", os.O_RDWR)
-        os.close(fd)
-        return None
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
     except OSError as e:
-        return f"/dev/kvm not usable ({e.strerror})"
+        return f"/dev/kvm cannot be opened ({e.strerror})"
+    try:
+        version = fcntl.ioctl(fd, KVM_GET_API_VERSION)
+        if version != 12:
+            return f"/dev/kvm speaks KVM API {version}, not 12"
+        vm = fcntl.ioctl(fd, KVM_CREATE_VM, 0)
+        try:
+            os.close(fcntl.ioctl(vm, KVM_CREATE_VCPU, 0))
+        finally:
+            os.close(vm)
+    except OSError as e:
+        return f"/dev/kvm opens, but creating a VM and a vCPU fails ({e.strerror})"
+    finally:
+        os.close(fd)
+    return None
+
+
+def _kvm_bios_probe(timeout=20):
+    """QEMU with -accel kvm runs SeaBIOS (real mode, then 32-bit) through to
+    its boot attempt; SeaBIOS reports on its debug port 0x402."""
+    with tempfile.TemporaryDirectory(prefix="vmitest-kvm-") as d:
+        log = os.path.join(d, "seabios.txt")
+        cmd = ["qemu-system-i386", "-accel", "kvm", "-display", "none", "-nodefaults",
+               "-monitor", "none", "-serial", "none", "-no-reboot", "-m", "32",
+               "-chardev", f"file,id=dbg,path={log}",
+               "-device", "isa-debugcon,iobase=0x402,chardev=dbg"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        text = ""
+        try:
+            while time.monotonic() < deadline:
+                if os.path.exists(log):
+                    with open(log, errors="replace") as f:
+                        text = f.read()
+                if re.search(r"Booting from|No bootable device", text):
+                    return None
+                if proc.poll() is not None:
+                    out = proc.stdout.read().decode(errors="replace").strip().splitlines()
+                    return ("qemu-system-i386 -accel kvm exits at once: "
+                            + (out[-1] if out else f"status {proc.returncode}"))
+                time.sleep(0.2)
+        finally:
+            proc.kill()
+            proc.wait()
+        last = text.strip().splitlines()[-1:] or ["nothing"]
+        return (f"under -accel kvm SeaBIOS did not reach its boot attempt in {timeout}s "
+                f"(its last line: {last[0]!r})")
+
+
+def kvm_usable():
+    """Return None when KVM can run a guest here, else the reason it cannot.
+
+    Decided once per run by probes of its own, not by a test's outcome: no
+    /dev/kvm, one that cannot be opened, one that refuses a VM or a vCPU, or a
+    KVM under which QEMU cannot even run the BIOS to its boot attempt."""
+    if not _KVM_VERDICT:
+        if not os.path.exists("/dev/kvm"):
+            reason = "no /dev/kvm on this host"
+        else:
+            reason = _kvm_ioctl_probe() or _kvm_bios_probe()
+        _KVM_VERDICT.append(reason)
+    return _KVM_VERDICT[0]
 
 
 class Qemu:

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "unit_cmd.h"
+
 #include "romcheck.h"
 #include "vmi_abi.h"
 
@@ -215,7 +217,7 @@ static void test_seal_reproduces(void **state)
 /* The real binary: exit status 1 and a clear message on stderr. */
 static void test_romtool_binary_rejects(void **state)
 {
-	char path[] = "/tmp/vrom-corrupt-XXXXXX", cmd[512], out[512] = "";
+	char path[] = "/tmp/vrom-corrupt-XXXXXX", cmd[8192], out[512] = "";
 	FILE *p;
 	int fd, status;
 	size_t n;
@@ -228,7 +230,7 @@ static void test_romtool_binary_rejects(void **state)
 	assert_int_equal(write(fd, img, rom_len), (ssize_t)rom_len);
 	close(fd);
 
-	snprintf(cmd, sizeof(cmd), "%s verify %s 2>&1", VROM_ROMTOOL, path);
+	CMD(cmd, "%s verify %s 2>&1", VROM_ROMTOOL, path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	n = fread(out, 1, sizeof(out) - 1, p);
@@ -241,7 +243,7 @@ static void test_romtool_binary_rejects(void **state)
 		fail_msg("romtool said: %s", out);
 
 	/* and the intact image passes through the same binary */
-	snprintf(cmd, sizeof(cmd), "%s verify %s >/dev/null 2>&1", VROM_ROMTOOL, VROM_IMAGE);
+	CMD(cmd, "%s verify %s >/dev/null 2>&1", VROM_ROMTOOL, VROM_IMAGE);
 	assert_int_equal(system(cmd), 0);
 }
 

@@ -1,0 +1,150 @@
+"""The suite on other hosts (issue 13): a host that cannot execute i386
+binaries, no ../shared next to the checkout, a checkout path with spaces or
+deep nesting.  Each test starts the real runner (tests/run.py) or make in a
+subprocess, with its logs kept apart from this run's."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import exec32
+from vmitest import paths, test
+
+RUNNER = os.path.join(paths.ROOT, "tests", "run.py")
+SUMMARY = r"(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\n"
+
+
+def run_runner(t, args, env_extra, timeout=600, logs="runner"):
+    """tests/run.py ARGS with extra environment; returns (output, counts)."""
+    logdir = os.path.join(t.tmpdir, logs)
+    os.makedirs(logdir, exist_ok=True)
+    env = dict(os.environ, VMIHV_TEST_LOGS=logdir, **env_extra)
+    proc = subprocess.run([sys.executable, RUNNER, *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+    out = proc.stdout + proc.stderr
+    with open(t.log_path, "a") as f:
+        f.write(f"# {' '.join(args)} with {env_extra}\n{out}\n")
+    m = re.search(SUMMARY, out)
+    t.check(m, f"the runner printed no summary line (status {proc.returncode}): {out[-300:]}")
+    counts = tuple(int(g or 0) for g in m.groups())
+    return out, counts, proc.returncode
+
+
+def broken_probe(t):
+    """An i386 probe whose ELF header no kernel accepts: execve gives
+    'Exec format error', as on a host with IA32 emulation off."""
+    with open(exec32.PROBE, "rb") as f:
+        data = bytearray(f.read())
+    data[0x12:0x14] = b"\xff\xff"        # e_machine: no such machine
+    path = t.tmpfile("exec32-probe-broken", bytes(data))
+    os.chmod(path, 0o755)
+    return path
+
+
+@test("host-exec32-fallback-broken-native")
+def host_exec32_fallback_broken_native(t):
+    """With native i386 execution broken, the ROM transport suite runs its
+    helper under qemu-i386 and passes in full, and says so."""
+    t.require(exec32.PROBE)
+    probe = broken_probe(t)
+    t.check(exec32.probe_native(probe) is not None, "the broken probe ran natively")
+    out, (passed, failed, skipped), status = run_runner(
+        t, ["-k", "unit/test_vrom_transport"], {"VMIHV_EXEC32_PROBE": probe, "VMIHV_EXEC32": "auto"})
+    t.check(re.search(r"32-bit host helpers run under \S*qemu-i386: this host cannot "
+                      r"execute i386 binaries \(execve of an i386 program failed: Exec format error\)",
+                      out), f"the runner does not say it fell back: {out[:300]}")
+    t.check(re.search(r"romexec32 slots ran under \S*qemu-i386", out),
+            "the transport test does not say its helper ran under qemu-i386")
+    t.check(not re.search(r"romexec32 \w+ ran natively", out), "a helper still ran natively")
+    t.check(status == 0 and failed == 0 and skipped == 0 and passed >= 7,
+            f"{passed} passed, {failed} failed, {skipped} skipped (status {status})")
+    t.note(f"native i386 broken on purpose: {passed} passed, {failed} failed under qemu-i386")
+
+
+@test("host-exec32-forced-modes")
+def host_exec32_forced_modes(t):
+    """VMIHV_EXEC32=qemu runs the helper under qemu-i386 whatever the host
+    can do; an unknown mode is an error that names the choices; auto follows
+    the probe."""
+    out, (passed, failed, _), status = run_runner(
+        t, ["-k", "unit/test_vrom_transport"], {"VMIHV_EXEC32": "qemu"}, logs="qemu")
+    t.check(re.search(r"run under \S*qemu-i386 \(forced by VMIHV_EXEC32=qemu\)", out),
+            f"forced qemu not reported: {out[:200]}")
+    t.check(status == 0 and failed == 0 and passed >= 7, f"forced qemu: {passed} passed, {failed} failed")
+    bad = exec32.decide("sometimes")
+    t.check(bad.how is None and "auto, native, qemu" in bad.why, f"bad mode: {bad.why}")
+    auto = exec32.decide("auto")
+    native_ok = exec32.probe_native() is None
+    t.check(auto.how == ("native" if native_ok else "qemu-i386"),
+            f"auto chose {auto.how} although the probe {'ran' if native_ok else 'failed'}")
+    t.note(f"this host {'executes' if native_ok else 'cannot execute'} i386 binaries: "
+           f"auto runs them {auto.why}")
+
+
+@test("host-no-shared-seeds")
+def host_no_shared_seeds(t):
+    """Without ../shared (the VMware seeds) the seed comparison is a counted
+    skip with its reason; everything else in the ABI suite still runs."""
+    out, (passed, failed, skipped), status = run_runner(
+        t, ["-k", "unit/test_vmi_abi_sync"],
+        {"VMI_SEED": os.path.join(t.tmpdir, "no-shared", "seed.patch")})
+    t.check(re.search(r"SKIP unit/test_vmi_abi_sync/test_seed_agreement: the VMware seed .* "
+                      r"is not readable", out), f"no skip with a reason: {out[-400:]}")
+    t.check(status == 0 and failed == 0 and skipped == 1 and passed >= 5,
+            f"{passed} passed, {failed} failed, {skipped} skipped")
+
+
+@test("host-checkout-path-with-space")
+def host_checkout_path_with_space(t):
+    """make refuses a checkout path with a space at once, and says why
+    (GNU make and the kernel build cannot work there)."""
+    d = os.path.join(t.tmpdir, "with space")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(os.path.join(paths.ROOT, "Makefile"), d)
+    proc = subprocess.run(["make", "-C", d, "-n", "test"], capture_output=True, text=True, timeout=60)
+    t.check(proc.returncode != 0, "make accepted a path with a space")
+    t.check(re.search(r"contains a space; GNU make and the Linux kernel build\s+cannot work there",
+                      proc.stderr), f"unclear error: {proc.stderr.strip()}")
+
+
+@test("host-deep-checkout-path")
+def host_deep_checkout_path(t):
+    """A clone of this commit 300 characters deep builds its unit tests and
+    passes them (absolute paths are baked into the binaries, and command
+    lines must not be cut)."""
+    if not os.path.isdir(os.path.join(paths.ROOT, ".git")):
+        t.skip("not a git checkout: nothing to clone")
+    head = subprocess.run(["git", "-C", paths.ROOT, "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    deep = os.path.join(t.tmpdir, *(["deeply-nested-directory-level"] * 10), "vmi-hv")
+    shutil.rmtree(os.path.join(t.tmpdir, "deeply-nested-directory-level"), ignore_errors=True)
+    subprocess.run(["git", "clone", "-q", "--no-checkout", paths.ROOT, deep], check=True, timeout=120)
+    subprocess.run(["git", "-C", deep, "checkout", "-q", head], check=True, timeout=60)
+    # The working tree's changes too, so that what is tested is what is here.
+    diff = subprocess.run(["git", "-C", paths.ROOT, "diff", "HEAD", "--binary"],
+                          capture_output=True, timeout=60).stdout
+    if diff:
+        subprocess.run(["git", "-C", deep, "apply", "--binary", "-"], input=diff, check=True, timeout=60)
+    for f in subprocess.run(["git", "-C", paths.ROOT, "ls-files", "--others", "--exclude-standard"],
+                            capture_output=True, text=True).stdout.split():
+        os.makedirs(os.path.dirname(os.path.join(deep, f)), exist_ok=True)
+        shutil.copy(os.path.join(paths.ROOT, f), os.path.join(deep, f))
+    t.check(len(deep) > 300, f"only {len(deep)} characters deep")
+    build = subprocess.run(["make", "-C", deep, "unit"], capture_output=True, text=True, timeout=600)
+    with open(t.log_path, "a") as f:
+        f.write(build.stdout + build.stderr)
+    t.check(build.returncode == 0, f"make unit failed at depth {len(deep)}: "
+                                   f"{(build.stdout + build.stderr)[-300:]}")
+    env = dict(os.environ, VMIHV_TEST_LOGS=os.path.join(deep, "test-logs"))
+    proc = subprocess.run([sys.executable, os.path.join(deep, "tests", "run.py"), "-k", "unit/"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    out = proc.stdout + proc.stderr
+    with open(t.log_path, "a") as f:
+        f.write(out)
+    m = re.search(SUMMARY, out)
+    t.check(m and m.group(2) == "0" and proc.returncode == 0,
+            f"unit tests at depth {len(deep)}: {m.group(0).strip() if m else out[-300:]}")
+    t.note(f"checkout {len(deep)} characters deep: {m.group(0).strip()}")
+    shutil.rmtree(os.path.join(t.tmpdir, "deeply-nested-directory-level"), ignore_errors=True)
