@@ -29,7 +29,8 @@ struct outcome {
 /*
  * How the 32-bit helper is started.  The runner (tests/lib/exec32.py) probes
  * once whether this host executes i386 binaries; where it cannot, it sets
- * VMIHV_EXEC32_WRAPPER to qemu-i386 and the helper runs under that emulator.
+ * VMIHV_EXEC32_WRAPPER to qemu-i386 (an absolute path) and the helper runs
+ * under that emulator.
  * Empty or unset: natively.
  */
 static const char *exec32_wrapper(void)
@@ -62,7 +63,9 @@ static FILE *start_helper(const char *wrapper, const char *rom, const char *mode
 		dup2(fds[1], 2);
 		close(fds[0]);
 		close(fds[1]);
-		execvp(argv[0], (char *const *)argv);
+		/* execv, not execvp: execvp would hand an i386 binary the host
+		 * cannot execute to /bin/sh, hiding "Exec format error". */
+		execv(argv[0], (char *const *)argv);
 		fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
