@@ -46,7 +46,7 @@ ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd iso hv vrom unit run test bench clean distclean
+.PHONY: all deps guest initrd iso hv vrom unit run debug debug-native test bench clean distclean
 all: iso
 
 deps:
@@ -85,6 +85,27 @@ iso: guest initrd hv
 run: iso
 	@echo "Booting $(ISO) in QEMU. Serial console on this terminal; quit with Ctrl-A X."
 	$(QEMU_RUN)
+
+# QEMU stopped at its first instruction with a gdb server (-S -gdb); attach
+# with the command printed (scripts/gdb/vmi-hv.gdb loads the hypervisor's and
+# the guest's symbols and the vmihv-* helpers).  debug-native boots the same
+# bzImage with -kernel, no hypervisor.
+GDB_PORT ?= 1234
+GDB_ATTACH = gdb -x scripts/gdb/vmi-hv.gdb -ex 'target remote :$(GDB_PORT)'
+QEMU_DEBUG = qemu-system-i386 -m 256 -serial mon:stdio -no-reboot -S -gdb tcp::$(GDB_PORT) \
+	     $(if $(DISPLAY),,-display none)
+
+debug: iso
+	@echo "QEMU waits for gdb on port $(GDB_PORT). In another terminal, in $(CURDIR):"
+	@echo "    $(GDB_ATTACH)"
+	@echo "then e.g. 'vmihv-break-call Init', 'continue'. Serial console here; quit QEMU with Ctrl-A X."
+	$(QEMU_DEBUG) -cdrom $(ISO)
+
+debug-native: guest initrd
+	@echo "QEMU (native boot, no hypervisor) waits for gdb on port $(GDB_PORT). In another terminal, in $(CURDIR):"
+	@echo "    $(GDB_ATTACH)"
+	@echo "then e.g. 'vmihv-break-guest start_kernel', 'continue'. Quit QEMU with Ctrl-A X."
+	$(QEMU_DEBUG) -kernel $(BZIMAGE) -initrd $(INITRD) -append "console=ttyS0,115200"
 
 test: iso unit
 	@python3 tests/run.py $(TESTARGS)

@@ -73,14 +73,43 @@ if [ ! -f "$tree/.config" ] || [ "$fragment" -nt "$tree/.config" ] ||
 	[ $bad -eq 0 ] || die "the config fragment does not apply cleanly"
 fi
 
+# Progress: on a terminal, one line rewritten in place at most once a
+# second, with the step count (and a percentage against the previous build's
+# count, kept in $out/build.steps) and the elapsed time; compiler errors and
+# warnings go through as they come.  Not on a terminal (CI, logs): quiet
+# until the result.
+progress() {
+	local tty=0 n=0 last=-1 total line pct
+	[ -t 1 ] && tty=1
+	total=$(cat "$out/build.steps" 2>/dev/null || echo 0)
+	while IFS= read -r line; do
+		case "$line" in
+		*error:*|*warning:*)
+			[ $tty -eq 1 ] && printf '\r\033[K'
+			printf '%s\n' "$line" ;;
+		"  "[A-Z]*) n=$((n + 1)) ;;
+		esac
+		if [ $tty -eq 1 ] && [ $SECONDS -ne $last ]; then
+			last=$SECONDS
+			pct=""
+			[ "$total" -gt 0 ] && pct=" (~$((n * 100 / total > 99 ? 99 : n * 100 / total))%)"
+			printf '\rguest: %d build steps%s, %dm%02ds' $n "$pct" $((SECONDS / 60)) $((SECONDS % 60))
+		fi
+	done
+	[ $tty -eq 1 ] && printf '\r\033[K'
+	# Only a full build's count is a useful 100% for the next one.
+	[ "$n" -gt "$total" ] && echo "$n" > "$out/build.steps"
+	return 0
+}
+
 say "building bzImage with -j$jobs (a cold build takes a few minutes)"
-start=$(date +%s)
+SECONDS=0
 set +o pipefail
-make -C "$tree" ARCH=i386 -j"$jobs" bzImage 2>&1 |
-	awk '/error:|warning:/ { print; fflush(); next }
-	     /^  [A-Z]/ { if (++n % 250 == 0) { printf "guest: %d build steps\n", n; fflush() } }'
+make -C "$tree" ARCH=i386 -j"$jobs" bzImage 2>&1 | progress
 status=${PIPESTATUS[0]}
 set -o pipefail
 [ "$status" -eq 0 ] || die "kernel build failed (run make -C $tree ARCH=i386 bzImage to see why)"
 cp "$tree/arch/x86/boot/bzImage" "$out/bzImage"
-say "built $out/bzImage ($(stat -c %s "$out/bzImage") bytes, $(( $(date +%s) - start ))s)"
+# The symbols for gdb (scripts/gdb/vmi-hv.gdb), next to the image they belong to.
+cp "$tree/vmlinux" "$out/vmlinux"
+say "built $out/bzImage ($(stat -c %s "$out/bzImage") bytes, ${SECONDS}s)"

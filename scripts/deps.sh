@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	make gcc gcc-multilib binutils nasm python3 file
 	grub-pc-bin grub-common xorriso mtools
-	qemu-system-x86 qemu-user
+	qemu-system-x86 qemu-user gdb
 	linux-source bc flex bison libelf-dev libssl-dev cpio xz-utils
 	libcmocka-dev
 	busybox-static:i386
