@@ -121,6 +121,42 @@ def keyboard_iso(t):
     q.expect(PROMPT, timeout=60)
 
 
+@test("hv-boot-no-denied-ports")
+def boot_no_denied_ports(t):
+    """A default boot (the ISO's default entry) logs no denied port access:
+    port 0x80 (Linux's I/O delay) and 0x87 (its probe for an ISA DMA
+    controller) are quiet ports now, and the guest's i8042 driver, reading
+    0xff from 0x60/0x64, says it found no controller instead of failing
+    with "Can't read CTR".  The VGA screen is read while the guest is
+    stopped (the monitor's `stop`) just after its i8042 probe, when the rows
+    where the denied lines used to be are still on it; the serial log has
+    the whole boot; the statistics count 0 denied port accesses."""
+    t.require(paths.ISO)
+    q = t.qemu("-m", "256", "-cdrom", paths.ISO, fatal=GUEST_FATAL, monitor=True)
+    q.expect(r"i8042: No controller found\n", timeout=300)
+    q.monitor_command("stop")
+    screen = save_screen(t, q, "i8042")
+    q.monitor_command("cont")
+    t.check(any("Serial: 8250/16550 driver" in s for s in screen),
+            "the screen no longer shows the serial driver's line, where port 0x80 was denied:\n"
+            + show(screen))
+    t.check(any(s.endswith("i8042: No controller found") for s in screen),
+            "the guest's i8042 line is not on the VGA screen:\n" + show(screen))
+    denied = [s for s in screen if "denied" in s]
+    t.check(not denied, "denied port accesses on the VGA screen:\n" + show(denied))
+
+    q.expect(MARKER, timeout=240)
+    q.expect(PROMPT, timeout=60)
+    q.send("\x1ds")
+    m = q.expect(r"vmi-hv: counters: [^\n]*?(\d+) denied port accesses\n", timeout=60)
+    t.check(m.group(1) == "0", f"{m.group(1)} denied port accesses at the shell, expected 0")
+    # Every line that says "denied", except the counters' "0 denied".
+    denied = [s for s in re.findall(r"[^\n]*denied[^\n]*", q.output)
+              if not re.search(r"\b0 denied port accesses$", s)]
+    t.check(not denied, "denied port accesses in the serial log:\n" + "\n".join(denied))
+    t.check("Can't read CTR" not in q.output, "the guest's i8042 driver still fails its probe")
+
+
 @test("hv-keyboard-absent")
 def keyboard_absent(t):
     """QEMU without an i8042 (-machine pc,i8042=off): the hypervisor says
