@@ -6,8 +6,9 @@ through the virtual UART and Ctrl-] s/q work from it.  The keys are typed
 with QEMU's monitor (`sendkey`), the screen read back as test_hv_vga.py does.
 A machine without an i8042 (QEMU `-machine pc,i8042=off`) has no keyboard:
 the hypervisor says so once and the serial console works alone.  The guest
-never reaches the real controller: its ports 0x60/0x64 read 0xff, so the
-guest's i8042 driver finds no controller, quietly.
+never reaches the real controller: its port 0x60 reads 0xff and 0x64 reads
+0x01 (hv/vcpu_io.c says why), so the guest's i8042 driver finds no
+controller, quietly.
 """
 
 import re
@@ -47,10 +48,6 @@ def sendkey(q, keys):
     out = q.monitor_command(f"sendkey {keys}").strip()
     if out:
         raise TestFailure(f"sendkey {keys}: the monitor said {out!r}")
-
-
-def rows(screen):
-    return [text.rstrip() for text, _ in screen]
 
 
 def show(lines):
