@@ -1,8 +1,11 @@
 /*
  * console.c - fan kprintf out to COM1 and VGA; log levels and prefixes;
- * the guest's console output to both as well (console_guest_putc).
+ * the guest's console output to both as well (console_guest_putc);
+ * console input from COM1 and the keyboard.
  */
 #include "console.h"
+#include "kbd.h"
+#include "io.h"
 #include "hvlib.h"
 
 static enum log_level level = LOG_INFO;
@@ -39,6 +42,30 @@ void console_guest_putc(char c)
 	serial_putc_raw(c);
 	vga_guest_putc(c);
 	guest_output_last = true;
+}
+
+int console_getc(void)
+{
+	int c = serial_getc();
+
+	return c >= 0 ? c : kbd_getc();
+}
+
+int console_wait_char(int (*source)(void))
+{
+	for (;;) {
+		int c;
+
+		irq_disable();
+		c = source();
+		if (c >= 0) {
+			irq_enable();
+			return c;
+		}
+		/* sti;hlt: the CPU enables interrupts after hlt begins, so an
+		 * IRQ cannot slip in between the check and the halt. */
+		__asm__ volatile("sti; hlt");
+	}
 }
 
 static void putc_cb(char c, void *ctx)

@@ -9,7 +9,8 @@
  * registers, its virtual control registers and the per-kind counters.
  *
  * The hypervisor itself stays up: "responsive" means, observably, that
- * its timer keeps ticking and its serial console keeps answering:
+ * its timer keeps ticking and its console (COM1 and the keyboard) keeps
+ * answering:
  *     s  prints the statistics again, with the tick count (which grows);
  *     q  ends the hypervisor with exit code HV_EXIT_GUEST_STOPPED
  *        (isa-debug-exit; a clean halt elsewhere).
@@ -99,16 +100,16 @@ __attribute__((noreturn))
 static void after_stop(struct vcpu *v)
 {
 	v->stopped = true;
-	kprintf("vmi-hv: the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits\n");
+	kprintf("vmi-hv: the hypervisor is still running: on the console (serial or keyboard), 's' prints statistics, 'q' exits\n");
 	for (;;) {
-		int c = serial_wait_char();
+		int c = console_wait_char(console_getc);
 
 		if (c == 's') {
 			kprintf("vmi-hv: statistics (guest stopped, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
 			vcpu_print_counters(v);
 		} else if (c == 'q') {
-			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the serial console");
+			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the console");
 		}
 	}
 }

@@ -15,6 +15,7 @@
 #include "guest.h"
 #include "layout.h"
 #include "vcpu.h"
+#include "kbd.h"
 
 static struct guest guest0;
 static struct vcpu vcpu0;
@@ -61,7 +62,7 @@ static void idle_loop(void)
 {
 	log_info("idle: type on the serial console; 'q' stops the hypervisor");
 	for (;;) {
-		int c = serial_wait_char();
+		int c = console_wait_char(serial_getc);
 
 		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu ticks)",
 			 c, c >= 0x20 && c < 0x7f ? c : '.', serial_rx_count(),
@@ -105,6 +106,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	serial_enable_rx_irq();
 	irq_enable();
 	hv_timer_check();
+	kbd_init();
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);

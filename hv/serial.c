@@ -97,23 +97,6 @@ int serial_getc(void)
 	return (unsigned char)c;
 }
 
-int serial_wait_char(void)
-{
-	for (;;) {
-		int c;
-
-		irq_disable();
-		c = serial_getc();
-		if (c >= 0) {
-			irq_enable();
-			return c;
-		}
-		/* sti;hlt: the CPU enables interrupts after hlt begins, so an
-		 * IRQ cannot slip in between the check and the halt. */
-		__asm__ volatile("sti; hlt");
-	}
-}
-
 unsigned serial_rx_count(void)
 {
 	return rx_total;

@@ -11,7 +11,7 @@
  *   #PF            -> the vTLB: hidden fill, or a #PF for the guest
  *   #GP, #UD       -> the instruction emulator (hv/emul/)
  *   int $0x82      -> a VMI hypercall (hypercall.c)
- *   IRQ 0-15       -> the hypervisor's own drivers (timer, serial)
+ *   IRQ 0-15       -> the hypervisor's own drivers (timer, keyboard, serial)
  *   NMI, #MC, #DF  -> the machine's problem, not the guest's
  *   anything else  -> the guest's own IDT, as hardware would deliver it
  */
@@ -161,36 +161,37 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
 }
 
 /*
- * The hypervisor's serial console while the guest runs: the escape
- * character Ctrl-] (0x1d) followed by
+ * The hypervisor's console while the guest runs (what arrives on COM1 and
+ * what is typed on the keyboard, console_getc): the escape character
+ * Ctrl-] (0x1d) followed by
  *     s  print the statistics, the guest keeps running;
  *     q  stop the guest (then the console of guest_stop.c takes over).
  * Everything else goes to the guest's virtual UART (an escape followed
  * by another escape sends one Ctrl-] to the guest).
  */
-#define SERIAL_ESCAPE 0x1d
+#define CONSOLE_ESCAPE 0x1d
 
-static void serial_commands(struct vcpu *v)
+static void console_commands(struct vcpu *v)
 {
 	static bool escaped;
 	int c;
 
-	while ((c = serial_getc()) >= 0) {
+	while ((c = console_getc()) >= 0) {
 		if (!escaped) {
-			escaped = c == SERIAL_ESCAPE;
+			escaped = c == CONSOLE_ESCAPE;
 			if (!escaped)
 				vuart_receive((uint8_t)c);
 			continue;
 		}
 		escaped = false;
-		if (c == SERIAL_ESCAPE) {
+		if (c == CONSOLE_ESCAPE) {
 			vuart_receive((uint8_t)c);
 		} else if (c == 's') {
 			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
 			vcpu_print_counters(v);
 		} else if (c == 'q') {
-			vcpu_stop(v, "stopped from the serial console (Ctrl-] q)");
+			vcpu_stop(v, "stopped from the console (Ctrl-] q)");
 		}
 	}
 }
@@ -248,7 +249,7 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 void vcpu_poll_devices(struct vcpu *v)
 {
 	valarm_poll();
-	serial_commands(v);
+	console_commands(v);
 }
 
 /* At an instruction boundary with the virtual IF set: the vPIC's best

@@ -4,12 +4,29 @@
  *
  * Devices: the 8259A pair (vpic.c) and a 16550A on COM1 (vuart.c).  Ports
  * Linux touches on a PC and must get a sane answer from, without a device
- * behind them: the PIT (0x40-0x43: reads 0, writes dropped; the guest's
- * clock is the VMI time device), port B (0x61: speaker off, reads 0), the
- * CMOS RTC (0x70/0x71: index kept, reads from the real RTC for the clock
- * registers 0-13, 0 elsewhere; writes to the data port dropped) and the
- * keyboard controller (0x60/0x64: status "empty", command 0xFE, the pulse
- * on the reset line that Linux's reboot uses, reboots the guest).
+ * behind them, answered without a word:
+ *   - the PIT (0x40-0x43: reads 0, writes dropped; the guest's clock is
+ *     the VMI time device) and port B (0x61: speaker off, reads 0);
+ *   - the CMOS RTC (0x70/0x71: index kept, reads from the real RTC for the
+ *     clock registers 0-13, 0 elsewhere; writes to the data port dropped);
+ *   - port 0x80, the POST-code port, where Linux's outb_p() writes to wait
+ *     for a slow device (io_delay): nothing is there to wait for;
+ *   - port 0x87, the ISA DMA page register Linux's i8237 driver reads to
+ *     learn whether the PC has a legacy DMA controller: 0xff is the "none"
+ *     its comment names (as on PCs since Skylake), and the guest has none;
+ *   - the keyboard controller, 0x60/0x64: it is the hypervisor's (kbd.c)
+ *     and the guest must not find one.  The data port reads 0xff; the
+ *     status port reads 0x01: a byte always waiting, the input buffer
+ *     always free.  Linux's i8042 driver first drains the output buffer,
+ *     and a controller with more than 16 bytes to give is no controller
+ *     to it: "i8042: No controller found", and it leaves the ports alone.
+ *     (Status 0, "empty", made it send commands that were never answered:
+ *     "Can't read CTR".  Status 0xff, an absent ISA device, works as well
+ *     for the probe, but Linux's reboot waits for a free input buffer
+ *     before it writes 0xFE: 65,536 reads, 65,000 more hypercalls and
+ *     1.4 s on TCG at every reboot.)  Writes are dropped, except command
+ *     0xFE on 0x64, the pulse on the reset line that Linux's reboot uses:
+ *     it reboots the guest.
  *
  * Every other port of the PC's legacy ISA range (below 0x400) is denied:
  * reads return all ones (an absent device on the ISA bus), writes are
@@ -27,6 +44,8 @@
 #include "io.h"
 
 #define IO_LOG_LIMIT 20
+/* Output buffer full, input buffer free: see the i8042 above. */
+#define I8042_STATUS_SEEN_BY_GUEST 0x01
 
 static unsigned io_logged;
 static uint8_t cmos_index;
@@ -61,13 +80,18 @@ static bool misc_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
 			}
 		}
 		return true;
+	case 0x80:
+	case 0x87:
+		if (!write)
+			*val = 0xff;
+		return true;
 	case 0x60:
 		if (!write)
-			*val = 0;
+			*val = 0xff;
 		return true;
 	case 0x64:
 		if (!write)
-			*val = 0;	/* output and input buffers empty */
+			*val = I8042_STATUS_SEEN_BY_GUEST;
 		else if ((*val & 0xff) == 0xfe)
 			vcpu_guest_reboot(v, "keyboard controller reset (port 0x64, 0xfe)");
 		return true;

@@ -36,9 +36,16 @@ void serial_putc(char c);
 void serial_putc_raw(char c);	/* no \n -> \r\n: for a guest's own bytes */
 void serial_enable_rx_irq(void);
 int serial_getc(void);		/* -1 if no input is waiting */
-int serial_wait_char(void);	/* sleeps until a byte arrives; returns with IF=1 */
 unsigned serial_rx_count(void);
 void serial_irq(void);
+
+/* Console input: what arrives on COM1 and what is typed on the PS/2
+ * keyboard (hv/kbd.c), one stream; -1 if nothing is waiting.  One person
+ * types, so the two are not interleaved byte by byte: COM1's bytes first. */
+int console_getc(void);
+/* Sleep until source() (serial_getc, console_getc) has a byte; returns it
+ * with interrupts on. */
+int console_wait_char(int (*source)(void));
 
 /* The guest's console output (the bytes it sends to its virtual COM1):
  * to the real COM1 as they are, and rendered on the VGA text screen. */

@@ -27,6 +27,7 @@
 #define HV_IRQ_BASE         0x20        /* master PIC: 0x20-0x27 */
 #define HV_IRQ_SLAVE_BASE   0x28        /* slave PIC:  0x28-0x2F */
 #define HV_IRQ_TIMER        0
+#define HV_IRQ_KEYBOARD     1
 #define HV_IRQ_COM1         4
 
 #endif

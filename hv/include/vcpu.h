@@ -166,7 +166,7 @@ enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint3
 void vcpu_hypercall(struct vcpu *v);
 
 /* Stop the guest: "vmi-hv: guest stopped: <reason>", the registers, the
- * counters; then stay up on the serial console (guest_stop.c). */
+ * counters; then stay up on the console (guest_stop.c). */
 __attribute__((noreturn, format(printf, 2, 3)))
 void vcpu_stop(struct vcpu *v, const char *fmt, ...);
 __attribute__((noreturn, format(printf, 4, 5)))
@@ -176,7 +176,7 @@ void vcpu_print_counters(const struct vcpu *v);
  * stops with HV_EXIT_GUEST_REBOOT / _SHUTDOWN (guest_stop.c). */
 __attribute__((noreturn)) void vcpu_guest_reboot(struct vcpu *v, const char *why);
 __attribute__((noreturn)) void vcpu_guest_shutdown(struct vcpu *v, const char *why);
-/* Timer alarms and serial input into the virtual devices (vcpu.c). */
+/* Timer alarms and console input (COM1, keyboard) into the virtual devices (vcpu.c). */
 void vcpu_poll_devices(struct vcpu *v);
 
 #endif

@@ -272,7 +272,7 @@ def fuzz_one(t, seed):
         q.send("\x1ds")
         q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
         q.send("\x1dq")
-        q.expect(r"vmi-hv: guest stopped: stopped from the serial console", timeout=30)
+        q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
         how = "still running after 30 s; stopped with Ctrl-] q"
     elif m.group(1) is None:
         # Survived every call (then called Shutdown), or shut down itself.

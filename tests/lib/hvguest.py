@@ -51,7 +51,7 @@ GUEST_SHUTDOWN = qemu_status("GUEST_SHUTDOWN")
 def stays_responsive(t, q):
     """After a guest stop: statistics on 's' (twice, the tick count moves),
     then 'q' exits with the guest-stopped status."""
-    q.expect(r"the hypervisor is still running: on the serial console, 's' prints statistics, 'q' exits",
+    q.expect(r"the hypervisor is still running: on the console \(serial or keyboard\), 's' prints statistics, 'q' exits",
              timeout=30)
     ticks = []
     for _ in range(2):
