@@ -23,6 +23,7 @@
 #include "stop.h"
 #include "hvlib.h"
 #include "exception_frame.h"
+#include "guest_desc.h"
 
 extern uint64_t hv_gdt[HV_GDT_ENTRIES];
 
@@ -82,6 +83,12 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		return false;
 	}
 	cd = hv_gdt[new_cs >> 3];
+	/* The CPU checks the handler's offset against the segment limit
+	 * before it pushes anything. */
+	if (offset > guest_desc_limit(cd)) {
+		*df = (struct delivery_fault){ 13, 0, "gate offset beyond the code segment limit" };
+		return false;
+	}
 	if (((cd >> 45) & 3) == 3) {
 		/* A handler at the guest's user privilege: same as the
 		 * caller's, only possible from ring 3. */

@@ -23,6 +23,14 @@
  *                       then writes port 0x5000 (no PC device: a rule break)
  *   tguest=romwrite     reads the VMI ROM's signature at 0xC0000 (allowed),
  *                       then writes it (the option ROM is read-only)
+ *   tguest=cslimit-iret VMI Init, then VMI IRET to an EIP beyond the limit
+ *                       of its code segment (the CPU's iret would #GP)
+ *   tguest=cslimit-gate ud2 through an IDT gate whose offset is beyond its
+ *                       code segment's limit: the CPU raises #GP(0), which
+ *                       its own #GP handler reports
+ *   tguest=cslimit-lgdt lgdt of a table whose code segment (the loaded CS)
+ *                       no longer holds EIP: the CPU runs on with the CS
+ *                       it has cached until CS is loaded again
  *   tguest=fuzz:N       VMI Init, then up to 300 VMI calls with call numbers
  *                       and arguments from a pseudo-random sequence seeded
  *                       with N (a third of the pointers aim into its own
@@ -225,6 +233,96 @@ static void test_pagefault(void)
 	puts("\n");
 }
 
+/* ---- a code segment with a small limit, for tguest=cslimit-* ------------ */
+/* 0x20: code, base 0, limit 32 MiB - 1 (0x1fff pages); the test guest runs
+ * at 1 MiB, so it holds the guest's code but not BEYOND_LIMIT. */
+#define SMALL_CS	0x20
+#define BEYOND_LIMIT	0x03000000u
+static uint64_t limit_gdt[5] = {
+	0, 0,
+	0x00cf9a000000ffffull,	/* 0x10 flat code */
+	0x00cf92000000ffffull,	/* 0x18 flat data */
+	0x00c09a0000001fffull,	/* 0x20 code, limit 0x01ffffff */
+};
+/* The same, but 0x10 (the loaded CS) shrunk to 64 KiB, below our code. */
+static uint64_t shrunk_gdt[4] = {
+	0, 0,
+	0x00409a000000ffffull,	/* 0x10 code, limit 0xffff, byte granular */
+	0x00cf92000000ffffull,	/* 0x18 flat data */
+};
+volatile uint32_t gp13_error, gp13_eip;
+
+void gp13_entry(void);
+void gp13_report(void);
+__asm__(".text\n"
+	"gp13_entry:\n"			/* #GP at our CPL 0: error, eip, cs, eflags */
+	"	movl (%esp), %eax\n"
+	"	movl %eax, gp13_error\n"
+	"	movl 4(%esp), %eax\n"
+	"	movl %eax, gp13_eip\n"
+	"	call gp13_report\n"
+	"1:	jmp 1b\n");
+
+void gp13_report(void)
+{
+	puts("tguest: #GP delivered: error ");
+	puthex(gp13_error);
+	puts(" eip ");
+	puthex(gp13_eip);
+	puts("\ntguest: now rdpmc\n");
+	__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+}
+
+static void load_limit_gdt(void)
+{
+	struct dtr g = { sizeof(limit_gdt) - 1, (uint32_t)limit_gdt };
+
+	__asm__ volatile("lgdt %0" : : "m"(g));
+}
+
+static void test_cslimit_iret(void)
+{
+	uint32_t r;
+
+	load_limit_gdt();
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	puts("tguest: VMI IRET to 0020:");
+	puthex(BEYOND_LIMIT);
+	puts(", beyond the limit 01ffffff\n");
+	/* [esp] = edi, then eip, cs, eflags */
+	__asm__ volatile("pushl $0x2\n"
+			 "pushl $0x20\n"
+			 "pushl %0\n"
+			 "pushl $0\n"
+			 "int $0x82"
+			 : : "r"(BEYOND_LIMIT), "D"(VMI_CALL_IRET) : "memory");
+}
+
+static void test_cslimit_gate(void)
+{
+	struct dtr d = { sizeof(idt) - 1, (uint32_t)idt };
+
+	load_limit_gdt();
+	/* #UD: interrupt gate to SMALL_CS:BEYOND_LIMIT; #GP: ours. */
+	idt[6] = (uint64_t)(BEYOND_LIMIT & 0xffff) | ((uint64_t)SMALL_CS << 16) | (0x8eull << 40) |
+		 ((uint64_t)(BEYOND_LIMIT >> 16) << 48);
+	set_gate(13, gp13_entry);
+	__asm__ volatile("lidt %0" : : "m"(d));
+	puts("tguest: ud2 through a gate to 0020:");
+	puthex(BEYOND_LIMIT);
+	puts("\n");
+	__asm__ volatile("ud2");
+}
+
+static void test_cslimit_lgdt(void)
+{
+	struct dtr g = { sizeof(shrunk_gdt) - 1, (uint32_t)shrunk_gdt };
+
+	puts("tguest: lgdt with cs 0010 shrunk to 64 KiB\n");
+	__asm__ volatile("lgdt %0" : : "m"(g));
+	puts("tguest: still running on the cached cs\n");
+}
+
 /* ---- tguest=fuzz:N ------------------------------------------------------ */
 static uint32_t rng;
 
@@ -370,6 +468,14 @@ void tguest_main(const uint8_t *boot_params)
 	} else if (parse_seed(cmdline)) {
 		puts("tguest: fuzzing the VMI calls\n");
 		fuzz(parse_seed(cmdline));
+	} else if (has_word(cmdline, "tguest=cslimit-iret")) {
+		test_cslimit_iret();
+	} else if (has_word(cmdline, "tguest=cslimit-gate")) {
+		test_cslimit_gate();
+	} else if (has_word(cmdline, "tguest=cslimit-lgdt")) {
+		test_cslimit_lgdt();
+		puts("tguest: now rdpmc\n");
+		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
 	} else if (has_word(cmdline, "tguest=vmi")) {
