@@ -31,6 +31,11 @@
  *   tguest=cslimit-lgdt lgdt of a table whose code segment (the loaded CS)
  *                       no longer holds EIP: the CPU runs on with the CS
  *                       it has cached until CS is loaded again
+ *   tguest=links        paging on with all 1008 PDEs naming one page table,
+ *                       VMI Init, then 70 directories announced, each
+ *                       cloning those 1008 PDEs: 70,560 links to one table,
+ *                       more than a 16-bit count holds (the hypervisor
+ *                       must stop it at its limit, 65,535)
  *   tguest=fuzz:N       VMI Init, then up to 300 VMI calls with call numbers
  *                       and arguments from a pseudo-random sequence seeded
  *                       with N (a third of the pointers aim into its own
@@ -323,6 +328,57 @@ static void test_cslimit_lgdt(void)
 	puts("tguest: still running on the cached cs\n");
 }
 
+/* ---- tguest=links -------------------------------------------------------- */
+#define CLONES 70
+static uint32_t hot_pt[1024] __attribute__((aligned(4096)));
+static uint32_t links_pd[1024] __attribute__((aligned(4096)));
+static uint32_t clone_pd[CLONES + 1][1024] __attribute__((aligned(4096)));
+
+static void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
+{
+	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
+			 : "D"(call) : "memory", "cc");
+}
+
+static void test_links(void)
+{
+	uint32_t cr0, r;
+
+	/* One table identity-maps the first 4 MiB (all of us), and every
+	 * PDE below the reserved top names it: each 4 MiB is that 4 MiB. */
+	for (uint32_t i = 0; i < 1024; i++)
+		hot_pt[i] = (i << 12) | 0x63;			/* P, W, A, D */
+	for (uint32_t i = 0; i < 1008; i++)
+		links_pd[i] = (uint32_t)hot_pt | 0x23;		/* P, W, A */
+	__asm__ volatile("movl %0, %%cr3" : : "r"(links_pd));
+	__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
+	__asm__ volatile("movl %0, %%cr0" : : "r"(cr0 | 0x80010000u));	/* PG, WP */
+	puts("tguest: paging on, 1008 PDEs name one page table\n");
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	for (uint32_t k = 0; k < CLONES; k++) {
+		/* The copy Linux makes of the cloned PDEs, so that the
+		 * audit compares the shadows with what the guest has. */
+		for (uint32_t i = 0; i < 1008; i++)
+			clone_pd[k][i] = links_pd[i];
+		vmi_call5(VMI_CALL_AllocatePage, (uint32_t)clone_pd[k] >> 12, VMI_PAGE_PD,
+			  (uint32_t)links_pd >> 12, 0, 1008);
+		if (k % 16 == 15) {
+			puts("tguest: directories announced: ");
+			puthex(k + 1);
+			puts("\n");
+		}
+	}
+	puts("tguest: nothing stopped the link count\n");
+	/* What a wrapped count would give away: the table's shadow freed
+	 * while PDE 1 still links it, then reused for a shadow directory,
+	 * whose entry 1023 maps the switcher's page table. */
+	vmi_call5(VMI_CALL_ReleasePage, (uint32_t)hot_pt >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)clone_pd[CLONES] >> 12, VMI_PAGE_PD, 0, 0, 0);
+	puts("tguest: through PDE 1, linear 007ff000 reads ");
+	puthex(*(volatile uint32_t *)0x007ff000u);
+	puts("\n");
+}
+
 /* ---- tguest=fuzz:N ------------------------------------------------------ */
 static uint32_t rng;
 
@@ -476,6 +532,8 @@ void tguest_main(const uint8_t *boot_params)
 		test_cslimit_lgdt();
 		puts("tguest: now rdpmc\n");
 		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	} else if (has_word(cmdline, "tguest=links")) {
+		test_links();
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
 	} else if (has_word(cmdline, "tguest=vmi")) {

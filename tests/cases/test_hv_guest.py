@@ -392,3 +392,22 @@ def tguest_cslimit_lgdt(t):
     q.expect(r"vmi-hv: guest stopped: unsupported instruction", timeout=30)
     not_hurt(t, q)
     stays_responsive(t, q)
+
+
+@test("hv-tguest-link-count")
+def tguest_link_count(t):
+    """One page table linked from more shadow PDEs than 16 bits count
+    (issue 18, F1): 70 directories each cloning all 1008 PDEs, which name
+    the same table.  The hypervisor refuses the 65,536th link and stops
+    the guest with the reason; the statistics' audit is clean."""
+    q = tguest(t, "links")
+    q.expect(r"tguest: paging on, 1008 PDEs name one page table", timeout=30)
+    q.expect(r"vmi-hv: guest activated VMI", timeout=30)
+    m = q.expect(r"vmi-hv: guest stopped: AllocatePage breaks the rules: directory 0x[0-9a-f]+ PDE 15: "
+                 r"table 0x[0-9a-f]+ is linked from 65535 PDEs \(the limit\)", timeout=60)
+    t.note(m.group(0))
+    t.check("nothing stopped the link count" not in q.output, "the link count went past its limit")
+    not_hurt(t, q)
+    stays_responsive(t, q)
+    audits = re.findall(r"vmi-hv: shadow audit: [^\n]*?(\d+) mismatches", q.output)
+    t.check(audits and all(a == "0" for a in audits), f"shadow audit mismatches: {audits}")
