@@ -28,6 +28,13 @@ uint32_t guest_desc_base(uint64_t d)
 	return (uint32_t)((d >> 16) & 0xffffff) | (uint32_t)((d >> 56) << 24);
 }
 
+uint32_t guest_desc_limit(uint64_t d)
+{
+	uint32_t raw = (uint32_t)(d & 0xffff) | (uint32_t)((d >> 32) & 0xf0000);
+
+	return (d & (1ull << 55)) ? (raw << 12) | 0xfff : raw;
+}
+
 bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl)
 {
 	unsigned type = DESC_TYPE(d), dpl = DESC_DPL(d), rpl = sel & 3u;

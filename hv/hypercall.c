@@ -117,6 +117,11 @@ static void vmi_iret(struct vcpu *v, struct trap_frame *f)
 		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], &out);
 	}
 	check(v, r, &out, VMI_CALL_IRET);
+	/* The CPU's iret raises #GP(0) here; the ROM call cannot return a
+	 * fault to its caller, so the guest is stopped. */
+	if (!vcpu_eip_in_cs((uint16_t)nf.cs, nf.eip))
+		vcpu_stop(v, "VMI call %u (IRET): eip %08x is beyond the limit %08x of cs %04x (#GP)",
+			  VMI_CALL_IRET, nf.eip, vcpu_cs_limit((uint16_t)nf.cs), nf.cs & 0xffff);
 	v->vif = (w[3] & X86_EFLAGS_IF) != 0;
 	*f = nf;
 }

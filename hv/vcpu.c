@@ -105,6 +105,7 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 	struct emul_outcome out;
 	enum emul_result r;
 	uint32_t cs = f->cs, eip = f->eip;
+	const struct trap_frame before = *f;
 
 	vcpu_emul_ops(v, &ops);
 	memset(&out, 0, sizeof(out));
@@ -115,6 +116,15 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 			  out.kind < EMUL_KIND_COUNT ? emul_kind_name(out.kind) : "?", cs, eip, (int)r);
 	if (v->violation)
 		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->violation_why);
+	/* A far jmp/call/ret or iret to an EIP beyond the new CS's limit:
+	 * the CPU raises #GP(0) at the instruction, before it completes. */
+	if (r == EMUL_OK && !vcpu_eip_in_cs((uint16_t)f->cs, f->eip)) {
+		log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP",
+			 f->cs & 0xffff, f->eip, vcpu_cs_limit((uint16_t)f->cs));
+		*f = before;
+		vcpu_deliver(v, 13, true, 0, 0);
+		return;
+	}
 	switch (r) {
 	case EMUL_OK:
 	case EMUL_HALT:

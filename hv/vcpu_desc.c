@@ -92,6 +92,24 @@ static bool in_use(struct vcpu *v, unsigned idx)
 	return false;
 }
 
+/* Does new descriptor d for GDT slot idx leave the segment registers of
+ * the frame usable?  The CPU keeps a loaded segment's descriptor in its
+ * hidden cache: after lgdt, the old CS and SS stay usable until the guest
+ * reloads them (head_32.S: lgdt, then ljmp).  We reload every segment
+ * register on each entry, so a slot in use keeps its old descriptor when
+ * the new one is unusable, or is CS's and no longer holds EIP. */
+static bool keeps_cached(struct vcpu *v, unsigned idx, uint64_t d)
+{
+	const struct trap_frame *f = v->frame;
+	uint64_t conv = guest_desc_convert(d);
+
+	if (!in_use(v, idx))
+		return false;
+	if (!conv)
+		return true;
+	return ((f->cs & 0xffff) >> 3) == idx && !(f->cs & 4) && f->eip > guest_desc_limit(conv);
+}
+
 enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, struct emul_outcome *out)
 {
 	uint64_t table[HV_GDT_ENTRIES];
@@ -112,12 +130,7 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 		if (guest_desc_hv_slot(i) && (d & DESC_S) && (d & DESC_P))
 			log_warn("guest GDT slot %u (selector 0x%x) is the hypervisor's: the guest cannot use it",
 				 i, i * 8);
-		/* The CPU keeps a loaded segment's descriptor in its hidden
-		 * cache: after lgdt, the old CS and SS stay usable until the
-		 * guest reloads them (head_32.S: lgdt, then ljmp).  We reload
-		 * every segment register on each entry, so a slot that is in
-		 * use and becomes unusable keeps its old descriptor. */
-		if (!guest_desc_convert(d) && in_use(v, i))
+		if (keeps_cached(v, i, d))
 			continue;
 		install(i, d);
 	}
@@ -153,6 +166,22 @@ uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
 	if (idx == 0 || (sel & 4) || idx >= HV_GDT_ENTRIES)
 		return 0;
 	return guest_desc_base(hv_gdt[idx]);
+}
+
+uint32_t vcpu_cs_limit(uint16_t cs)
+{
+	unsigned idx = cs >> 3;
+
+	if (idx == 0 || (cs & 4) || idx >= HV_GDT_ENTRIES)
+		return 0;
+	return guest_desc_limit(hv_gdt[idx]);
+}
+
+bool vcpu_eip_in_cs(uint16_t cs, uint32_t eip)
+{
+	unsigned idx = cs >> 3;
+
+	return idx && !(cs & 4) && idx < HV_GDT_ENTRIES && eip <= vcpu_cs_limit(cs);
 }
 
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
@@ -274,6 +303,14 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
 	}
 	if (!selector_ok(f->cs, SEG_USE_CODE, cpl)) {
 		fmt_snprintf(why, whylen, "cs %04x is not a usable code segment", f->cs & 0xffff);
+		return false;
+	}
+	/* Every path that sets CS:EIP checks this where the CPU would
+	 * (vcpu_exception.c, hypercall.c, vcpu.c); this is the last line:
+	 * the switcher's iret must not fault at CPL 0. */
+	if (!vcpu_eip_in_cs(f->cs, f->eip)) {
+		fmt_snprintf(why, whylen, "eip %08x is beyond the limit %08x of cs %04x",
+			     f->eip, vcpu_cs_limit(f->cs), f->cs & 0xffff);
 		return false;
 	}
 	if (!selector_ok(f->ss, SEG_USE_STACK, cpl)) {

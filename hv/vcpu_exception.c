@@ -22,6 +22,8 @@
 #include "console.h"
 #include "stop.h"
 #include "hvlib.h"
+#include "exception_frame.h"
+#include "guest_desc.h"
 
 extern uint64_t hv_gdt[HV_GDT_ENTRIES];
 
@@ -41,8 +43,9 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 			unsigned soft_len, struct delivery_fault *df)
 {
 	struct trap_frame *f = v->frame;
-	uint32_t gate[2], pf, new_cs, offset, esp, ss, words[5], eflags;
-	unsigned type, dpl, cpl = f->cs & 3, n = 0;
+	uint32_t gate[2], pf, new_cs, offset, esp, ss, eflags;
+	uint32_t stack[EXC_FRAME_MAX_WORDS];
+	unsigned type, dpl, cpl = f->cs & 3, n;
 	uint64_t cd;
 	bool to_ring0_stack = cpl == 3;
 
@@ -80,6 +83,12 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		return false;
 	}
 	cd = hv_gdt[new_cs >> 3];
+	/* The CPU checks the handler's offset against the segment limit
+	 * before it pushes anything. */
+	if (offset > guest_desc_limit(cd)) {
+		*df = (struct delivery_fault){ 13, 0, "gate offset beyond the code segment limit" };
+		return false;
+	}
 	if (((cd >> 45) & 3) == 3) {
 		/* A handler at the guest's user privilege: same as the
 		 * caller's, only possible from ring 3. */
@@ -107,29 +116,19 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		}
 		esp = tss[1];
 		ss = (tss[2] & 0xfffc) | 1;
-		words[n++] = f->ss;
-		words[n++] = f->esp;
 	} else {
 		esp = f->esp;
 		ss = f->ss;
 	}
-	words[n++] = eflags;
-	words[n++] = f->cs;
-	words[n++] = f->eip + soft_len;
-	if (has_error)
-		words[n++] = error;
-	/* Pushed from the highest address down: words[0] ends up on top. */
-	{
-		uint32_t stack[5];
-
-		for (unsigned i = 0; i < n; i++)
-			stack[i] = words[n - 1 - i];
-		esp -= n * 4;
-		if (!vcpu_write_lin(v, vcpu_seg_base(v, (uint16_t)ss) + esp, stack, n * 4, 1, &pf)) {
-			*df = (struct delivery_fault){ 14, pf, "guest stack not writable" };
-			v->cr2 = v->last_fault_lin;
-			return false;
-		}
+	n = exc_frame_build(&(struct exc_frame_in){
+		.stack_switch = to_ring0_stack, .ss = f->ss, .esp = f->esp,
+		.eflags = eflags, .cs = f->cs, .eip = f->eip + soft_len,
+		.has_error = has_error, .error = error }, stack);
+	esp -= n * 4;
+	if (!vcpu_write_lin(v, vcpu_seg_base(v, (uint16_t)ss) + esp, stack, n * 4, 1, &pf)) {
+		*df = (struct delivery_fault){ 14, pf, "guest stack not writable" };
+		v->cr2 = v->last_fault_lin;
+		return false;
 	}
 	f->esp = esp;
 	f->ss = ss;

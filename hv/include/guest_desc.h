@@ -33,6 +33,11 @@ uint64_t guest_desc_convert(uint64_t d);
 
 uint32_t guest_desc_base(uint64_t d);
 
+/* The last valid offset in the segment (limit scaled by G).  A code
+ * segment's EIP must not exceed it: the CPU checks when CS:EIP is loaded
+ * (far jmp/call/ret, iret, an IDT gate) and raises #GP(0) otherwise. */
+uint32_t guest_desc_limit(uint64_t d);
+
 enum seg_use { SEG_USE_CODE, SEG_USE_STACK, SEG_USE_DATA };
 
 /* Will the CPU load selector sel, whose (converted) descriptor is d, into

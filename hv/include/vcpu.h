@@ -145,6 +145,10 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
 enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel);
+/* Is eip inside the limit of code selector cs in our GDT?  Must hold for
+ * every resume: the switcher's iret would raise #GP at CPL 0 otherwise. */
+bool vcpu_eip_in_cs(uint16_t cs, uint32_t eip);
+uint32_t vcpu_cs_limit(uint16_t cs);
 /* The guest rewrote entry idx of its current GDT (VMI WriteGDTEntry). */
 void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx);
 /* Before entering: every selector in the frame must load in our GDT;

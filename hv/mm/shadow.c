@@ -222,11 +222,22 @@ static struct shadow_page *page_table(struct shadow *s, uint32_t gfn, bool annou
 	return pt;
 }
 
+/* A refusal whose reason is in out->why already (see sync_pde). */
+static enum vtlb_result refused(struct shadow *s)
+{
+	s->stats.violations++;
+	return VTLB_VIOLATION;
+}
+
 /*
- * Derive shadow PDE i of pd from guest PDE g.  false if g asks for a link
- * that cannot be made (out of memory, or g points at a page directory).
+ * Derive shadow PDE i of pd from guest PDE g.  false, with the reason in
+ * out->why (not yet counted: the caller decides), if g asks for a link
+ * that cannot be made: out of memory, g names a page directory, or the
+ * table already has SHADOW_MAX_LINKS links.  The shadow PDE is then not
+ * present.
  */
-static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t g)
+static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t g,
+		     struct vtlb_outcome *out)
 {
 	struct shadow_page *pt;
 	uint16_t saved = s->pinned;
@@ -242,26 +253,49 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 	s->pinned = saved;
 	if (!pt) {
 		set_pde(s, pd, i, 0, 0);
+		fmt_snprintf(out->why, sizeof(out->why), lookup(s, g >> 12) ?
+			     "directory 0x%x PDE %u names directory 0x%x as a page table" :
+			     "directory 0x%x PDE %u: out of shadow memory for table 0x%x",
+			     pd->gfn, i, g >> 12);
+		return false;
+	}
+	/* Relinking the table this PDE links already adds nothing. */
+	if (pt->links >= SHADOW_MAX_LINKS && pd_links(s, pd)[i] != index_of(s, pt)) {
+		set_pde(s, pd, i, 0, 0);
+		fmt_snprintf(out->why, sizeof(out->why),
+			     "directory 0x%x PDE %u: table 0x%x is linked from %u PDEs (the limit)",
+			     pd->gfn, i, pt->gfn, pt->links);
 		return false;
 	}
 	set_pde(s, pd, i, (pt->mfn << 12) | (g & (PTE_P | PTE_W | PTE_U)) | PTE_A, index_of(s, pt));
 	return true;
 }
 
-/* Build a directory's shadow; PDEs base..base+count-1 from orig_gfn's. */
+/* Build a directory's shadow; PDEs base..base+count-1 from orig_gfn's.
+ * false (out->why) at the first PDE that cannot be linked. */
 static bool build_directory(struct shadow *s, struct shadow_page *pd, uint32_t orig_gfn,
-			    uint32_t base, uint32_t count)
+			    uint32_t base, uint32_t count, struct vtlb_outcome *out)
 {
 	const uint32_t *own = guest_table(s, pd->gfn);
 	const uint32_t *orig = count ? guest_table(s, orig_gfn) : 0;
-	bool ok = true;
 
 	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++) {
 		bool cloned = count && i >= base && i - base < count;
 
-		ok &= sync_pde(s, pd, i, cloned ? orig[i] : own[i]);
+		if (!sync_pde(s, pd, i, cloned ? orig[i] : own[i], out))
+			return false;
 	}
-	return ok;
+	return true;
+}
+
+/* A directory whose shadow could not be built: the guest will be stopped.
+ * Unless it is loaded, the half-built shadow (missing PDEs the guest's
+ * directory has) goes, so that the audit of the stopped guest is true. */
+static enum vtlb_result refused_directory(struct shadow *s, struct shadow_page *pd)
+{
+	if (index_of(s, pd) != s->current)
+		free_page(s, pd);
+	return refused(s);
 }
 
 void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct guest_mem *gm,
@@ -325,8 +359,8 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 	}
 	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
 		return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
-	if (!build_directory(s, sp, orig, base, count))
-		return violation(s, out, "page directory 0x%x: cannot shadow its page tables", gfn);
+	if (!build_directory(s, sp, orig, base, count, out))
+		return refused_directory(s, sp);
 	return VTLB_FILLED;
 }
 
@@ -358,9 +392,8 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 		return VTLB_FILLED;
 	}
 	s->stats.pde_writes++;
-	if (!sync_pde(s, sp, i, guest_table(s, sp->gfn)[i]))
-		return violation(s, out, "page directory 0x%x entry %u = 0x%08x: cannot shadow the page table it names",
-				 sp->gfn, i, guest_table(s, sp->gfn)[i]);
+	if (!sync_pde(s, sp, i, guest_table(s, sp->gfn)[i], out))
+		return refused(s);
 	return VTLB_FILLED;
 }
 
@@ -382,8 +415,8 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 		if (!sp)
 			return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
 		s->stats.adopted++;
-		if (!build_directory(s, sp, 0, 0, 0))
-			return violation(s, out, "page directory 0x%x: cannot shadow its page tables", gfn);
+		if (!build_directory(s, sp, 0, 0, 0, out))
+			return refused_directory(s, sp);
 	}
 	s->current = index_of(s, sp);
 	return VTLB_FILLED;
@@ -435,9 +468,10 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	/* The walk may have set A in the PDE and A/D in the PTE: derive both
 	 * shadow entries again. */
 	gpde = guest_table(s, pd->gfn)[PDX(lin)];
-	if (!sync_pde(s, pd, PDX(lin), gpde) || !(pt = record(s, pd_links(s, pd)[PDX(lin)])))
-		return violation(s, out, "page fault at 0x%08x: cannot shadow the page table of PDE 0x%08x",
-				 lin, gpde);
+	if (!sync_pde(s, pd, PDX(lin), gpde, out))
+		return refused(s);
+	if (!(pt = record(s, pd_links(s, pd)[PDX(lin)])))
+		return violation(s, out, "page fault at 0x%08x: PDE 0x%08x links no page table", lin, gpde);
 	gpt = guest_table(s, pt->gfn);
 	shadow_table(s, pt)[PTX(lin)] = shadow_derive_pte(s, gpt[PTX(lin)]);
 
@@ -460,11 +494,12 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 void shadow_invlpg(struct shadow *s, uint32_t lin)
 {
 	struct shadow_page *pd = record(s, s->current), *pt;
+	struct vtlb_outcome unused;	/* a PDE it cannot link faults later, and stops the guest then */
 
 	s->stats.invlpgs++;
 	if (!pd || PDX(lin) >= VTLB_GUEST_PDES)
 		return;
-	if (!sync_pde(s, pd, PDX(lin), guest_table(s, pd->gfn)[PDX(lin)]))
+	if (!sync_pde(s, pd, PDX(lin), guest_table(s, pd->gfn)[PDX(lin)], &unused))
 		return;
 	pt = record(s, pd_links(s, pd)[PDX(lin)]);
 	if (pt)

@@ -66,6 +66,17 @@
 /* Shadow pages one guest may hold (page directories + page tables). */
 #define SHADOW_MAX_PAGES 4096u
 
+/*
+ * Shadow PDEs that may link one page table.  Linux links a table once per
+ * directory (the kernel's tables from every process), so it stays below
+ * SHADOW_MAX_PAGES; more links come only from a guest that clones one
+ * table into every PDE of directory after directory, which is an attack
+ * on the count: if it wrapped, ReleasePage would free a shadow frame that
+ * stale PDEs still map (issue 18).  The PDE that would pass the limit is
+ * refused (VIOLATION).  The count itself is 32 bits wide, far above it.
+ */
+#define SHADOW_MAX_LINKS 65535u
+
 enum shadow_kind {
 	SHADOW_FREE = 0,
 	SHADOW_PT = 1,	/* VMI_PAGE_PT */
@@ -76,7 +87,7 @@ struct shadow_page {
 	uint32_t gfn;		/* the guest's page table / directory */
 	uint32_t mfn;		/* its shadow */
 	uint32_t aux_mfn;	/* PD: a frame of uint16_t, per PDE 1 + index of the linked PT */
-	uint16_t links;		/* PT: shadow PDEs that point at it */
+	uint32_t links;		/* PT: shadow PDEs that point at it, <= SHADOW_MAX_LINKS */
 	uint8_t kind;		/* enum shadow_kind */
 };
 
@@ -142,7 +153,10 @@ uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g);
  * page announced again is derived again from its contents; that includes
  * the loaded directory (the guest announces its boot tables after
  * activation, while they are in use).  VIOLATION if gfn (or orig) is
- * outside guest memory, or the loaded directory is announced as a table.
+ * outside guest memory, the loaded directory is announced as a table, or
+ * a PDE cannot be linked (out of memory, a directory named as a table,
+ * SHADOW_MAX_LINKS); a directory refused so keeps no shadow unless it is
+ * the loaded one.
  */
 enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
 				 uint32_t orig, uint32_t base, uint32_t count,

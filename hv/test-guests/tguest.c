@@ -23,6 +23,19 @@
  *                       then writes port 0x5000 (no PC device: a rule break)
  *   tguest=romwrite     reads the VMI ROM's signature at 0xC0000 (allowed),
  *                       then writes it (the option ROM is read-only)
+ *   tguest=cslimit-iret VMI Init, then VMI IRET to an EIP beyond the limit
+ *                       of its code segment (the CPU's iret would #GP)
+ *   tguest=cslimit-gate ud2 through an IDT gate whose offset is beyond its
+ *                       code segment's limit: the CPU raises #GP(0), which
+ *                       its own #GP handler reports
+ *   tguest=cslimit-lgdt lgdt of a table whose code segment (the loaded CS)
+ *                       no longer holds EIP: the CPU runs on with the CS
+ *                       it has cached until CS is loaded again
+ *   tguest=links        paging on with all 1008 PDEs naming one page table,
+ *                       VMI Init, then 70 directories announced, each
+ *                       cloning those 1008 PDEs: 70,560 links to one table,
+ *                       more than a 16-bit count holds (the hypervisor
+ *                       must stop it at its limit, 65,535)
  *   tguest=fuzz:N       VMI Init, then up to 300 VMI calls with call numbers
  *                       and arguments from a pseudo-random sequence seeded
  *                       with N (a third of the pointers aim into its own
@@ -225,6 +238,147 @@ static void test_pagefault(void)
 	puts("\n");
 }
 
+/* ---- a code segment with a small limit, for tguest=cslimit-* ------------ */
+/* 0x20: code, base 0, limit 32 MiB - 1 (0x1fff pages); the test guest runs
+ * at 1 MiB, so it holds the guest's code but not BEYOND_LIMIT. */
+#define SMALL_CS	0x20
+#define BEYOND_LIMIT	0x03000000u
+static uint64_t limit_gdt[5] = {
+	0, 0,
+	0x00cf9a000000ffffull,	/* 0x10 flat code */
+	0x00cf92000000ffffull,	/* 0x18 flat data */
+	0x00c09a0000001fffull,	/* 0x20 code, limit 0x01ffffff */
+};
+/* The same, but 0x10 (the loaded CS) shrunk to 64 KiB, below our code. */
+static uint64_t shrunk_gdt[4] = {
+	0, 0,
+	0x00409a000000ffffull,	/* 0x10 code, limit 0xffff, byte granular */
+	0x00cf92000000ffffull,	/* 0x18 flat data */
+};
+volatile uint32_t gp13_error, gp13_eip;
+
+void gp13_entry(void);
+void gp13_report(void);
+__asm__(".text\n"
+	"gp13_entry:\n"			/* #GP at our CPL 0: error, eip, cs, eflags */
+	"	movl (%esp), %eax\n"
+	"	movl %eax, gp13_error\n"
+	"	movl 4(%esp), %eax\n"
+	"	movl %eax, gp13_eip\n"
+	"	call gp13_report\n"
+	"1:	jmp 1b\n");
+
+void gp13_report(void)
+{
+	puts("tguest: #GP delivered: error ");
+	puthex(gp13_error);
+	puts(" eip ");
+	puthex(gp13_eip);
+	puts("\ntguest: now rdpmc\n");
+	__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+}
+
+static void load_limit_gdt(void)
+{
+	struct dtr g = { sizeof(limit_gdt) - 1, (uint32_t)limit_gdt };
+
+	__asm__ volatile("lgdt %0" : : "m"(g));
+}
+
+static void test_cslimit_iret(void)
+{
+	uint32_t r;
+
+	load_limit_gdt();
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	puts("tguest: VMI IRET to 0020:");
+	puthex(BEYOND_LIMIT);
+	puts(", beyond the limit 01ffffff\n");
+	/* [esp] = edi, then eip, cs, eflags */
+	__asm__ volatile("pushl $0x2\n"
+			 "pushl $0x20\n"
+			 "pushl %0\n"
+			 "pushl $0\n"
+			 "int $0x82"
+			 : : "r"(BEYOND_LIMIT), "D"(VMI_CALL_IRET) : "memory");
+}
+
+static void test_cslimit_gate(void)
+{
+	struct dtr d = { sizeof(idt) - 1, (uint32_t)idt };
+
+	load_limit_gdt();
+	/* #UD: interrupt gate to SMALL_CS:BEYOND_LIMIT; #GP: ours. */
+	idt[6] = (uint64_t)(BEYOND_LIMIT & 0xffff) | ((uint64_t)SMALL_CS << 16) | (0x8eull << 40) |
+		 ((uint64_t)(BEYOND_LIMIT >> 16) << 48);
+	set_gate(13, gp13_entry);
+	__asm__ volatile("lidt %0" : : "m"(d));
+	puts("tguest: ud2 through a gate to 0020:");
+	puthex(BEYOND_LIMIT);
+	puts("\n");
+	__asm__ volatile("ud2");
+}
+
+static void test_cslimit_lgdt(void)
+{
+	struct dtr g = { sizeof(shrunk_gdt) - 1, (uint32_t)shrunk_gdt };
+
+	puts("tguest: lgdt with cs 0010 shrunk to 64 KiB\n");
+	__asm__ volatile("lgdt %0" : : "m"(g));
+	puts("tguest: still running on the cached cs\n");
+}
+
+/* ---- tguest=links -------------------------------------------------------- */
+#define CLONES 70
+static uint32_t hot_pt[1024] __attribute__((aligned(4096)));
+static uint32_t links_pd[1024] __attribute__((aligned(4096)));
+static uint32_t clone_pd[CLONES + 1][1024] __attribute__((aligned(4096)));
+
+static void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
+{
+	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
+			 : "D"(call) : "memory", "cc");
+}
+
+static void test_links(void)
+{
+	uint32_t cr0, r;
+
+	/* One table identity-maps the first 4 MiB (all of us), and every
+	 * PDE below the reserved top names it: each 4 MiB is that 4 MiB. */
+	for (uint32_t i = 0; i < 1024; i++)
+		hot_pt[i] = (i << 12) | 0x63;			/* P, W, A, D */
+	for (uint32_t i = 0; i < 1008; i++)
+		links_pd[i] = (uint32_t)hot_pt | 0x23;		/* P, W, A */
+	__asm__ volatile("movl %0, %%cr3" : : "r"(links_pd));
+	__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
+	__asm__ volatile("movl %0, %%cr0" : : "r"(cr0 | 0x80010000u));	/* PG, WP */
+	puts("tguest: paging on, 1008 PDEs name one page table\n");
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	for (uint32_t k = 0; k < CLONES; k++) {
+		/* The copy Linux makes of the cloned PDEs, so that the
+		 * audit compares the shadows with what the guest has. */
+		for (uint32_t i = 0; i < 1008; i++)
+			clone_pd[k][i] = links_pd[i];
+		vmi_call5(VMI_CALL_AllocatePage, (uint32_t)clone_pd[k] >> 12, VMI_PAGE_PD,
+			  (uint32_t)links_pd >> 12, 0, 1008);
+		if (k % 16 == 15) {
+			puts("tguest: directories announced: ");
+			puthex(k + 1);
+			puts("\n");
+		}
+	}
+	puts("tguest: nothing stopped the link count\n");
+	/* What a wrapped count would give away: the table's shadow freed
+	 * while PDE 1 still links it, then reused for a shadow directory,
+	 * whose entry 1023 maps the switcher's page table. */
+	vmi_call5(VMI_CALL_ReleasePage, (uint32_t)hot_pt >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)clone_pd[CLONES] >> 12, VMI_PAGE_PD, 0, 0, 0);
+	puts("tguest: through PDE 1, linear 007ff000 reads ");
+	puthex(*(volatile uint32_t *)0x007ff000u);
+	puts("\n");
+}
+
 /* ---- tguest=fuzz:N ------------------------------------------------------ */
 static uint32_t rng;
 
@@ -370,6 +524,16 @@ void tguest_main(const uint8_t *boot_params)
 	} else if (parse_seed(cmdline)) {
 		puts("tguest: fuzzing the VMI calls\n");
 		fuzz(parse_seed(cmdline));
+	} else if (has_word(cmdline, "tguest=cslimit-iret")) {
+		test_cslimit_iret();
+	} else if (has_word(cmdline, "tguest=cslimit-gate")) {
+		test_cslimit_gate();
+	} else if (has_word(cmdline, "tguest=cslimit-lgdt")) {
+		test_cslimit_lgdt();
+		puts("tguest: now rdpmc\n");
+		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	} else if (has_word(cmdline, "tguest=links")) {
+		test_links();
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
 	} else if (has_word(cmdline, "tguest=vmi")) {

@@ -343,3 +343,71 @@ def tguest_ring3_delivery(t):
     q.expect(r"vmi-hv: guest stopped: unsupported instruction", timeout=30)
     q.expect(r"tr=0030")
     stays_responsive(t, q)
+
+
+# ---- a resume EIP beyond the code segment's limit (issue 18, F2) ----------
+# The switcher's iret would raise #GP at CPL 0 ("CPU exception 13 in the
+# hypervisor"): every path that sets CS:EIP must check the limit first.
+
+def not_hurt(t, q):
+    t.check("in the hypervisor" not in q.output and "PANIC" not in q.output,
+            "the hypervisor itself faulted")
+
+
+@test("hv-tguest-cslimit-iret")
+def tguest_cslimit_iret(t):
+    """VMI IRET to an EIP beyond its code segment's limit: the CPU's iret
+    would raise #GP, which a VMI call cannot return: the guest is stopped
+    with that reason, the hypervisor answers."""
+    q = tguest(t, "cslimit-iret")
+    q.expect(r"tguest: VMI IRET to 0020:03000000, beyond the limit 01ffffff", timeout=30)
+    m = q.expect(r"vmi-hv: guest stopped: [^\n]*\n", timeout=30)
+    t.note(m.group(0).strip())
+    t.check("IRET" in m.group(0) and "eip 03000000 is beyond the limit 01ffffff of cs 0021" in m.group(0),
+            "not stopped for the IRET's eip beyond the limit")
+    not_hurt(t, q)
+    stays_responsive(t, q)
+
+
+@test("hv-tguest-cslimit-gate")
+def tguest_cslimit_gate(t):
+    """ud2 through an IDT gate whose offset is beyond the gate's code
+    segment limit: delivered as #GP(0) to the guest's own #GP handler,
+    with the ud2 as the faulting instruction, as the CPU does."""
+    q = tguest(t, "cslimit-gate")
+    q.expect(r"tguest: ud2 through a gate to 0020:03000000", timeout=30)
+    q.expect(r"tguest: #GP delivered: error 00000000 eip 001[0-9a-f]{5}", timeout=30)
+    q.expect(r"vmi-hv: guest stopped: unsupported instruction", timeout=30)
+    not_hurt(t, q)
+    stays_responsive(t, q)
+
+
+@test("hv-tguest-cslimit-lgdt")
+def tguest_cslimit_lgdt(t):
+    """lgdt of a table whose descriptor for the loaded CS no longer holds
+    EIP: the CPU keeps its cached CS, so the guest runs on."""
+    q = tguest(t, "cslimit-lgdt")
+    q.expect(r"tguest: lgdt with cs 0010 shrunk to 64 KiB", timeout=30)
+    q.expect(r"tguest: still running on the cached cs", timeout=30)
+    q.expect(r"vmi-hv: guest stopped: unsupported instruction", timeout=30)
+    not_hurt(t, q)
+    stays_responsive(t, q)
+
+
+@test("hv-tguest-link-count")
+def tguest_link_count(t):
+    """One page table linked from more shadow PDEs than 16 bits count
+    (issue 18, F1): 70 directories each cloning all 1008 PDEs, which name
+    the same table.  The hypervisor refuses the 65,536th link and stops
+    the guest with the reason; the statistics' audit is clean."""
+    q = tguest(t, "links")
+    q.expect(r"tguest: paging on, 1008 PDEs name one page table", timeout=30)
+    q.expect(r"vmi-hv: guest activated VMI", timeout=30)
+    m = q.expect(r"vmi-hv: guest stopped: AllocatePage breaks the rules: directory 0x[0-9a-f]+ PDE 15: "
+                 r"table 0x[0-9a-f]+ is linked from 65535 PDEs \(the limit\)", timeout=60)
+    t.note(m.group(0))
+    t.check("nothing stopped the link count" not in q.output, "the link count went past its limit")
+    not_hurt(t, q)
+    stays_responsive(t, q)
+    audits = re.findall(r"vmi-hv: shadow audit: [^\n]*?(\d+) mismatches", q.output)
+    t.check(audits and all(a == "0" for a in audits), f"shadow audit mismatches: {audits}")

@@ -61,6 +61,16 @@ static void base_from_three_fields(void **state)
 	assert_int_equal(guest_desc_base(FLAT_CODE0), 0);
 }
 
+static void limit_scaled_by_granularity(void **state)
+{
+	assert_int_equal(guest_desc_limit(FLAT_CODE0), 0xffffffffu);
+	/* 0x1fff pages: 32 MiB - 1. */
+	assert_int_equal(guest_desc_limit(0x00c09a0000001fffull), 0x01ffffffu);
+	/* Byte granular, limit 19:16 in the high dword. */
+	assert_int_equal(guest_desc_limit(0x00409a000000ffffull), 0x0000ffffu);
+	assert_int_equal(guest_desc_limit(0x004a9a0000001234ull), 0x000a1234u);
+}
+
 static void hypervisor_slots(void **state)
 {
 	assert_true(guest_desc_hv_slot(HV_GDT_CS_INDEX));
@@ -115,6 +125,7 @@ int main(void)
 		cmocka_unit_test(dpl1_and_dpl2_refused),
 		cmocka_unit_test(not_present_kept_not_present),
 		cmocka_unit_test(base_from_three_fields),
+		cmocka_unit_test(limit_scaled_by_granularity),
 		cmocka_unit_test(hypervisor_slots),
 		cmocka_unit_test(code_and_stack_need_dpl_rpl_cpl_equal),
 		cmocka_unit_test(data_segments_privilege),

@@ -23,8 +23,8 @@
 #include "shadow.h"
 
 #define MFN_BASE      0x500u
-#define MACHINE_PAGES 256u
-#define GUEST_PAGES   64u
+#define MACHINE_PAGES 512u
+#define GUEST_PAGES   128u
 #define SWITCHER_PDE  0x0badc003u
 
 #define P  0x001u
@@ -214,7 +214,7 @@ static int setup(void **state)
 	memset(by_gfn, 0xEE, sizeof(by_gfn));	/* shadow_init must clear it */
 	allocs = frees = 0;
 	alloc_limit = ~0u;
-	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % 64. */
+	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % GUEST_PAGES. */
 	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
 		p2m[g] = MFN_BASE + (g * 37 + 11) % GUEST_PAGES;
 		frame_used[p2m[g] - MFN_BASE] = 1;
@@ -1009,6 +1009,139 @@ static void running_out_of_frames_evicts_old_directories(void **state)
 	alloc_limit = ~0u;
 }
 
+/* ---- link counts (issue 18, F1) ---------------------------------------- */
+
+/*
+ * A hostile guest can link one page table from as many shadow PDEs as it
+ * likes: each directory it announces may clone up to 1008 PDEs that all
+ * name the same table.  The count of those links decides when the
+ * table's shadow frame may be freed, so it must never wrap; if it did,
+ * ReleasePage would free a frame that stale shadow PDEs (including the
+ * loaded directory's) still point at, and the frame's next life as a
+ * shadow directory maps the switcher's page table writable through them.
+ */
+#define HOT_PT    2u				/* the table everything links */
+#define HOT_PDE   ((HOT_PT << 12) | P | W | U | A)
+#define CLONE_PD0 10u				/* clones: guest frames 10, 11, ... */
+
+/* Shadow PDEs in every shadow directory that point at machine frame mfn. */
+static uint32_t links_to(uint32_t mfn)
+{
+	uint32_t n = 0;
+
+	for (unsigned r = 0; r < SHADOW_MAX_PAGES; r++) {
+		const uint32_t *spd;
+
+		if (s.pages[r].kind != SHADOW_PD)
+			continue;
+		spd = fake_map(s.pages[r].mfn);
+		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
+			n += (spd[i] & P) && spd[i] >> 12 == mfn;
+	}
+	return n;
+}
+
+/* Present shadow PDEs whose frame is not a shadow page table: each one is
+ * a guest mapping of hypervisor memory. */
+static uint32_t stray_pdes(void)
+{
+	uint32_t n = 0;
+
+	for (unsigned r = 0; r < SHADOW_MAX_PAGES; r++) {
+		const uint32_t *spd;
+
+		if (s.pages[r].kind != SHADOW_PD)
+			continue;
+		spd = fake_map(s.pages[r].mfn);
+		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++) {
+			bool ok = false;
+
+			if (!(spd[i] & P))
+				continue;
+			for (unsigned t = 0; t < SHADOW_MAX_PAGES && !ok; t++)
+				ok = s.pages[t].kind == SHADOW_PT && s.pages[t].mfn == spd[i] >> 12;
+			n += !ok;
+		}
+	}
+	return n;
+}
+
+/* PD1 loaded with all 1008 guest PDEs naming HOT_PT: 1008 links. */
+static void load_hot_directory(void)
+{
+	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
+		gpage(PD1)[i] = HOT_PDE;
+	poke_pte(HOT_PT, 0, (20 << 12) | P | W | U | A | D);
+	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	gp.cr3 = PD1 << 12;
+	assert_int_equal(rec(HOT_PT)->links, VTLB_GUEST_PDES);
+}
+
+/* Announce directory gfn as a clone of count PDEs of PD1 (and copy them,
+ * as Linux does after the call). */
+static enum vtlb_result announce_clone(uint32_t gfn, uint32_t count)
+{
+	enum vtlb_result r;
+
+	memset(gpage(gfn), 0, 4096);
+	r = shadow_announce(&s, gfn, SHADOW_PD, PD1, 0, count, &out);
+	memcpy(gpage(gfn), gpage(PD1), count * 4);
+	return r;
+}
+
+static void link_count_never_wraps(void **state)
+{
+	const uint32_t tries = 70;	/* 70 * 1008 links: past 65,536 */
+	uint32_t i, hot_mfn;
+	struct shadow_audit a;
+
+	load_hot_directory();
+	hot_mfn = rec(HOT_PT)->mfn;
+	for (i = 0; i < tries; i++) {
+		if (announce_clone(CLONE_PD0 + i, VTLB_GUEST_PDES) != VTLB_FILLED)
+			break;
+		/* The count is the number of links, whatever it is. */
+		assert_int_equal(rec(HOT_PT)->links, links_to(hot_mfn));
+	}
+	/* A guest that links one table this often is attacking the count:
+	 * refused with a diagnostic, before the count could overflow. */
+	assert_true(i < tries);
+	assert_non_null(strstr(out.why, "linked from"));
+	print_message("refused: %s\n", out.why);
+	assert_true(links_to(hot_mfn) <= SHADOW_MAX_LINKS);
+	assert_int_equal(rec(HOT_PT)->links, links_to(hot_mfn));
+	/* The refused directory keeps no half-built shadow, so the audit
+	 * (which the stopped guest's statistics show) stays clean. */
+	assert_null(rec(CLONE_PD0 + i));
+	shadow_audit(&s, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_frames_consistent();
+}
+
+static void release_of_a_heavily_linked_table_leaves_no_stale_link(void **state)
+{
+	/* 1008 (loaded) + 64 * 1008 + 16 = 65,536 links: a 16-bit count
+	 * reads 0 here. */
+	const uint32_t full = 64, rest = 65536 - (full + 1) * VTLB_GUEST_PDES;
+	enum vtlb_result last;
+	uint32_t hot_mfn;
+
+	load_hot_directory();
+	hot_mfn = rec(HOT_PT)->mfn;
+	for (uint32_t i = 0; i < full; i++)
+		assert_int_equal(announce_clone(CLONE_PD0 + i, VTLB_GUEST_PDES), VTLB_FILLED);
+	last = announce_clone(CLONE_PD0 + full, rest);
+	/* The guest frees the table (it cannot be in use, says the guest),
+	 * then announces a directory, whose shadow may get the freed frame. */
+	assert_int_equal(shadow_release(&s, HOT_PT, &out), VTLB_FILLED);
+	assert_int_equal(links_to(hot_mfn), 0);
+	assert_int_equal(announce_clone(CLONE_PD0 + full + 1, 0), VTLB_FILLED);
+	assert_int_equal(stray_pdes(), 0);
+	/* The 65,536th link was refused. */
+	assert_int_equal(last, VTLB_VIOLATION);
+	assert_frames_consistent();
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1048,6 +1181,8 @@ int main(void)
 		T(audit_of_a_coherent_shadow_is_clean),
 		T(audit_finds_an_unnotified_guest_edit),
 		T(running_out_of_frames_evicts_old_directories),
+		T(link_count_never_wraps),
+		T(release_of_a_heavily_linked_table_leaves_no_stale_link),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
