@@ -18,7 +18,7 @@ import re
 
 from vmitest import FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
-                     HV_FAULT_STOPS, MARKER, REGS, stays_responsive)
+                     HV_FAULT_STOPS, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
@@ -62,7 +62,14 @@ def tguest_unsupported(t):
 def tguest_triple_fault(t):
     """IDT limit 0 then ud2: #UD, #GP and #DF all fail to deliver."""
     q = tguest(t, "triple")
-    q.expect(r"vmi-hv: guest stopped: triple fault[^\n]*", timeout=30)
+    q.expect(r"tguest: IDT limit 0, then ud2")
+    # The delivery chain, each step named: #UD (6) beyond the limit
+    # raises #GP (13), which cannot be delivered either, nor the #DF.
+    want = (r"triple fault: vector 6, then 13 \(beyond the IDT limit\), "
+            r"then the double fault \(beyond the IDT limit\)")
+    m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=30)
+    t.check(re.fullmatch(want, m.group(1)), f"guest stopped: {m.group(1)}; expected /{want}/")
+    q.expect(r"vmi-hv: at guest eip 0011:001[0-9a-f]{5}\n")
     q.expect(REGS)
     stays_responsive(t, q)
 
@@ -201,7 +208,8 @@ def guest_sanity_vs_native(t):
     t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
     native_s = native.elapsed()
     native_out = sanity_lines(t, native)
-    native.wait_exit(timeout=60)
+    status = native.wait_exit(timeout=60)
+    t.check(status == NATIVE_REBOOT, f"native guest: exit status {status}, expected {NATIVE_REBOOT} (its reboot)")
 
     module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=GUEST_FATAL)

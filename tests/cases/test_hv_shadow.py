@@ -25,7 +25,7 @@ statistics (the serial escape Ctrl-] s) around real guest work:
 import re
 
 from vmitest import paths, test
-from hvguest import GUEST_FATAL as FATAL, MARKER, PROMPT, SERIAL_CMDLINE
+from hvguest import GUEST_FATAL as FATAL, GUEST_REBOOT, MARKER, NATIVE_REBOOT, PROMPT, SERIAL_CMDLINE
 
 CMDLINE = SERIAL_CMDLINE
 
@@ -87,7 +87,8 @@ def around_program(t, command, done):
     t.check(bad_after == 0, f"audit after the run: {audit_after}")
     q.send("reboot -f\n")
     q.expect(r"vmi-hv: guest reboot", timeout=60)
-    q.wait_exit(timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
     return out
 
 
@@ -116,7 +117,8 @@ def native_ptstress(t):
     t.note(m.group(0).strip())
     q.expect(r"PTSTRESS result=PASS", timeout=60)
     q.expect(r"VMITEST-DONE name=ptstress rc=0", timeout=60)
-    q.wait_exit(timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == NATIVE_REBOOT, f"exit status {status}, expected {NATIVE_REBOOT} (the guest's reboot)")
 
 
 def timed_boot(t, hv_args):
@@ -127,7 +129,8 @@ def timed_boot(t, hv_args):
     q.expect(r"VMITEST-DONE name=sanity rc=0", timeout=300)
     m = q.expect(r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, \d+ hidden[^\n]*?"
                  r"(\d+) hypercalls", timeout=60)
-    q.wait_exit(timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
     return seconds, int(m.group(2)), int(m.group(1))
 
 

@@ -80,6 +80,8 @@ DOUBLE_FAULT = qemu_status("DOUBLE_FAULT")
 GUEST_STOPPED = qemu_status("GUEST_STOPPED")
 GUEST_REBOOT = qemu_status("GUEST_REBOOT")
 GUEST_SHUTDOWN = qemu_status("GUEST_SHUTDOWN")
+# A native guest's reboot under QEMU -no-reboot: QEMU exits with status 0.
+NATIVE_REBOOT = 0
 
 
 def stays_responsive(t, q):
