@@ -17,6 +17,11 @@
  *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
  *                       does not implement (WallclockUpdated)
+ *   tguest=trapped      VMI Init, then three privileged instructions the
+ *                       hypervisor emulates (mov from cr0) with no output in
+ *                       between (the console's in/out trap too), then
+ *                       Shutdown: the count of instructions trapped after
+ *                       activation must be exactly 3
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
  *                       rdpmc as above (checks exception delivery)
  *   tguest=port         reads port 0x3e8 (COM3, absent: all ones, allowed),
@@ -525,6 +530,14 @@ void tguest_main(const uint8_t *boot_params)
 		fuzz(parse_seed(cmdline));
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
+	} else if (has_word(cmdline, "tguest=trapped")) {
+		uint32_t r, cr0;
+
+		puts("tguest: VMI Init, then 3 x mov %cr0, %eax, then Shutdown\n");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+		for (int i = 0; i < 3; i++)
+			__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
+		__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 	} else if (has_word(cmdline, "tguest=vmi")) {
 		uint32_t r;
 

@@ -109,6 +109,23 @@ def tguest_vmi_init(t):
     stays_responsive(t, q)
 
 
+@test("hv-tguest-trapped-after-activation")
+def tguest_trapped_after_activation(t):
+    """The counter hv-guest-sanity-vs-native expects to be 0 counts: after
+    VMI Init the test guest runs three privileged instructions (mov from
+    cr0, emulated, not a stop) and shuts down; the hypervisor reports
+    exactly 3 trapped after activation."""
+    q = tguest(t, "trapped")
+    q.expect(r"tguest: VMI Init, then 3 x mov %cr0, %eax, then Shutdown")
+    q.expect(r"vmi-hv: guest activated VMI", timeout=30)
+    q.expect(r"vmi-hv: guest shutdown: the guest called Shutdown\n", timeout=30)
+    m = q.expect(r"vmi-hv: privileged instructions trapped after activation: (\d+)\n", timeout=30)
+    t.note(m.group(0).strip())
+    t.check(m.group(1) == "3", f"privileged instructions trapped after activation: {m.group(1)}, expected 3")
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
+
+
 def guest_end(t, q):
     """After `reboot -f`: the hypervisor reports the reboot and exits with
     the guest-reboot status; returns (run ms, exits, exits/s)."""
