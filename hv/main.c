@@ -5,6 +5,7 @@
 #include "console.h"
 #include "stop.h"
 #include "traps.h"
+#include "segments.h"
 #include "pic.h"
 #include "io.h"
 #include "multiboot.h"
@@ -64,9 +65,11 @@ static void idle_loop(void)
 	for (;;) {
 		int c = console_wait_char(serial_getc);
 
-		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu ticks)",
+		/* The IRQ4 count shows the bytes came by interrupt, not by
+		 * polling (hv-serial-input-irq checks it grows). */
+		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu IRQ4 interrupts, %llu ticks)",
 			 c, c >= 0x20 && c < 0x7f ? c : '.', serial_rx_count(),
-			 hv_ticks());
+			 irq_count(HV_IRQ_COM1), hv_ticks());
 		if (c == 'q')
 			hv_stop(HV_EXIT_DONE, "'q' typed on the serial console");
 	}

@@ -103,6 +103,11 @@ static void exception(struct trap_frame *f)
 		f->vector);
 }
 
+unsigned long long irq_count(unsigned irq)
+{
+	return irq < 16 ? irq_counts[irq] : 0;
+}
+
 void irq_dispatch(unsigned vector)
 {
 	unsigned irq = vector - HV_IRQ_BASE;

@@ -175,6 +175,8 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
  * what is typed on the keyboard, console_getc): the escape character
  * Ctrl-] (0x1d) followed by
  *     s  print the statistics, the guest keeps running;
+ *     r  restart the peaks (shadow pages) at the current figures, so that
+ *        the next 's' shows the peak of what ran in between;
  *     q  stop the guest (then the console of guest_stop.c takes over).
  * Everything else goes to the guest's virtual UART (an escape followed
  * by another escape sends one Ctrl-] to the guest).
@@ -200,6 +202,8 @@ static void console_commands(struct vcpu *v)
 			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
 			vcpu_print_counters(v);
+		} else if (c == 'r') {
+			vcpu_mmu_reset_peaks(v);
 		} else if (c == 'q') {
 			vcpu_stop(v, "stopped from the console (Ctrl-] q)");
 		}

@@ -223,6 +223,14 @@ void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
 	check(v, shadow_release(&v->shadow, ppn, &out), &out, "ReleasePage");
 }
 
+void vcpu_mmu_reset_peaks(struct vcpu *v)
+{
+	v->vtlb.stats.shadow_pages_peak = v->vtlb.stats.shadow_pages_in_use;
+	v->shadow.stats.pages_peak = v->shadow.stats.pages_in_use;
+	kprintf("vmi-hv: peaks reset: shadow pages in use %u, vTLB shadow page tables %u\n",
+		v->shadow.stats.pages_in_use, v->vtlb.stats.shadow_pages_in_use);
+}
+
 void vcpu_mmu_print_stats(const struct vcpu *v)
 {
 	const struct vtlb_stats *t = &v->vtlb.stats;

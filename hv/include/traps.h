@@ -20,6 +20,8 @@ void cpu_tables_set_ring0_stack(uint32_t esp0);	/* TSS.esp0 */
 void cpu_tables_install_hypercall_gate(unsigned vector);
 /* An interrupt from the PIC (vector HV_IRQ_BASE..+15): run its driver, EOI. */
 void irq_dispatch(unsigned vector);
+/* Interrupts taken on IRQ line irq (0-15) since boot. */
+unsigned long long irq_count(unsigned irq);
 /* Print the registers of a frame (guest or hypervisor) with esp/ss given. */
 void trap_dump_registers(const struct trap_frame *f, uint32_t esp, uint32_t ss);
 extern const char *const exception_names[32];

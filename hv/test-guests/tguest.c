@@ -17,6 +17,11 @@
  *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
  *                       does not implement (WallclockUpdated)
+ *   tguest=trapped      VMI Init, then three privileged instructions the
+ *                       hypervisor emulates (mov from cr0) with no output in
+ *                       between (the console's in/out trap too), then
+ *                       Shutdown: the count of instructions trapped after
+ *                       activation must be exactly 3
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
  *                       rdpmc as above (checks exception delivery)
  *   tguest=port         reads port 0x3e8 (COM3, absent: all ones, allowed),
@@ -36,12 +41,13 @@
  *                       cloning those 1008 PDEs: 70,560 links to one table,
  *                       more than a 16-bit count holds (the hypervisor
  *                       must stop it at its limit, 65,535)
- *   tguest=fuzz:N       VMI Init, then up to 300 VMI calls with call numbers
- *                       and arguments from a pseudo-random sequence seeded
- *                       with N (a third of the pointers aim into its own
- *                       memory); each must be answered or stop the guest
- *                       with a diagnostic, never hurt the hypervisor.  A
- *                       guest that survives them all calls Shutdown.
+ *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
+ *                       arguments inside each call's contract (a sequence
+ *                       seeded with N), each of which must be answered;
+ *                       then up to 100 garbage calls (any number, any
+ *                       arguments), each answered or refused by stopping
+ *                       the guest with a diagnostic, never hurting the
+ *                       hypervisor.  A guest that survives calls Shutdown.
  *
  * It prints through the emulated COM1, as earlyprintk=serial does.
  */
@@ -390,9 +396,22 @@ static uint32_t next_random(void)
 	return rng;
 }
 
-/* An argument: mostly small numbers (counters, flags, ports, indexes) or
- * pointers into our own first 16 MiB, one in ten anything at all, so that
- * a run gets past the first argument check now and then. */
+/*
+ * Scratch memory the well-formed calls point into: never our code, stack
+ * or data, so that a call that writes guest memory (GetGDT, WriteGDTEntry,
+ * SetPxE...) cannot damage the guest and end the run on its own.
+ */
+#define SCRATCH_SIZE 16384
+static uint8_t scratch[SCRATCH_SIZE] __attribute__((aligned(4096)));
+
+static uint32_t scratch_ptr(unsigned len)
+{
+	return (uint32_t)scratch + next_random() % (SCRATCH_SIZE - len + 1);
+}
+
+/* A garbage argument: mostly small numbers (counters, flags, ports,
+ * indexes) or pointers into the scratch memory, one in ten anything at
+ * all. */
 static uint32_t fuzz_arg(void)
 {
 	uint32_t r = next_random(), kind = next_random() % 10;
@@ -402,7 +421,7 @@ static uint32_t fuzz_arg(void)
 	if (kind < 6)
 		return r & 0x3ff;
 	if (kind < 9)
-		return 0x00100000u + (r & 0x00efffffu);
+		return scratch_ptr(8);
 	return r;
 }
 
@@ -425,15 +444,156 @@ static uint32_t parse_seed(const char *cmdline)
 	return 0;
 }
 
+struct vmi_regs { uint32_t call, a, d, c, b, s; };
+
+static void vmi_call(struct vmi_regs *r)
+{
+	__asm__ volatile("int $0x82"
+			 : "+a"(r->a), "+d"(r->d), "+c"(r->c), "+b"(r->b), "+S"(r->s)
+			 : "D"(r->call) : "memory", "cc");
+}
+
+static uint32_t vmi_get(uint32_t call)
+{
+	struct vmi_regs r = { call, 0, 0, 0, 0, 0 };
+
+	vmi_call(&r);
+	return r.a;
+}
+
+/* The GDT the hypervisor loaded for us (VMI GetGDT, not sgdt: in ring 1
+ * that reads the hypervisor's own), for SetGDT with a valid table. */
+static uint8_t our_gdtr[6];
+
+/*
+ * A well-formed call: a call number the hypervisor implements, with
+ * random arguments inside the call's contract (any value where the call
+ * takes any value; pointers into the scratch memory; an existing counter,
+ * a legal port, the control-register bits a guest may flip with paging
+ * off).  Each must be answered; none may stop the guest.  Left out: the
+ * calls that end or freeze a run by design (Halt with interrupts off,
+ * Reboot, Shutdown), IRET (it transfers control), SetTR (we have no
+ * TSS), EnableInterrupts (we have no IDT to take them), and the ports of
+ * COM1 (our console) and the keyboard controller (0xFE there resets).
+ */
+static void well_formed(struct vmi_regs *r)
+{
+	static const uint8_t calls[] = {
+		VMI_CALL_CPUID, VMI_CALL_WRMSR, VMI_CALL_RDMSR, VMI_CALL_SetGDT,
+		VMI_CALL_SetIDT, VMI_CALL_SetLDT, VMI_CALL_GetGDT, VMI_CALL_GetIDT,
+		VMI_CALL_GetLDT, VMI_CALL_GetTR, VMI_CALL_WriteGDTEntry,
+		VMI_CALL_WriteLDTEntry, VMI_CALL_WriteIDTEntry,
+		VMI_CALL_UpdateKernelStack, VMI_CALL_SetCR0, VMI_CALL_SetCR2,
+		VMI_CALL_SetCR3, VMI_CALL_SetCR4, VMI_CALL_GetCR0, VMI_CALL_GetCR2,
+		VMI_CALL_GetCR3, VMI_CALL_GetCR4, VMI_CALL_INVD, VMI_CALL_WBINVD,
+		VMI_CALL_Pause, VMI_CALL_IODelay, VMI_CALL_SetLinearMapping,
+		VMI_CALL_FlushDeferredCalls, VMI_CALL_SetDR, VMI_CALL_GetDR,
+		VMI_CALL_RDTSC, VMI_CALL_CLTS, VMI_CALL_DisableInterrupts,
+		VMI_CALL_GetInterruptMask, VMI_CALL_SetInterruptMask,
+		VMI_CALL_SetPxE, VMI_CALL_GetPxE, VMI_CALL_SwapPxE,
+		VMI_CALL_TestAndSetPxEBit, VMI_CALL_TestAndClearPxEBit,
+		VMI_CALL_AllocatePage, VMI_CALL_ReleasePage, VMI_CALL_InvalPage,
+		VMI_CALL_FlushTLB, VMI_CALL_INB, VMI_CALL_INW, VMI_CALL_IN,
+		VMI_CALL_OUTB, VMI_CALL_OUTW, VMI_CALL_OUT,
+		VMI_CALL_GetCycleFrequency, VMI_CALL_GetCycleCounter,
+		VMI_CALL_SetAlarm, VMI_CALL_CancelAlarm, VMI_CALL_GetWallclockTime,
+	};
+	uint32_t call = calls[next_random() % sizeof(calls)];
+	unsigned size;
+
+	*r = (struct vmi_regs){ call, next_random(), next_random(), next_random(),
+				next_random(), next_random() };
+	switch (call) {
+	case VMI_CALL_SetGDT:
+		r->a = (uint32_t)our_gdtr;
+		break;
+	case VMI_CALL_SetIDT:		/* any table: nothing is delivered */
+	case VMI_CALL_GetGDT:
+	case VMI_CALL_GetIDT:
+		r->a = scratch_ptr(6);
+		break;
+	case VMI_CALL_SetLDT:
+		r->a = 0;		/* the only LDT vmi-hv supports */
+		break;
+	case VMI_CALL_WriteGDTEntry:
+	case VMI_CALL_WriteLDTEntry:
+	case VMI_CALL_WriteIDTEntry:	/* a table in the scratch memory */
+		r->a = (uint32_t)scratch;
+		r->d %= SCRATCH_SIZE / 8;
+		break;
+	case VMI_CALL_SetCR0:		/* PE stays, PG stays off */
+		r->a = (vmi_get(VMI_CALL_GetCR0) ^ (r->a & 0x0005002a)) & ~0x80000000u;
+		break;
+	case VMI_CALL_SetCR3:		/* paging is off: any page of our memory */
+		r->a = 0x00100000u + (r->a & 0x00eff000u);
+		break;
+	case VMI_CALL_SetCR4:		/* TSD, DE, PSE, PGE, PCE, OSFXSR; never PAE */
+		r->a = vmi_get(VMI_CALL_GetCR4) ^ (r->a & 0x0000039c);
+		break;
+	case VMI_CALL_SetInterruptMask:
+		r->a &= ~0x200u;	/* the IF stays clear */
+		break;
+	case VMI_CALL_SetPxE:
+	case VMI_CALL_GetPxE:
+	case VMI_CALL_SwapPxE:
+	case VMI_CALL_TestAndSetPxEBit:
+	case VMI_CALL_TestAndClearPxEBit:
+		r->a = scratch_ptr(4) & ~3u;
+		break;
+	case VMI_CALL_INB: case VMI_CALL_INW: case VMI_CALL_IN:
+	case VMI_CALL_OUTB: case VMI_CALL_OUTW: case VMI_CALL_OUT:
+		size = call == VMI_CALL_INB || call == VMI_CALL_OUTB ? 1 :
+		       call == VMI_CALL_INW || call == VMI_CALL_OUTW ? 2 : 4;
+		if (call == VMI_CALL_INB || call == VMI_CALL_INW || call == VMI_CALL_IN) {
+			r->a = next_random() % (0x400 - size + 1);	/* IN: port in eax */
+			break;
+		}
+		do {		/* OUT: port in edx, value in eax; not 0x64, not COM1 */
+			r->d = next_random() % (0x3f8 - size + 1);
+		} while (r->d <= 0x64 && r->d + size > 0x64);
+		break;
+	case VMI_CALL_GetCycleCounter:
+		r->a %= 3;		/* REAL, AVAILABLE, STOLEN */
+		break;
+	case VMI_CALL_SetAlarm:		/* REAL or AVAILABLE, one-shot or periodic */
+		r->a &= VMI_ALARM_IS_PERIODIC | 1;
+		r->b |= 1;		/* a periodic alarm needs a period */
+		break;
+	case VMI_CALL_CancelAlarm:
+		r->a &= 1;
+		break;
+	}
+}
+
+#define FUZZ_CALLS	300
+#define FUZZ_GARBAGE	100
+
+/*
+ * First FUZZ_CALLS well-formed calls, each answered (the test counts
+ * them); then garbage: any call number with any arguments, which the
+ * hypervisor must answer or refuse by stopping us with a diagnostic (a
+ * VMI call has no error return), never by hurting itself.  A guest that
+ * survives FUZZ_GARBAGE of those calls Shutdown.
+ */
 static void fuzz(uint32_t seed)
 {
-	uint32_t r;
+	struct vmi_regs r;
+	uint32_t init;
 
 	rng = seed * 2654435761u | 1;
-	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
-	for (int i = 0; i < 300; i++) {
-		/* Mostly calls the hypervisor answers (a stop for an
-		 * unimplemented one ends the run early), now and then any. */
+	__asm__ volatile("int $0x82" : "=a"(init) : "D"(VMI_CALL_Init) : "memory");
+	r = (struct vmi_regs){ VMI_CALL_GetGDT, (uint32_t)our_gdtr, 0, 0, 0, 0 };
+	vmi_call(&r);
+	for (int i = 0; i < FUZZ_CALLS; i++) {
+		well_formed(&r);
+		vmi_call(&r);
+	}
+	puts("tguest: fuzz: ");
+	puthex(FUZZ_CALLS);
+	puts(" well-formed calls answered; now garbage\n");
+	for (int i = 0; i < FUZZ_GARBAGE; i++) {
+		/* Mostly calls the hypervisor answers, now and then any
+		 * number (an unimplemented one stops the guest). */
 		static const uint8_t answered[] = {
 			VMI_CALL_CPUID, VMI_CALL_WRMSR, VMI_CALL_RDMSR, VMI_CALL_SetGDT,
 			VMI_CALL_SetIDT, VMI_CALL_SetLDT, VMI_CALL_SetTR, VMI_CALL_GetGDT,
@@ -450,24 +610,22 @@ static void fuzz(uint32_t seed)
 		};
 		uint32_t call = next_random() % 8 ? answered[next_random() % sizeof(answered)]
 						  : next_random() % (NUM_VMI_CALLS + 8);
-		uint32_t a = fuzz_arg(), d = fuzz_arg(), c = fuzz_arg(), b = fuzz_arg(), s = fuzz_arg();
 
-		/* Halt and the shutdowns end a run without telling us
-		 * anything; the fuzz is about surviving garbage. */
+		r = (struct vmi_regs){ call, fuzz_arg(), fuzz_arg(), fuzz_arg(), fuzz_arg(), fuzz_arg() };
+		/* Halt with interrupts off and the shutdowns end a run
+		 * without telling us anything; the fuzz is about garbage. */
 		if (call == VMI_CALL_Halt || call == VMI_CALL_Reboot || call == VMI_CALL_Shutdown)
 			continue;
 		puts("tguest: fuzz call ");
 		puthex(call);
 		puts(" args ");
-		puthex(a);
+		puthex(r.a);
 		putc(' ');
-		puthex(d);
+		puthex(r.d);
 		putc(' ');
-		puthex(c);
+		puthex(r.c);
 		puts("\n");
-		__asm__ volatile("int $0x82"
-				 : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
-				 : "D"(call) : "memory", "cc");
+		vmi_call(&r);
 	}
 	puts("tguest: fuzz survived\n");
 	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
@@ -536,6 +694,14 @@ void tguest_main(const uint8_t *boot_params)
 		test_links();
 	} else if (has_word(cmdline, "tguest=user")) {
 		test_user();
+	} else if (has_word(cmdline, "tguest=trapped")) {
+		uint32_t r, cr0;
+
+		puts("tguest: VMI Init, then 3 x mov %cr0, %eax, then Shutdown\n");
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+		for (int i = 0; i < 3; i++)
+			__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
+		__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 	} else if (has_word(cmdline, "tguest=vmi")) {
 		uint32_t r;
 

@@ -6,7 +6,7 @@ import re
 import time
 
 from vmitest import TestFailure, paths, test
-from hvguest import MARKER, SERIAL_CMDLINE
+from hvguest import MARKER, NATIVE_REBOOT, SERIAL_CMDLINE
 
 # Patterns that capture numbers end in \n so that a half-printed line never matches.
 GUEST_CMDLINE = SERIAL_CMDLINE
@@ -26,6 +26,12 @@ def type_and_check(t, q):
     q.expect(r"typed-42-back", timeout=30)
 
 
+def expect_reboot_exit(t, q):
+    """The guest's reboot ends QEMU (-no-reboot) with status 0."""
+    status = q.wait_exit(timeout=30)
+    t.check(status == NATIVE_REBOOT, f"exit status {status}, expected {NATIVE_REBOOT} (the guest's reboot)")
+
+
 def run_sanity(t, q):
     q.expect(MARKER, timeout=120)
     m = q.expect(r"SANITY forks=(\d+) execs_ok=(\d+)\n", timeout=120)
@@ -36,7 +42,7 @@ def run_sanity(t, q):
     t.check(m.group(1) == "1024" and m.group(2) == "1", f"mmap: {m.group(0)}")
     q.expect(r"SANITY result=PASS", timeout=30)
     q.expect(r"VMITEST-DONE name=sanity rc=0", timeout=30)
-    q.wait_exit(timeout=30)
+    expect_reboot_exit(t, q)
 
 
 @test("native-iso-boot-shell")
@@ -51,7 +57,7 @@ def native_iso_boot_shell(t):
     t.note(f"QEMU start to init marker through GRUB: {q.elapsed():.1f}s")
     type_and_check(t, q)
     q.send("reboot -f\n")
-    q.wait_exit(timeout=30)
+    expect_reboot_exit(t, q)
 
 
 def timed_sanity(t, q, label):
@@ -80,7 +86,7 @@ def native_unknown_test(t):
     q = boot_direct(t, "vmitest=no-such-test")
     q.expect(r"vmitest: no test program /tests/no-such-test", timeout=120)
     q.expect(r"VMITEST-DONE name=no-such-test rc=127", timeout=30)
-    q.wait_exit(timeout=30)
+    expect_reboot_exit(t, q)
 
 
 def expect_clear_failure(t, q, must_mention, within):

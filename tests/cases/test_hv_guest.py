@@ -16,9 +16,9 @@ prints statistics (the tick count grows), 'q' exits with status 13
 import os
 import re
 
-from vmitest import TestFailure, paths, test
-from hvguest import (GUEST_FATAL, GUEST_REBOOT, GUEST_SHUTDOWN, MARKER, REGS,
-                     stays_responsive)
+from vmitest import FATAL_PATTERNS, TestFailure, paths, test
+from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
+                     HV_FAULT_STOPS, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
@@ -62,7 +62,14 @@ def tguest_unsupported(t):
 def tguest_triple_fault(t):
     """IDT limit 0 then ud2: #UD, #GP and #DF all fail to deliver."""
     q = tguest(t, "triple")
-    q.expect(r"vmi-hv: guest stopped: triple fault[^\n]*", timeout=30)
+    q.expect(r"tguest: IDT limit 0, then ud2")
+    # The delivery chain, each step named: #UD (6) beyond the limit
+    # raises #GP (13), which cannot be delivered either, nor the #DF.
+    want = (r"triple fault: vector 6, then 13 \(beyond the IDT limit\), "
+            r"then the double fault \(beyond the IDT limit\)")
+    m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=30)
+    t.check(re.fullmatch(want, m.group(1)), f"guest stopped: {m.group(1)}; expected /{want}/")
+    q.expect(r"vmi-hv: at guest eip 0011:001[0-9a-f]{5}\n")
     q.expect(REGS)
     stays_responsive(t, q)
 
@@ -100,6 +107,23 @@ def tguest_vmi_init(t):
     q.expect(r"vmi-hv: guest stopped: unimplemented VMI call 84 \(WallclockUpdated\)", timeout=30)
     q.expect(REGS)
     stays_responsive(t, q)
+
+
+@test("hv-tguest-trapped-after-activation")
+def tguest_trapped_after_activation(t):
+    """The counter hv-guest-sanity-vs-native expects to be 0 counts: after
+    VMI Init the test guest runs three privileged instructions (mov from
+    cr0, emulated, not a stop) and shuts down; the hypervisor reports
+    exactly 3 trapped after activation."""
+    q = tguest(t, "trapped")
+    q.expect(r"tguest: VMI Init, then 3 x mov %cr0, %eax, then Shutdown")
+    q.expect(r"vmi-hv: guest activated VMI", timeout=30)
+    q.expect(r"vmi-hv: guest shutdown: the guest called Shutdown\n", timeout=30)
+    m = q.expect(r"vmi-hv: privileged instructions trapped after activation: (\d+)\n", timeout=30)
+    t.note(m.group(0).strip())
+    t.check(m.group(1) == "3", f"privileged instructions trapped after activation: {m.group(1)}, expected 3")
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
 
 
 def guest_end(t, q):
@@ -201,7 +225,8 @@ def guest_sanity_vs_native(t):
     t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
     native_s = native.elapsed()
     native_out = sanity_lines(t, native)
-    native.wait_exit(timeout=60)
+    status = native.wait_exit(timeout=60)
+    t.check(status == NATIVE_REBOOT, f"native guest: exit status {status}, expected {NATIVE_REBOOT} (its reboot)")
 
     module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=GUEST_FATAL)
@@ -248,24 +273,33 @@ def tguest_unknown_port(t):
 
 
 FUZZ_SEEDS = range(1, 33)
-# The hypervisor hurt: its own exception or double fault, an internal
-# error (exit codes 3, 4, 5), a panic.  (A reset ends QEMU: -no-reboot.)
-HV_BROKEN = [r"vmi-hv: fatal[^\n]*", r"vmi-hv: stopped \(exit code [345]\)[^\n]*",
-             r"vmi-hv: CPU exception[^\n]* in the hypervisor[^\n]*", r"vmi-hv: PANIC[^\n]*"]
+# hv/test-guests/tguest.c: the well-formed calls each run makes before the
+# garbage (all must be answered), and the calls it makes before them (Init
+# and a GetGDT).
+FUZZ_WELL_FORMED = 300
+FUZZ_SETUP_CALLS = 2
+# The hypervisor hurt: its own exception, double fault or panic, or a stop
+# reason that blames the hypervisor.  (A reset ends QEMU: -no-reboot.)
+HV_BROKEN = [*FATAL_PATTERNS, *(r"vmi-hv: guest stopped: " + r + r"[^\n]*" for r in HV_FAULT_STOPS)]
+# At least this many VMI calls per run, and in all (Init, GetGDT, the
+# well-formed calls, then at least one garbage call).
+FUZZ_MIN_CALLS = FUZZ_SETUP_CALLS + FUZZ_WELL_FORMED + 1
+COUNTERS = r"vmi-hv: counters: \d+ exits, \d+ emulated instructions, [^\n]*?(\d+) hypercalls"
 
 
 def fuzz_one(t, seed):
-    """One fuzz run; returns a short description of how it ended."""
+    """One fuzz run; returns (VMI calls the hypervisor counted, how it ended)."""
     q = tguest(t, f"fuzz:{seed}")
     q.fatal = HV_BROKEN
+    q.expect(r"tguest: fuzz: %08x well-formed calls answered; now garbage\n" % FUZZ_WELL_FORMED,
+             timeout=60, fatal=HV_BROKEN + [GUEST_STOPPED_LINE])
     try:
-        m = q.expect(r"vmi-hv: guest stopped: ([^\n]*)\n|tguest: fuzz survived|vmi-hv: guest shutdown",
-                     timeout=30)
+        m = q.expect(GUEST_STOPPED_LINE + r"\n|tguest: fuzz survived|vmi-hv: guest shutdown", timeout=30)
     except TestFailure as e:
         if "timeout" not in str(e):
             raise           # the hypervisor hurt, or QEMU gone: the test fails
         m = None
-    calls = q.output.count("tguest: fuzz call ")
+    garbage = q.output.count("tguest: fuzz call ")
     if m is None:
         # Still running (garbage code spinning, say): the hypervisor must
         # still answer its escape and stop the guest.
@@ -278,29 +312,45 @@ def fuzz_one(t, seed):
         # Survived every call (then called Shutdown), or shut down itself.
         if not m.group(0).startswith("vmi-hv: guest shutdown"):
             q.expect(r"vmi-hv: guest shutdown", timeout=30)
+        calls = int(q.expect(COUNTERS, timeout=30).group(1))
         status = q.wait_exit(timeout=30)
         t.check(status == GUEST_SHUTDOWN,
                 f"seed {seed}: exit status {status} after shutdown, expected {GUEST_SHUTDOWN}")
-        return f"{calls} calls, then shut down"
+        return calls, f"{garbage} garbage calls, then shut down"
     else:
-        how = "stopped: " + m.group(1)[:80]
+        reason = m.group(1)
+        for bad in HV_FAULT_STOPS:
+            t.check(not re.match(bad, reason), f"seed {seed}: the hypervisor failed: guest stopped: {reason}")
+        t.check(any(re.match(ok, reason) for ok in GUEST_FAULT_STOPS),
+                f"seed {seed}: guest stopped for a reason not known to blame the guest "
+                f"(classify it in hvguest.GUEST_FAULT_STOPS or fix the hypervisor): {reason}")
+        how = "stopped: " + reason[:80]
     q.expect(REGS, timeout=30)
     q.expect(r"last VMI call: ", timeout=30)
+    calls = int(q.expect(COUNTERS, timeout=30).group(1))
     stays_responsive(t, q)
-    return f"{calls} calls, then {how}"
+    return calls, f"{garbage} garbage calls, then {how}"
 
 
 @test("hv-tguest-vmi-fuzz")
 def tguest_vmi_fuzz(t):
-    """Garbage VMI calls (random call numbers and arguments after Init,
-    seeds 1-32): each run ends with the guest stopped with a diagnostic,
-    shut down, or still running and stoppable; never with the hypervisor
-    hurt (an exception or internal error in it, a reset)."""
-    outcomes = {}
+    """VMI calls from the test guest (seeds 1-32): Init, 300 well-formed
+    calls with random arguments (each must be answered), then garbage
+    (random call numbers and arguments).  Each run ends with the guest
+    stopped for a reason that blames the guest, shut down, or still running
+    and stoppable; never with the hypervisor hurt (an exception, a panic,
+    a stop reason that names a hypervisor fault, a reset).  The
+    hypervisor's own count of VMI calls must show every run made them."""
+    total = 0
     for seed in FUZZ_SEEDS:
-        outcomes[seed] = fuzz_one(t, seed)
-    for seed, how in outcomes.items():
-        t.note(f"seed {seed}: {how}")
+        calls, how = fuzz_one(t, seed)
+        t.note(f"seed {seed}: {calls} VMI calls, {how}")
+        t.check(calls >= FUZZ_MIN_CALLS,
+                f"seed {seed}: the hypervisor counted {calls} VMI calls, expected at least {FUZZ_MIN_CALLS}")
+        total += calls
+    t.note(f"{total} VMI calls in {len(FUZZ_SEEDS)} runs")
+    t.check(total >= FUZZ_MIN_CALLS * len(FUZZ_SEEDS),
+            f"{total} VMI calls in all, expected at least {FUZZ_MIN_CALLS * len(FUZZ_SEEDS)}")
 
 
 def write_is_stopped(t, what, announced, reason):

@@ -14,12 +14,11 @@ prints statistics (the tick count grows), 'q' exits with status 13
 import os
 import re
 
-from vmitest import paths, test
+from vmitest import FATAL_PATTERNS, paths, test
 from hvguest import GUEST_REBOOT, MARKER, REGS, stays_responsive
 
 # Fatal for every test here: the guest dying its own way instead.
-FATAL = [r"Kernel panic - not syncing[^\n]*", r"vmi-hv: fatal[^\n]*",
-         r"BUG: [^\n]*", r"Oops: [^\n]*",
+FATAL = [*FATAL_PATTERNS, r"BUG: [^\n]*", r"Oops: [^\n]*",
          r"vmi_selftest: [^\n]*the hypervisor let the guest go on"]
 
 

@@ -9,6 +9,9 @@ from vmitest import paths, test
 
 TREE = os.path.join(paths.BUILD, "guest", "linux")
 PATCHES = os.path.join(paths.ROOT, "guest", "patches")
+# Seconds per patch; the largest takes a few.  A hung checkpatch (perl
+# waiting on something) fails the test instead of stopping the run.
+CHECKPATCH_TIMEOUT = 120
 
 
 @test("guest-patches-checkpatch")
@@ -21,9 +24,14 @@ def guest_patches_checkpatch(t):
     bad = []
     for name in series:
         # Run inside the kernel tree: checkpatch then reads the file as a patch.
-        r = subprocess.run(["perl", checkpatch, "--no-tree",
-                            os.path.join(PATCHES, name)],
-                           cwd=TREE, capture_output=True, text=True)
+        try:
+            r = subprocess.run(["perl", checkpatch, "--no-tree",
+                                os.path.join(PATCHES, name)],
+                               cwd=TREE, capture_output=True, text=True,
+                               timeout=CHECKPATCH_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            bad.append(f"{name}: checkpatch did not finish in {CHECKPATCH_TIMEOUT}s")
+            continue
         m = re.search(r"total: (\d+) errors, (\d+) warnings", r.stdout)
         if not m:
             bad.append(f"{name}: no checkpatch summary ({r.stdout[-200:]!r})")
