@@ -114,7 +114,9 @@ def host_deep_checkout_path(t):
     """A clone of this commit 300 characters deep builds its unit tests and
     passes them (absolute paths are baked into the binaries, and command
     lines must not be cut)."""
-    if not os.path.isdir(os.path.join(paths.ROOT, ".git")):
+    # .git is a directory in a clone and a file in a worktree: ask git.
+    if subprocess.run(["git", "-C", paths.ROOT, "rev-parse", "--git-dir"],
+                      capture_output=True).returncode != 0:
         t.skip("not a git checkout: nothing to clone")
     head = subprocess.run(["git", "-C", paths.ROOT, "rev-parse", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
