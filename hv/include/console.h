@@ -40,7 +40,7 @@ unsigned serial_rx_count(void);
 void serial_irq(void);
 
 /* Console input: what arrives on COM1 and what is typed on the PS/2
- * keyboard (hv/kbd.c), one stream; -1 if nothing is waiting.  One person
+ * keyboard (hv/drivers/kbd.c), one stream; -1 if nothing is waiting.  One person
  * types, so the two are not interleaved byte by byte: COM1's bytes first. */
 int console_getc(void);
 /* Sleep until source() (serial_getc, console_getc) has a byte; returns it
@@ -51,7 +51,7 @@ int console_wait_char(int (*source)(void));
  * to the real COM1 as they are, and rendered on the VGA text screen. */
 void console_guest_putc(char c);
 
-/* VGA text mode (hv/vga.c, rendering by hv/vterm.c).  Hypervisor messages
+/* VGA text mode (hv/drivers/vga.c, rendering by hv/drivers/vterm.c).  Hypervisor messages
  * and the guest's output share the screen in different colours. */
 #define VGA_ATTR_GUEST 0x07	/* light grey: the guest's console output */
 #define VGA_ATTR_HV    0x0b	/* light cyan: the hypervisor's messages */

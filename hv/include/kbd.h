@@ -1,4 +1,4 @@
-/* kbd.h - the PS/2 keyboard on the machine's i8042 controller (hv/kbd.c):
+/* kbd.h - the PS/2 keyboard on the machine's i8042 controller (hv/drivers/kbd.c):
  * console input from the VGA window's side, next to COM1. */
 #ifndef VMI_HV_KBD_H
 #define VMI_HV_KBD_H

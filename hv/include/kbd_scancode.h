@@ -1,8 +1,8 @@
 /*
  * kbd_scancode.h - PS/2 scancode set 1 to the bytes a terminal would send
- * (hv/kbd_scancode.c, pure: unit-tested on the host).
+ * (hv/drivers/kbd_scancode.c, pure: unit-tested on the host).
  *
- * The keyboard driver (hv/kbd.c) feeds every byte the controller hands it,
+ * The keyboard driver (hv/drivers/kbd.c) feeds every byte the controller hands it,
  * makes and breaks alike; the translator keeps the modifier state and
  * answers with 0 to KBD_MAX_BYTES bytes for the guest's console: ASCII
  * (US layout), CR for Enter, DEL for Backspace, Ctrl-letter as its control

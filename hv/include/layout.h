@@ -67,7 +67,7 @@
 /* Physical load address of the hypervisor image (multiboot, 1 MiB). */
 #define HV_LOAD_PHYS            0x00100000
 
-/* Guest-physical layout built by the loader (hv/guest_layout.c). */
+/* Guest-physical layout built by the loader (hv/loader/guest_layout.c). */
 #define GUEST_BOOT_PARAMS_GPA   0x00010000  /* Linux boot_params, "zero page" */
 #define GUEST_CMDLINE_GPA       0x00011000  /* guest command line, NUL-ended */
 #define GUEST_CMDLINE_MAX       0x00001000

@@ -6,7 +6,7 @@
  * editing move the cursor and erase with "ESC [ ... letter").  To show it
  * on the VGA text screen we must render it as a terminal would, and not
  * draw the escape sequences as garbage.  This file is pure (no hardware,
- * no libc): hv/vga.c runs it on the real 0xB8000 buffer, and
+ * no libc): hv/drivers/vga.c runs it on the real 0xB8000 buffer, and
  * tests/unit/test_vterm.c on a fake 80x25 array.
  *
  * A cell is a VGA text cell: character in the low byte, attribute (colour)

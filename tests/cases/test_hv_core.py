@@ -145,7 +145,7 @@ def hv_serial_input_irq(t):
     t.require(paths.BZIMAGE, paths.INITRD)
     q = hv(t, guest_modules(), append="after_load=idle")
     q.expect(r"idle: type on the serial console", timeout=60)
-    # The hypervisor's own count of IRQ4 interrupts (hv/traps.c) must grow
+    # The hypervisor's own count of IRQ4 interrupts (hv/arch/traps.c) must grow
     # with each byte: the bytes came by interrupt, not by polling.
     irqs = []
     for ch in "xq":

@@ -1,13 +1,13 @@
 """The QEMU window works like a console (issue 22).
 
-The hypervisor drives the PS/2 keyboard (hv/kbd.c, IRQ 1): what is typed
+The hypervisor drives the PS/2 keyboard (hv/drivers/kbd.c, IRQ 1): what is typed
 in the window is console input like COM1's, so it reaches the guest's shell
 through the virtual UART and Ctrl-] s/q work from it.  The keys are typed
 with QEMU's monitor (`sendkey`), the screen read back as test_hv_vga.py does.
 A machine without an i8042 (QEMU `-machine pc,i8042=off`) has no keyboard:
 the hypervisor says so once and the serial console works alone.  The guest
 never reaches the real controller: its port 0x60 reads 0xff and 0x64 reads
-0x01 (hv/vcpu_io.c says why), so the guest's i8042 driver finds no
+0x01 (hv/vcpu/vcpu_io.c says why), so the guest's i8042 driver finds no
 controller, quietly.
 """
 

@@ -24,7 +24,7 @@ GUEST_STOPPED_LINE = r"vmi-hv: guest stopped: ([^\n]*)"
 GUEST_FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE]
 
 # Stop reasons (the text after "vmi-hv: guest stopped: ") that blame the
-# hypervisor, not the guest: hv/vcpu.c stops the guest with these when the
+# hypervisor, not the guest: hv/vcpu/vcpu.c stops the guest with these when the
 # hypervisor itself went wrong.  A test that provokes a guest stop must
 # fail on these.
 HV_FAULT_STOPS = [

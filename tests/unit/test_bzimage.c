@@ -1,4 +1,4 @@
-/* Unit tests for bzImage validation (hv/bzimage.c). */
+/* Unit tests for bzImage validation (hv/loader/bzimage.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

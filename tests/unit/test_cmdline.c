@@ -1,4 +1,4 @@
-/* Unit tests for the hypervisor command line (hv/cmdline.c). */
+/* Unit tests for the hypervisor command line (hv/loader/cmdline.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for the guest e820 map (hv/guest_layout.c: e820_build). */
+/* Unit tests for the guest e820 map (hv/loader/guest_layout.c: e820_build). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for guest placement and the zero page (hv/guest_layout.c). */
+/* Unit tests for guest placement and the zero page (hv/loader/guest_layout.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* Unit tests for the hypervisor's check of the embedded VMI ROM
- * (hv/vrom_check.c). */
+ * (hv/loader/vrom_check.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

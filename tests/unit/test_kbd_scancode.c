@@ -1,5 +1,5 @@
 /* test_kbd_scancode.c - PS/2 scancode set 1 to terminal bytes
- * (hv/kbd_scancode.c): what the keyboard types must be what a terminal on
+ * (hv/drivers/kbd_scancode.c): what the keyboard types must be what a terminal on
  * the serial console would send for the same keys. */
 #include <stdarg.h>
 #include <stddef.h>

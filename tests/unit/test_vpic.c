@@ -1,4 +1,4 @@
-/* test_vpic.c - the guest's virtual 8259A pair (hv/vpic.c) as Linux's
+/* test_vpic.c - the guest's virtual 8259A pair (hv/dev/vpic.c) as Linux's
  * i8259 driver programs and uses it. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_vterm.c - the terminal emulator behind the VGA screen (hv/vterm.c),
+/* test_vterm.c - the terminal emulator behind the VGA screen (hv/drivers/vterm.c),
  * on a fake 80x25 cell buffer: what a Linux boot and busybox's shell send
  * to their console must look as it would on a terminal. */
 #include <stdarg.h>

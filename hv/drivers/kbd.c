@@ -3,7 +3,7 @@
  *
  * The keyboard is the hypervisor's, like COM1: what is typed in the VGA
  * window becomes console input, the same bytes a terminal on COM1 would
- * send (hv/kbd_scancode.c does the translation), and goes where serial
+ * send (hv/drivers/kbd_scancode.c does the translation), and goes where serial
  * input goes: the Ctrl-] commands, else the guest's virtual UART (vcpu.c).
  * The guest never reaches this controller (vcpu_io.c shows it none).
  *

@@ -2,7 +2,7 @@
  * vga.c - the VGA text screen (80x25 at 0xB8000, identity-mapped), shared
  * by the hypervisor's messages and the guest's console output.
  *
- * The rendering is hv/vterm.c's (a small terminal emulator; see there for
+ * The rendering is hv/drivers/vterm.c's (a small terminal emulator; see there for
  * why).  This file is only the hardware around it: the cell buffer, the
  * hardware cursor, and the two colours that tell the writers apart on one
  * screen: the guest's output in light grey (0x07, which its own SGR

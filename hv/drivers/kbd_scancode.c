@@ -1,7 +1,7 @@
 /*
  * kbd_scancode.c - PS/2 scancode set 1 to terminal bytes, US layout.
  *
- * Set 1 is what a PC's i8042 delivers with translation on (hv/kbd.c turns
+ * Set 1 is what a PC's i8042 delivers with translation on (hv/drivers/kbd.c turns
  * it on): one byte per key event, the key's "make" code on press and the
  * same code with bit 7 set ("break") on release; holding a key repeats its
  * make code.  Keys added after the XT keyboard (the grey cursor block,
