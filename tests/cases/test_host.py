@@ -150,3 +150,17 @@ def host_deep_checkout_path(t):
             f"unit tests at depth {len(deep)}: {m.group(0).strip() if m else out[-300:]}")
     t.note(f"checkout {len(deep)} characters deep: {m.group(0).strip()}")
     shutil.rmtree(os.path.join(t.tmpdir, "deeply-nested-directory-level"), ignore_errors=True)
+
+
+@test("host-qemu-missing")
+def host_qemu_missing(t):
+    """Without qemu-system-i386 on PATH a QEMU test fails at once with what
+    to install, not with a Python traceback."""
+    code = ("import sys; sys.path.insert(0, %r); import vmitest\n"
+            "try:\n    vmitest.Qemu([], %r)\nexcept vmitest.TestFailure as e:\n    print('FAILURE:', e)\n"
+            % (os.path.join(paths.ROOT, "tests", "lib"), os.path.join(t.tmpdir, "q.log")))
+    os.makedirs(t.tmpdir, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PATH=os.path.join(t.tmpdir, "empty-path")))
+    t.check(re.search(r"FAILURE: qemu-system-i386 is not installed: run 'make deps'", proc.stdout),
+            f"unclear: {proc.stdout.strip()} {proc.stderr.strip()[-300:]}")

@@ -170,8 +170,13 @@ class Qemu:
         self.log = open(log_path, "w", errors="replace")
         self.log.write("# " + " ".join(self.cmd) + "\n")
         self.log.flush()
-        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except FileNotFoundError:
+            self.log.close()
+            raise TestFailure("qemu-system-i386 is not installed: run 'make deps' as root "
+                              "(Debian package qemu-system-x86)")
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
