@@ -12,10 +12,9 @@ controller, quietly.
 """
 
 import re
-import time
 
 from vmitest import TestFailure, paths, test
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
 
 KBD_READY = r"vmi-hv: PS/2 keyboard on IRQ 1 \(US layout\)"
 NO_KBD = r"vmi-hv: no PS/2 keyboard \([^\n]*\): console input on the serial port only"
@@ -59,17 +58,6 @@ def save_screen(t, q, what):
     with open(t.log_path[:-4] + f".screen-{what}.txt", "w") as f:
         f.write(show(lines) + "\n")
     return lines
-
-
-def quiet_console(q, timeout=60):
-    """Wait for the kernel's last message of a boot, the TSC clocksource
-    that a delayed work registers about a second after start: it may come
-    after the prompt, and must not land in the middle of a typed line."""
-    deadline = time.monotonic() + timeout
-    while "clocksource: tsc: mask:" not in q.output:
-        if time.monotonic() > deadline:
-            raise TestFailure("the kernel never registered the TSC clocksource")
-        time.sleep(0.2)
 
 
 @test("hv-keyboard-iso")

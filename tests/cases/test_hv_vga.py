@@ -11,7 +11,7 @@ see Qemu.vga_screen() in tests/lib/vmitest.py.
 """
 
 from vmitest import paths, test
-from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER
+from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, quiet_console
 
 ATTR_GUEST = 0x07
 ATTR_HV = 0x0b
@@ -57,6 +57,7 @@ def vga_guest_console(t):
     t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
     t.note(f"QEMU start to init marker under vmi-hv with the guest console on VGA: {q.elapsed():.1f}s")
     q.expect(r"vmi-guest# ", timeout=60)
+    quiet_console(q)
     q.send("echo vga-$((6*7))-check\n")
     q.expect(r"\nvga-42-check\n", timeout=60)
     q.expect(r"vmi-guest# ", timeout=60)

@@ -7,8 +7,9 @@ init), and the hypervisor's exit codes, read from hv/include/exit_codes.h
 
 import os
 import re
+import time
 
-from vmitest import FATAL_PATTERNS, paths
+from vmitest import FATAL_PATTERNS, TestFailure, paths
 
 # guest/initramfs/init
 MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
@@ -101,3 +102,15 @@ def stays_responsive(t, q):
              timeout=20)
     status = q.wait_exit(timeout=30)
     t.check(status == GUEST_STOPPED, f"exit status {status}, expected {GUEST_STOPPED}")
+
+
+def quiet_console(q, timeout=60):
+    """Wait for the kernel's last message of a boot under vmi-hv, the TSC
+    clocksource that a delayed work registers about a second after start:
+    it may come after the prompt, and must not land in the middle of a
+    typed line (a test reading that line back from the screen would fail)."""
+    deadline = time.monotonic() + timeout
+    while "clocksource: tsc: mask:" not in q.output:
+        if time.monotonic() > deadline:
+            raise TestFailure("the kernel never registered the TSC clocksource")
+        time.sleep(0.2)
