@@ -58,6 +58,8 @@ def vga_guest_console(t):
     t.note(f"QEMU start to init marker under vmi-hv with the guest console on VGA: {q.elapsed():.1f}s")
     q.expect(r"vmi-guest# ", timeout=60)
     quiet_console(q)
+    q.send("\n")                      # a fresh prompt below the kernel's line
+    q.expect(r"vmi-guest# ", timeout=60)
     q.send("echo vga-$((6*7))-check\n")
     q.expect(r"\nvga-42-check\n", timeout=60)
     q.expect(r"vmi-guest# ", timeout=60)
