@@ -98,3 +98,47 @@ def debug_gdb_hypervisor_and_guest(t):
         except ProcessLookupError:
             pass
         make.wait()
+
+
+def start_make(t, target, port, suffix):
+    """`make TARGET GDB_PORT=port` in its own session, its output in a log."""
+    log = t.log_path[:-4] + f".{suffix}.log"
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
+    with open(log, "w") as out:
+        proc = subprocess.Popen(["make", "-s", "--no-print-directory", target, f"GDB_PORT={port}"],
+                                cwd=paths.ROOT, stdin=subprocess.PIPE, stdout=out,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    return proc, log
+
+
+def stop_make(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+@test("debug-gdb-native")
+def debug_gdb_native(t):
+    """make debug-native: the same bzImage without the hypervisor; gdb stops
+    in start_kernel with a symbolic backtrace."""
+    t.require(paths.BZIMAGE, paths.INITRD, os.path.join(paths.BUILD, "guest", "vmlinux"))
+    port = free_port()
+    make, log = start_make(t, "debug-native", port, "make")
+    try:
+        m = wait_for(r"\n\s+(gdb -x \S+ -ex 'target remote :%d')\n" % port, log, make, 300)
+        t.check(m, "make debug-native printed no gdb command to attach with")
+        attach = shlex.split(m.group(1))
+        cmd = attach[:1] + ["-nx", "-batch"] + attach[1:]
+        for line in ["vmihv-break-guest start_kernel", "continue", "bt", "kill"]:
+            cmd += ["-ex", line]
+        gdb = subprocess.run(cmd, cwd=paths.ROOT, capture_output=True, text=True, timeout=150)
+        out = gdb.stdout + gdb.stderr
+        with open(t.log_path, "a") as f:
+            f.write("# " + " ".join(shlex.quote(c) for c in cmd) + "\n" + out)
+        t.check(re.search(r"Breakpoint 1, start_kernel \(\) at \S*init/main\.c", out),
+                f"no stop in start_kernel: {out[-500:]}")
+        t.check(re.search(r"#1\s+0x[0-9a-f]+ in \w+", out), "no backtrace beyond start_kernel")
+    finally:
+        stop_make(make)
