@@ -127,7 +127,7 @@ bench: iso bench-initrd
 	@python3 tests/run.py --bench $(TESTARGS)
 
 # The same bzImage, benchmark initrd and command line natively and under
-# vmi-hv, 3 boots each: ratio table, build/compare/*.csv and compare.svg
+# vmi-hv, 5 boots each: ratio table, build/compare/*.csv and compare.svg
 # (docs/COMPARE.md).  COMPAREARGS="--reps 5" and so on: tests/compare.py --help.
 compare: guest hv bench-initrd
 	@python3 tests/compare.py $(COMPAREARGS)

@@ -20,7 +20,7 @@ from vmitest import TestFailure, paths  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=3, help="boots per mode (default 3)")
+    ap.add_argument("--reps", type=int, default=5, help="boots per mode (default 5)")
     ap.add_argument("--ms", type=int, default=300, help="time per micro test in ms (default 300)")
     ap.add_argument("--scale", type=int, default=4, help="size of the macro workloads (default 4)")
     ap.add_argument("--out", default=os.path.join(paths.BUILD, "compare"), help="output directory")
