@@ -26,6 +26,7 @@ JOBS    ?= $(shell nproc)
 
 BZIMAGE := $(GUEST)/bzImage
 INITRD  := $(GUEST)/initrd.img
+BENCH_INITRD := $(GUEST)/bench-initrd.img
 HV_ELF  := $(BUILD)/hv/vmi-hv.elf
 VROM    := $(BUILD)/vrom/vmi.rom
 EXEC32_PROBE := $(BUILD)/tests/exec32-probe
@@ -40,13 +41,15 @@ GUEST_INPUTS  := guest/patches/series $(wildcard guest/patches/*.patch) \
 INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/*.c) \
 		 scripts/build-initrd.sh
 ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
+BENCH_INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/bench/*) \
+		 scripts/build-bench-initrd.sh scripts/bench-rt-tests.sh
 
 # Serial console (and QEMU monitor, Ctrl-A C) on the terminal; a VGA window only
 # when there is a display to put it on.
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd iso hv vrom unit run debug debug-native test bench clean distclean
+.PHONY: all deps guest initrd bench-initrd iso hv vrom unit run debug debug-native test bench compare clean distclean
 all: iso
 
 deps:
@@ -60,6 +63,13 @@ $(BZIMAGE): $(GUEST_INPUTS)
 
 $(INITRD): $(INITRD_INPUTS)
 	@scripts/build-initrd.sh $(GUEST)
+
+# The benchmark initramfs of `make compare` (microbench, hackbench,
+# cyclictest and their i386 libraries), apart so that the normal one stays small.
+bench-initrd: deps $(BENCH_INITRD)
+
+$(BENCH_INITRD): $(BENCH_INITRD_INPUTS)
+	@scripts/build-bench-initrd.sh $(GUEST)
 
 vrom: deps
 	@if [ -f vrom/Makefile ]; then $(MAKE) --no-print-directory -C vrom $(call SUBARGS,vrom) all; fi
@@ -107,13 +117,20 @@ debug-native: guest initrd
 	@echo "then e.g. 'vmihv-break-guest start_kernel', 'continue'. Quit QEMU with Ctrl-A X."
 	$(QEMU_DEBUG) -kernel $(BZIMAGE) -initrd $(INITRD) -append "console=ttyS0,115200"
 
-test: iso unit
+test: iso unit bench-initrd
 	@python3 tests/run.py $(TESTARGS)
 
 # The benchmarks only: the same bzImage natively and under vmi-hv, and the
-# hypervisor with and without its fast paths, side by side in one run.
-bench: iso
+# hypervisor with and without its fast paths, side by side in one run; this
+# includes compare-native-vs-hv, a short `make compare`.
+bench: iso bench-initrd
 	@python3 tests/run.py --bench $(TESTARGS)
+
+# The same bzImage, benchmark initrd and command line natively and under
+# vmi-hv, 5 boots each: ratio table, build/compare/*.csv and compare.svg
+# (docs/COMPARE.md).  COMPAREARGS="--reps 5" and so on: tests/compare.py --help.
+compare: guest hv bench-initrd
+	@python3 tests/compare.py $(COMPAREARGS)
 
 clean:
 	rm -rf $(BUILD)/hv $(BUILD)/vrom $(BUILD)/include $(BUILD)/tests $(ISO) test-logs

@@ -10,6 +10,7 @@ packages=(
 	linux-source bc flex bison libelf-dev libssl-dev cpio xz-utils
 	libcmocka-dev
 	busybox-static:i386
+	gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,90 @@
+"""`make compare` in small (issue 16, item 1): the same bzImage, benchmark
+initrd and command line, natively and under vmi-hv, one boot each with
+short micro tests and small macro workloads.
+
+The test checks the mechanism, never a time: the table, the CSV files and
+the plot exist and parse; every micro test produced a figure in both
+modes; under vmi-hv the hypervisor's counters were read around every timed
+part (and natively they were not); both kernels saw the same command line.
+The figures are printed (make compare prints them from longer runs).
+"""
+
+import csv
+import os
+import xml.etree.ElementTree as ET
+
+import compare_run
+import compare_stats
+from vmitest import LOGDIR, paths, test
+
+REPS, BENCH_MS, SCALE = 1, 100, 1
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@test("compare-native-vs-hv", bench=True)
+def compare_native_vs_hv(t):
+    t.require(paths.BZIMAGE, paths.HV_ELF, compare_run.BENCH_INITRD)
+    outdir = os.path.join(LOGDIR, "compare-native-vs-hv.out")
+    result = compare_run.run(outdir, REPS, BENCH_MS, SCALE, log=t.note)
+    for line in result["table"]:
+        t.note(line)
+    files = result["paths"]
+
+    # Every boot: the same command line as the kernel saw it, and every
+    # micro test's figure; counters around each window under vmi-hv only.
+    for b in result["boots"]:
+        t.check(b["kernel_cmdline"] == result["cmdline"],
+                f"{b['mode']} kernel command line {b['kernel_cmdline']!r}, expected {result['cmdline']!r}")
+        missing = [n for n in compare_stats.MICRO + [compare_stats.CALIBRATION] if n not in b["tests"]]
+        t.check(not missing, f"{b['mode']} boot: no figure for {missing} "
+                             f"(failures: {b['failures']}; log {b['log']})")
+        for name in compare_stats.MICRO:
+            fig = b["tests"][name]
+            t.check(fig["ops"] > 0 and fig["ns"] > 0, f"{b['mode']} {name}: {fig}")
+            if b["mode"] == "hv":
+                t.check(fig.get("exits", 0) > 0 and fig.get("hypercalls", 0) > 0,
+                        f"vmi-hv {name}: the counters did not move across its window: {fig}")
+            else:
+                t.check("exits" not in fig, f"native {name}: hypervisor counters in a native boot")
+
+    # The CSV: one row per test, medians in both modes for every micro test.
+    rows = {r["test"]: r for r in read_csv(files["csv"])}
+    for name in compare_stats.MICRO:
+        r = rows.get(name)
+        t.check(r is not None, f"{files['csv']} has no row {name}")
+        for col in ("native_median", "hv_median", "ratio", "hv_exits_per_op", "hv_vmi_calls_per_op"):
+            try:
+                float(r[col])
+            except ValueError:
+                t.fail(f"{files['csv']}: {name}.{col} is {r[col]!r}, not a number")
+        t.check(r["native_runs"] == r["hv_runs"] == str(REPS), f"{name}: runs {r['native_runs']}/{r['hv_runs']}")
+    t.check(float(rows["boot_to_init"]["ratio"]) > 0, f"boot_to_init: {rows['boot_to_init']}")
+    runs = read_csv(files["runs"])
+    t.check(len(runs) >= 2 * REPS * len(compare_stats.MICRO), f"{files['runs']}: {len(runs)} rows")
+
+    # The table names every test; the boot timeline has events in both boots.
+    with open(files["table"]) as f:
+        text = f.read()
+    for name, *_ in compare_stats.ROWS:
+        t.check(f"\n{name} " in text, f"{files['table']} has no line for {name}")
+    events = read_csv(files["boot"])
+    both = [e for e in events if e["native_s"] not in ("", "None") and e["hv_s"] not in ("", "None")]
+    t.check(len(both) >= 3, f"{files['boot']}: only {len(both)} boot events with times in both boots")
+
+    # hackbench runs from the initramfs unless its packages could not be had.
+    for b in result["boots"]:
+        t.check("hackbench" in b["tests"] or "hackbench" in b["failures"],
+                f"{b['mode']}: hackbench neither ran nor said why")
+        for name, why in b["failures"].items():
+            t.note(f"{b['mode']}: {name} not run: {why}")
+
+    # The plot: gnuplot's SVG, both panels drawn.
+    root = ET.parse(files["plot"]).getroot()
+    t.check(root.tag.endswith("svg"), f"{files['plot']} is not an SVG (root {root.tag})")
+    svg_text = ET.tostring(root, encoding="unicode")
+    for label in ("null_syscall", "init marker"):
+        t.check(label in svg_text, f"{files['plot']} does not show {label!r}")

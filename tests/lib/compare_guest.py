@@ -1,0 +1,144 @@
+"""One boot of `make compare`: the benchmark initramfs, natively or under
+vmi-hv, with the same bzImage, initrd and kernel command line.
+
+The guest runs /tests/compare (guest/programs/bench/compare.sh, then
+microbench), which stops before and after each timed part with
+"BENCH-PAUSE NAME before|after" and waits for a newline.  Under vmi-hv we
+read the hypervisor's counters there (Ctrl-] s); natively we only answer
+the newline, so both boots run the same protocol.  run_boot() returns what
+one boot measured: boot time, the printk timeline, every test's figures
+and, under vmi-hv, the exits and VMI calls of every timed window.
+"""
+
+import re
+
+from vmitest import Qemu, TestFailure
+from hvguest import GUEST_FATAL, MARKER, NATIVE_REBOOT, GUEST_REBOOT
+
+MODES = ("native", "hv")
+MODE_NAMES = {"native": "native", "hv": "vmi-hv"}
+
+# QEMU's memory: natively the guest's RAM; under vmi-hv the hypervisor's
+# share on top of the guest's default 128M (guest_mem, docs/HV.md).
+MEMORY = {"native": "128", "hv": "256"}
+
+# Key boot messages for the timeline: (label, regex of the printk text).
+# The same kernel prints each of them in both boots.
+BOOT_EVENTS = [
+    ("kernel banner", r"Linux version 6\.1"),
+    ("memory set up", r"Memory: \d+K/\d+K available"),
+    ("console on ttyS0", r"printk: console \[ttyS0\] enabled"),
+    ("clocksource switch", r"clocksource: Switched to clocksource"),
+    ("initramfs unpacked", r"Trying to unpack rootfs image as initramfs|Freeing initrd memory"),
+    ("init started", r"Run /init as init process"),
+]
+PRINTK = re.compile(r"^\[\s*(\d+\.\d+)\] (.*)$", re.M)
+
+PAUSE = r"BENCH-PAUSE (\S+) (before|after)\n|BENCH-END failures=(\d+)\n"
+COUNTERS = (r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, [^\n]*?"
+            r"(\d+) hypercalls[^\n]*\n")
+VMI_CALLS = r"vmi-hv: VMI calls:([^\n]*)\n"
+STATS_END = r"vmi-hv: virtual interrupts: [^\n]*\n"
+BENCH = re.compile(r"^BENCH name=(\S+) ops=(\d+) ns=(\d+)", re.M)
+BENCH_FAIL = re.compile(r"^BENCH-FAIL name=(\S+) reason=(.*)$", re.M)
+BENCH_OUT = re.compile(r"^BENCH-OUT name=(\S+) line=(.*)$", re.M)
+CYCLICTEST = re.compile(r"Min:\s+(\d+) Act:\s+\d+ Avg:\s+(\d+) Max:\s+(\d+)")
+
+# Generous: one timed part under vmi-hv (a macro workload) may take a minute
+# on a busy TCG host.
+STEP_TIMEOUT = 300
+
+
+def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
+    """The same bzImage, initrd and command line; natively with -kernel,
+    under vmi-hv as the hypervisor's multiboot modules."""
+    if mode == "native":
+        return ["-m", MEMORY[mode], "-kernel", bzimage, "-initrd", initrd, "-append", cmdline]
+    # QEMU's -initrd splits modules at commas: a comma in the command line is doubled.
+    module = f"{bzimage} {cmdline.replace(',', ',,')},{initrd}"
+    return ["-m", MEMORY[mode], "-kernel", hv_elf, "-initrd", module]
+
+
+def read_counters(q):
+    """Ctrl-] s: (exits, hypercalls, {VMI call: count}) now."""
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):\n", timeout=60)
+    m = q.expect(COUNTERS, timeout=60)
+    calls = q.expect(VMI_CALLS, timeout=60).group(1)
+    q.expect(STATS_END, timeout=60)
+    by_call = {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", calls)}
+    return int(m.group(1)), int(m.group(2)), by_call
+
+
+def window(before, after):
+    """Counts of a timed window: after minus before."""
+    calls = {c: after[2].get(c, 0) - before[2].get(c, 0) for c in after[2]}
+    return {"exits": after[0] - before[0], "hypercalls": after[1] - before[1],
+            "calls": {c: n for c, n in calls.items() if n}}
+
+
+def boot_timeline(output):
+    """{label: printk seconds} of the key boot messages (the first of each)."""
+    found = {}
+    for m in PRINTK.finditer(output):
+        for label, rx in BOOT_EVENTS:
+            if label not in found and re.search(rx, m.group(2)):
+                found[label] = float(m.group(1))
+    return found
+
+
+def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path):
+    """Boot once, run the benchmarks, return their figures (a dict)."""
+    q = Qemu(qemu_args(mode, bzimage, initrd, cmdline, hv_elf), log_path, fatal=GUEST_FATAL)
+    try:
+        m = q.expect(MARKER, timeout=STEP_TIMEOUT)
+        boot_s = q.elapsed()
+        want = "vmi" if mode == "hv" else "native"
+        if m.group(3) != want:
+            raise TestFailure(f"{mode} boot: the guest reports mode={m.group(3)}, expected {want}")
+        windows, pending = {}, {}
+        while True:
+            p = q.expect(PAUSE, timeout=STEP_TIMEOUT)
+            if p.group(3) is not None:
+                break
+            if mode == "hv":
+                counts = read_counters(q)
+                if p.group(2) == "before":
+                    pending[p.group(1)] = counts
+                else:
+                    windows[p.group(1)] = window(pending.pop(p.group(1)), counts)
+            q.send("\n")
+        done = q.expect(r"VMITEST-DONE name=compare rc=(\d+)\n", timeout=60)
+        if mode == "hv":
+            q.expect(r"vmi-hv: guest reboot", timeout=60)
+        status = q.wait_exit(timeout=60)
+        expected = GUEST_REBOOT if mode == "hv" else NATIVE_REBOOT
+        if status != expected:
+            raise TestFailure(f"{mode} boot: QEMU exit status {status}, expected {expected} (the guest's reboot)")
+    finally:
+        q.kill()
+
+    out = q.output
+    tests = {}
+    for name, ops, ns in BENCH.findall(out):
+        tests[name] = {"ops": int(ops), "ns": int(ns), **windows.get(name, {})}
+    outputs = {}
+    for name, line in BENCH_OUT.findall(out):
+        outputs.setdefault(name, []).append(line)
+    ct = CYCLICTEST.search("\n".join(outputs.get("cyclictest", [])))
+    kernel_cmdline = re.search(r"Kernel command line: ([^\n]*)\n", out)
+    return {
+        "mode": mode,
+        "boot_s": boot_s,
+        "init_uptime_s": float(m.group(1)),
+        "timeline": boot_timeline(out),
+        "tests": tests,
+        "cyclictest_us": {"min": int(ct.group(1)), "avg": int(ct.group(2)), "max": int(ct.group(3))}
+        if ct else None,
+        "failures": dict(BENCH_FAIL.findall(out)),
+        "outputs": outputs,
+        "guest_rc": int(done.group(1)),
+        # As the kernel saw it: the proof that both boots had the same.
+        "kernel_cmdline": kernel_cmdline.group(1).strip() if kernel_cmdline else None,
+        "log": log_path,
+    }

@@ -1,0 +1,110 @@
+"""The outputs of `make compare`: the ratio table (terminal and a text
+file) and the CSV files, from compare_stats' rows."""
+
+import csv
+import os
+
+
+def fmt(x):
+    if x is None:
+        return "-"
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}" if x >= 0.1 else f"{x:.3f}"
+
+
+def cell(stats, unit):
+    """'median [min-max] unit' of one mode."""
+    if not stats:
+        return "not run"
+    med, lo, hi = stats
+    return f"{fmt(med)} [{fmt(lo)}-{fmt(hi)}] {unit}"
+
+
+def failure_reason(name, boots):
+    """Why a row has no figures: the first failure microbench reported."""
+    key = "cyclictest" if name.startswith("cyclictest") else name
+    for b in boots:
+        if key in b["failures"]:
+            return f"{MODE_LABEL[b['mode']]}: {b['failures'][key]}"
+    return None
+
+
+MODE_LABEL = {"native": "native", "hv": "vmi-hv"}
+
+
+def table(rows, boots, header):
+    """The ratio table as text lines."""
+    cols = ["test", "native median [min-max]", "vmi-hv median [min-max]", "ratio", "target",
+            "exits/op", "VMI calls/op"]
+    body = []
+    notes = []
+    for r in rows:
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-"
+        target = f"<={r['target']}x" if r["target"] else ""
+        if r["target"] and r["ratio"] is not None:
+            target += " met" if r["ratio"] <= r["target"] else " missed"
+        body.append([r["test"], cell(r["native_stats"], r["unit"]), cell(r["hv_stats"], r["unit"]),
+                     ratio, target, fmt(r["exits_per_op"]), fmt(r["hypercalls_per_op"])])
+        if not r["native"] or not r["hv"]:
+            why = failure_reason(r["test"], boots)
+            if why and not any(why in n for n in notes):
+                notes.append(f"{r['test']}: not run: {why}")
+    widths = [max(len(str(x[i])) for x in [cols] + body) for i in range(len(cols))]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [header, "", line(cols), line(["-" * w for w in widths])]
+    out += [line(b) for b in body]
+    out.append("")
+    out.append("ratio = vmi-hv median / native median (lower is better, 1.00x = no overhead); "
+               "exits and VMI calls per operation under vmi-hv, the pause protocol's own taken off.")
+    out += notes
+    return out
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["test", "what", "unit", "native_median", "native_min", "native_max",
+                    "hv_median", "hv_min", "hv_max", "ratio", "target_ratio",
+                    "hv_exits_per_op", "hv_vmi_calls_per_op", "hv_top_vmi_calls_per_op",
+                    "native_runs", "hv_runs"])
+        for r in rows:
+            n = r["native_stats"] or (None, None, None)
+            h = r["hv_stats"] or (None, None, None)
+            w.writerow([r["test"], r["what"], r["unit"], *n, *h, r["ratio"], r["target"],
+                        r["exits_per_op"], r["hypercalls_per_op"], r["top_calls"],
+                        len(r["native"]), len(r["hv"])])
+
+
+def write_runs_csv(path, rows):
+    """Every boot's figure, for whoever wants more than the median."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["test", "unit", "mode", "run", "value"])
+        for r in rows:
+            for mode in ("native", "hv"):
+                for i, v in enumerate(r[mode], 1):
+                    w.writerow([r["test"], r["unit"], mode, i, v])
+
+
+def write_timeline_csv(path, events):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["event", "native_s", "hv_s"])
+        for label, native, hv in events:
+            w.writerow([label, native, hv])
+
+
+def write_all(outdir, rows, events, table_lines):
+    """compare.txt, compare.csv, compare-runs.csv, compare-boot.csv."""
+    paths = {k: os.path.join(outdir, v) for k, v in
+             {"table": "compare.txt", "csv": "compare.csv", "runs": "compare-runs.csv",
+              "boot": "compare-boot.csv"}.items()}
+    with open(paths["table"], "w") as f:
+        f.write("\n".join(table_lines) + "\n")
+    write_csv(paths["csv"], rows)
+    write_runs_csv(paths["runs"], rows)
+    write_timeline_csv(paths["boot"], events)
+    return paths

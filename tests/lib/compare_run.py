@@ -1,0 +1,68 @@
+"""`make compare` from start to end: boot the benchmark initramfs natively
+and under vmi-hv, interleaved, `reps` times each; then the table, the CSV
+files and the plot under `outdir`.  tests/compare.py (the command) and the
+bench test compare-native-vs-hv (fewer, shorter runs) both call run()."""
+
+import json
+import os
+import time
+
+import compare_guest
+import compare_plot
+import compare_report
+import compare_stats
+from vmitest import paths
+
+BENCH_INITRD = os.path.join(paths.BUILD, "guest", "bench-initrd.img")
+SERIAL_CMDLINE = "console=ttyS0,115200"
+
+
+def cmdline(bench_ms, scale):
+    """The one kernel command line of both boots."""
+    return f"{SERIAL_CMDLINE} vmitest=compare bench_ms={bench_ms} bench_scale={scale}"
+
+
+def order(reps):
+    """native, hv, hv, native, native, hv, ...: interleaved, and each mode
+    first as often as the other, so a host getting busier or quieter
+    during the run does not favour one of them."""
+    for i in range(reps):
+        yield from (("native", "hv") if i % 2 == 0 else ("hv", "native"))
+
+
+def run(outdir, reps=3, bench_ms=300, scale=4, log=print):
+    """Returns {"rows", "events", "boots", "paths", "table", "cmdline"}."""
+    for f in (paths.BZIMAGE, paths.HV_ELF, BENCH_INITRD):
+        if not os.path.isfile(f):
+            raise FileNotFoundError(f"missing {os.path.relpath(f, paths.ROOT)} (run make compare, "
+                                    f"which builds it)")
+    os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
+    line = cmdline(bench_ms, scale)
+    log(f"compare: {reps} boot(s) per mode, interleaved; kernel command line: {line}")
+    boots = []
+    counter = {"native": 0, "hv": 0}
+    for mode in order(reps):
+        counter[mode] += 1
+        logpath = os.path.join(outdir, "logs", f"{mode}-{counter[mode]}.log")
+        started = time.monotonic()
+        boot = compare_guest.run_boot(mode, paths.BZIMAGE, BENCH_INITRD, line, paths.HV_ELF, logpath)
+        boots.append(boot)
+        log(f"compare: {compare_guest.MODE_NAMES[mode]} run {counter[mode]}: init marker at "
+            f"{boot['boot_s']:.1f}s, done in {time.monotonic() - started:.0f}s "
+            f"({len(boot['tests'])} figures, {len(boot['failures'])} failed; log {os.path.relpath(logpath)})")
+    seen = {b["kernel_cmdline"] for b in boots}
+    if seen != {line}:
+        raise RuntimeError(f"the kernels saw other command lines than {line!r}: {sorted(map(str, seen))}")
+    with open(os.path.join(outdir, "compare-boots.json"), "w") as f:
+        json.dump(boots, f, indent=1)
+
+    rows = compare_stats.summarize(boots)
+    events = compare_stats.timeline(boots)
+    runs_label = f"{reps} boot{'s' if reps > 1 else ''} each, TCG"
+    header = (f"vmi-hv vs native, {runs_label}; medians [min-max] of the runs; "
+              f"command line: {line}")
+    table = compare_report.table(rows, boots, header)
+    written = compare_report.write_all(outdir, rows, events, table)
+    written["plot"] = compare_plot.plot(outdir, rows, events, runs_label)
+    return {"rows": rows, "events": events, "boots": boots, "paths": written, "table": table,
+            "cmdline": line}

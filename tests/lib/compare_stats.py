@@ -1,0 +1,115 @@
+"""The figures of `make compare`, from the boots' raw results: one row per
+test with every boot's value in each mode, the median and the spread
+(min-max), the ratio vmi-hv / native of the medians, the issue's target,
+and under vmi-hv the exits and VMI calls per operation.
+
+A ratio is a ratio of medians: with several boots per mode, no single run
+(a noisy moment on a shared TCG host) decides it.  The spread shows how far
+the runs were apart.
+"""
+
+import statistics
+
+# (name, what is measured, unit, target ratio from issue 16 or None).
+# "micro" rows are ns per operation shown in us; "macro" rows are one run
+# of a workload in s; "boot" rows come from the boot itself.
+ROWS = [
+    ("boot_to_init", "boot", "s", 1.6, "QEMU start to the init marker (host clock)"),
+    ("null_syscall", "micro", "us", 1.5, "getppid()"),
+    ("null_io", "micro", "us", None, "read 1 byte from /dev/zero"),
+    ("stat", "micro", "us", 2.0, "stat(/bin/busybox)"),
+    ("open_close", "micro", "us", 2.0, "open + close /bin/busybox"),
+    ("sig_install", "micro", "us", None, "sigaction(SIGUSR1)"),
+    ("sig_catch", "micro", "us", None, "kill(self, SIGUSR1), handler runs"),
+    ("prot_fault", "micro", "us", None, "store to a read-only page, SIGSEGV caught"),
+    ("page_fault", "micro", "us", 4.0, "first touch of a fresh anonymous page"),
+    ("mprotect", "micro", "us", None, "mprotect of one dirty page"),
+    ("fork_wait", "micro", "us", 2.0, "fork, child exits, waitpid"),
+    ("fork_exec", "micro", "us", None, "fork, exec a tiny static program, waitpid"),
+    ("pipe_latency", "micro", "us", None, "1-byte round trip between two processes"),
+    ("ctx_switch", "micro", "us", None, "one switch of a two-process pipe ping-pong"),
+    ("shell_loop", "macro", "s", 1.6, "busybox sh loop (loop.sh)"),
+    ("gzip", "macro", "s", None, "busybox gzip -c of generated text"),
+    ("hackbench", "macro", "s", None, "hackbench -p -g 2 -f 5 (pipes, processes)"),
+    ("cyclictest_avg", "latency", "us", None, "cyclictest average wake-up latency"),
+    ("cyclictest_max", "latency", "us", None, "cyclictest worst wake-up latency"),
+]
+MICRO = [r[0] for r in ROWS if r[1] == "micro"]
+CALIBRATION = "empty"       # microbench's window with nothing in it
+
+
+def value(boot, name, kind):
+    """One boot's figure for a row, or None when that boot has none."""
+    if name == "boot_to_init":
+        return boot["boot_s"]
+    if kind == "latency":
+        ct = boot.get("cyclictest_us")
+        return ct and ct[name.split("_")[1]]
+    t = boot["tests"].get(name)
+    if not t:
+        return None
+    if kind == "micro":
+        return t["ns"] / t["ops"] / 1000.0
+    return t["ns"] / 1e9
+
+
+def per_op(boot, name):
+    """(exits, hypercalls, {call: count}) per operation in one vmi-hv boot,
+    the pause protocol's own counts (the empty window) taken off."""
+    t, base = boot["tests"].get(name), boot["tests"].get(CALIBRATION)
+    if not t or "exits" not in t or not base or "exits" not in base:
+        return None
+    ops = t["ops"]
+    calls = {c: max(n - base["calls"].get(c, 0), 0) / ops for c, n in t["calls"].items()}
+    return (max(t["exits"] - base["exits"], 0) / ops,
+            max(t["hypercalls"] - base["hypercalls"], 0) / ops,
+            {c: v for c, v in calls.items() if v > 0})
+
+
+def spread(values):
+    return (statistics.median(values), min(values), max(values)) if values else None
+
+
+def summarize(boots):
+    """Rows of figures (dicts) in ROWS order, from a list of boot results."""
+    rows = []
+    for name, kind, unit, target, what in ROWS:
+        row = {"test": name, "kind": kind, "unit": unit, "target": target, "what": what}
+        for mode in ("native", "hv"):
+            vals = [v for b in boots if b["mode"] == mode
+                    for v in [value(b, name, kind)] if v is not None]
+            row[mode] = vals
+            row[mode + "_stats"] = spread(vals)
+        n, h = row["native_stats"], row["hv_stats"]
+        row["ratio"] = h[0] / n[0] if n and h and n[0] > 0 else None
+        counts = [c for b in boots if b["mode"] == "hv" for c in [per_op(b, name)] if c]
+        row["exits_per_op"] = statistics.median(c[0] for c in counts) if counts else None
+        row["hypercalls_per_op"] = statistics.median(c[1] for c in counts) if counts else None
+        calls = {}
+        for c in counts:
+            for call, v in c[2].items():
+                calls.setdefault(call, []).append(v)
+        top = sorted(((statistics.median(v), call) for call, v in calls.items()), reverse=True)[:3]
+        row["top_calls"] = " ".join(f"{call}={v:.1f}" for v, call in top)
+        rows.append(row)
+    return rows
+
+
+def timeline(boots):
+    """[(event, native median s, hv median s)] in boot order, from printk."""
+    events = []
+    for b in boots:
+        for label in b["timeline"]:
+            if label not in events:
+                events.append(label)
+    events.append("init marker")
+    out = []
+    for label in events:
+        med = {}
+        for mode in ("native", "hv"):
+            vals = [b["init_uptime_s"] if label == "init marker" else b["timeline"].get(label)
+                    for b in boots if b["mode"] == mode]
+            vals = [v for v in vals if v is not None]
+            med[mode] = statistics.median(vals) if vals else None
+        out.append((label, med["native"], med["hv"]))
+    return sorted(out, key=lambda e: (e[1] is None, e[1] or 0))
