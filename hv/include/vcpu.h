@@ -19,6 +19,7 @@
 #include "shadow.h"
 #include "emulate.h"
 #include "guest.h"
+#include "segments.h"
 
 #define X86_CR0_PE  0x00000001u
 #define X86_CR0_MP  0x00000002u
@@ -58,8 +59,6 @@ struct vcpu_stats {
 	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
 	uint64_t hypercalls, hypercalls_by_call[128];
-	uint64_t io_denied;
-	uint64_t com1_bytes;
 	uint64_t injected;		/* virtual interrupts delivered */
 	/* F_PXE: entry writes the ROM made without an exit and queued in
 	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
@@ -68,10 +67,13 @@ struct vcpu_stats {
 
 struct vcpu {
 	struct guest *guest;
-	struct trap_frame *frame;	/* HV_VCPU_FRAME, in the switcher */
+	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and
+	 * HV_VCPU_SHARED_PAGE) while it runs: the ring-0 stack whose top is
+	 * the trap frame, and the VMI shared page. */
+	void *stack_page, *shared_page;
+	struct trap_frame *frame;	/* the guest's registers, at the stack page's top */
 	struct vtlb vtlb;		/* shadow paging before activation */
-	struct shadow shadow;		/* shadow paging from activation on */
-	bool shadows_active;
+	bool shadows_active;		/* guest->shadow serves from activation on */
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
 	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
 	bool vif;			/* the guest's virtual EFLAGS.IF */
@@ -81,6 +83,11 @@ struct vcpu {
 	 * exit (vcpu_run). */
 	struct vmi_shared_page *shared;
 	struct desc_reg gdtr, idtr;
+	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
+	 * into the GDT of the CPU that enters this vCPU; the hypervisor's
+	 * own slots stay 0 here. */
+	uint64_t gdt[HV_GDT_ENTRIES];
+	bool gdt_changed;		/* since the last copy */
 	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
 	uint16_t ldtr, tr;
 	uint32_t tr_base;		/* the guest's TSS (for ring-3 -> ring-0 stack) */
@@ -150,8 +157,8 @@ enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcom
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel);
 /* Is eip inside the limit of code selector cs in our GDT?  Must hold for
  * every resume: the switcher's iret would raise #GP at CPL 0 otherwise. */
-bool vcpu_eip_in_cs(uint16_t cs, uint32_t eip);
-uint32_t vcpu_cs_limit(uint16_t cs);
+bool vcpu_eip_in_cs(const struct vcpu *v, uint16_t cs, uint32_t eip);
+uint32_t vcpu_cs_limit(const struct vcpu *v, uint16_t cs);
 /* The guest rewrote entry idx of its current GDT (VMI WriteGDTEntry). */
 void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx);
 /* Before entering: every selector in the frame must load in our GDT;

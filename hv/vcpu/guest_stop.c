@@ -42,8 +42,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->exits, (unsigned long long)s->emulated,
 		(unsigned long long)s->hidden_faults,
 		(unsigned long long)reflected(s),
-		(unsigned long long)s->hypercalls, (unsigned long long)s->com1_bytes,
-		(unsigned long long)s->io_denied);
+		(unsigned long long)s->hypercalls, (unsigned long long)v->guest->vuart.tx_bytes,
+		(unsigned long long)v->guest->ports.denied);
 	kprintf("vmi-hv: emulated by kind:");
 	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
 		if (s->emulated_by_kind[k])
@@ -69,8 +69,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 	vcpu_mmu_print_stats(v);
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late)\n",
-		(unsigned long long)s->injected, (unsigned long long)valarm_count,
-		(unsigned long long)tsc_to_us(valarm_max_late));
+		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
+		(unsigned long long)tsc_to_us(v->guest->valarm.max_late));
 }
 
 static void print_guest_state(const struct vcpu *v)

@@ -29,20 +29,20 @@
 #include "vpic.h"
 #include "vuart.h"
 #include "valarm.h"
+#include "pcpu.h"
 
 void switch_to_guest(uint32_t shadow_cr3);
-uint32_t vcpu_switcher_init(void);
+uint32_t vcpu_switcher_init(struct vcpu *v);
 
 void vcpu_init(struct vcpu *v, struct guest *g)
 {
-	struct trap_frame *f = (struct trap_frame *)HV_VCPU_FRAME;
+	struct trap_frame *f;
 	struct emul_outcome out;
 
 	memset(v, 0, sizeof(*v));
 	v->guest = g;
-	v->frame = f;
-	vcpu_mmu_init(v, vcpu_switcher_init());
-	v->shared = (struct vmi_shared_page *)HV_VCPU_SHARED_PAGE;
+	vcpu_mmu_init(v, vcpu_switcher_init(v));
+	f = v->frame;
 	v->shared->magic = VMI_SHARED_MAGIC;
 	v->shared->version = VMI_SHARED_VERSION;
 	v->shared->vcpu_id = 0;
@@ -69,6 +69,8 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->esi = g->boot.esi;
 	f->eflags = X86_EFLAGS_FIXED;
 	v->vif = false;
+	/* The hypervisor's own slots read as the CPU's GDT has them. */
+	memcpy(v->gdt, this_pcpu()->gdt, sizeof(v->gdt));
 	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
 		hv_panic("boot GDT refused: %s", out.why);
 	f->cs = 0x10 | 1;
@@ -118,9 +120,9 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->violation_why);
 	/* A far jmp/call/ret or iret to an EIP beyond the new CS's limit:
 	 * the CPU raises #GP(0) at the instruction, before it completes. */
-	if (r == EMUL_OK && !vcpu_eip_in_cs((uint16_t)f->cs, f->eip)) {
+	if (r == EMUL_OK && !vcpu_eip_in_cs(v, (uint16_t)f->cs, f->eip)) {
 		log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP",
-			 f->cs & 0xffff, f->eip, vcpu_cs_limit((uint16_t)f->cs));
+			 f->cs & 0xffff, f->eip, vcpu_cs_limit(v, (uint16_t)f->cs));
 		*f = before;
 		vcpu_deliver(v, 13, true, 0, 0);
 		return;
@@ -192,12 +194,12 @@ static void console_commands(struct vcpu *v)
 		if (!escaped) {
 			escaped = c == CONSOLE_ESCAPE;
 			if (!escaped)
-				vuart_receive((uint8_t)c);
+				vuart_receive(&v->guest->vuart, (uint8_t)c);
 			continue;
 		}
 		escaped = false;
 		if (c == CONSOLE_ESCAPE) {
-			vuart_receive((uint8_t)c);
+			vuart_receive(&v->guest->vuart, (uint8_t)c);
 		} else if (c == 's') {
 			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
@@ -262,7 +264,7 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 
 void vcpu_poll_devices(struct vcpu *v)
 {
-	valarm_poll();
+	valarm_poll(&v->guest->valarm);
 	console_commands(v);
 }
 
@@ -271,10 +273,10 @@ void vcpu_poll_devices(struct vcpu *v)
  * error code, gate DPL not checked; an interrupt gate clears the IF). */
 static void inject_interrupt(struct vcpu *v)
 {
-	if (!v->vif || !vpic_pending())
+	if (!v->vif || !vpic_pending(&v->guest->vpic))
 		return;
 	v->stats.injected++;
-	vcpu_deliver(v, vpic_ack(), false, 0, 0);
+	vcpu_deliver(v, vpic_ack(&v->guest->vpic), false, 0, 0);
 }
 
 /* Guest-owned state the ROM's fast paths use, out to the shared page... */
@@ -284,7 +286,7 @@ static void share_state(struct vcpu *v)
 	v->shared->cr2 = v->cr2;
 	/* The ROM's EnableInterrupts makes the hypercall only when this is
 	 * set, so it must say whether the virtual PIC has work right now. */
-	v->shared->irq_pending = vpic_pending();
+	v->shared->irq_pending = vpic_pending(&v->guest->vpic);
 }
 
 /* ...and back: the guest may have changed them without an exit. */
@@ -304,8 +306,7 @@ void vcpu_run(struct vcpu *v)
 	char why[128];
 
 	v->start_tsc = rdtsc();
-	vpic_reset();
-	vuart_reset();
+	guest_devices_reset(v->guest);
 	for (;;) {
 		uint32_t cr2;
 
@@ -316,6 +317,7 @@ void vcpu_run(struct vcpu *v)
 		if (!vcpu_check_frame(v, why, sizeof(why)))
 			vcpu_stop(v, "cannot resume the guest: %s", why);
 		share_state(v);
+		pcpu_enter(this_pcpu(), v);
 		switch_to_guest(vcpu_mmu_cr3(v));
 		/* Interrupts are off: nothing can fault in between. */
 		cr2 = read_cr2();

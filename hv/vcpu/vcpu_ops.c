@@ -313,7 +313,7 @@ void vcpu_halt(struct vcpu *v)
 	 * between: sti takes effect after hlt has begun). */
 	for (;;) {
 		vcpu_poll_devices(v);
-		if (vpic_pending())
+		if (vpic_pending(&v->guest->vpic))
 			return;
 		__asm__ volatile("sti; hlt; cli" ::: "memory");
 	}
