@@ -35,8 +35,27 @@ struct guest_ports {
 	unsigned logged;
 };
 
+/* A guest runs until a rule break stops it or it reboots or powers off;
+ * then it is dead (as lguest's kill_guest marks it), and the run loop
+ * reports it. */
+enum guest_state {
+	GUEST_RUNNING,
+	GUEST_STOPPED,		/* broke a rule; its vCPU holds the reason */
+	GUEST_REBOOTED,
+	GUEST_SHUT_DOWN,
+};
+
+#define GUEST_MAX_VCPUS 1
+
+struct vcpu;
+
 struct guest {
 	char name[16];
+	struct vcpu *vcpus[GUEST_MAX_VCPUS];
+	unsigned nr_vcpus;
+	enum guest_state state;
+	struct vcpu *ended_by;	/* the vCPU that stopped or ended it */
+	bool end_reported;	/* the run loop printed why */
 	struct guest_mem mem;
 	struct guest_plan plan;
 	struct guest_boot_state boot;
@@ -58,8 +77,12 @@ struct guest {
 void guest_devices_reset(struct guest *g);
 
 /* Load the guest from the multiboot modules, or stop with a
- * "vmi-hv: error:" line explaining what is wrong with the input. */
+ * "vmi-hv: error:" line explaining what is wrong with the input.  The
+ * modules' frames are given back unless keep_modules (another guest is
+ * loaded from them next). */
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
-		struct guest *g);
+		struct guest *g, bool keep_modules);
+/* A zeroed guest named name, in memory of its own. */
+struct guest *guest_create(const char *name);
 
 #endif

@@ -30,6 +30,12 @@ struct tss {
 
 struct vcpu;
 
+/* Where a guest stop returns to (jump.S): callee-saved registers, esp,
+ * eip. */
+struct hv_jmp {
+	uint32_t ebx, esi, edi, ebp, esp, eip;
+};
+
 struct pcpu {
 	/* Hypervisor stack inside switch_to_guest, restored by trap_common
 	 * on an exit. */
@@ -47,6 +53,8 @@ struct pcpu {
 	 * read-only but for the current vCPU's stack and shared page. */
 	uint32_t *guest_switcher_pt;
 	uint32_t guest_switcher_pde;
+	/* The run loop's place to come back to when a guest dies. */
+	struct hv_jmp run_jmp;
 	/* The stack the hypervisor runs on (boot.S's). */
 	uint32_t host_stack_top;
 	/* The double-fault task's own stack: a #DF often means the main

@@ -207,7 +207,7 @@ class Regs(gdb.Command):
             print("  " + " ".join(line[i:i + 6]))
         print(f"  cr0={int(v['cr0']):08x} cr2={int(v['cr2']):08x} cr3={int(v['cr3']):08x} "
               f"cr4={int(v['cr4']):08x} vif={int(v['vif'])} paravirtual={int(v['paravirtual'])} "
-              f"stopped={int(v['stopped'])}")
+              f"halted={int(v['halted'])}")
 
 
 class Stats(gdb.Command):
