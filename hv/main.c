@@ -17,9 +17,8 @@
 #include "layout.h"
 #include "vcpu.h"
 #include "kbd.h"
+#include "run.h"
 
-static struct guest guest0;
-static struct vcpu vcpu0;
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
 
@@ -114,14 +113,25 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);
 
-	guest_load(mbi, &opt, &guest0);
+	if (opt.two_guests) {
+		struct guest *a = guest_create("guest A"), *b = guest_create("guest B");
+
+		guest_load(mbi, &opt, a, true);
+		guest_load(mbi, &opt, b, false);
+		vcpu_create(a);
+		vcpu_create(b);
+		run_selftest_two_guests(a, b);
+	}
+
+	struct guest *g = guest_create("guest 0");
+
+	guest_load(mbi, &opt, g, false);
 
 	if (opt.after_load == AFTER_LOAD_IDLE)
 		idle_loop();
 	if (opt.after_load == AFTER_LOAD_STOP)
 		hv_stop(HV_EXIT_DONE, "guest loaded and checked (after_load=stop)");
 
-	vcpu_init(&vcpu0, &guest0);
-	vcpu_run(&vcpu0);
-	hv_panic("vcpu_run returned");
+	vcpu_create(g);
+	run_guests(&g, 1);
 }

@@ -11,6 +11,7 @@
  */
 #include "segments.h"
 #include "vcpu_layout.h"
+#include "pcpu.h"
 
 	.section .switcher.text, "ax"
 	.balign 16
@@ -58,7 +59,7 @@ trap_common:
 	movw %ax, %fs
 	movw %ax, %gs
 	cld
-	movl switcher_hv_cr3, %eax
+	movl pcpus + PCPU_HV_CR3, %eax
 	testl $3, HV_TRAP_FRAME_CS(%esp)
 	jnz from_guest
 	testl %eax, %eax
@@ -81,7 +82,7 @@ trap_common:
 
 from_guest:
 	movl %eax, %cr3
-	movl switcher_host_esp, %esp
+	movl pcpus + PCPU_HOST_ESP, %esp
 	popl %edi
 	popl %esi
 	popl %ebx
@@ -103,7 +104,7 @@ switch_to_guest:
 	pushl %ebx
 	pushl %esi
 	pushl %edi
-	movl %esp, switcher_host_esp
+	movl %esp, pcpus + PCPU_HOST_ESP
 	movl $HV_VCPU_FRAME, %esp
 	movl %eax, %cr3
 	popal
@@ -113,13 +114,6 @@ switch_to_guest:
 	popl %ds
 	addl $8, %esp			/* vector and error code */
 	iret
-
-/* Read-only in the guest's view of the switcher (vcpu.c), writable in ours. */
-	.section .switcher.data, "aw"
-	.balign 4
-	.globl switcher_hv_cr3, switcher_host_esp
-switcher_hv_cr3:	.long 0		/* the hypervisor's page directory */
-switcher_host_esp:	.long 0		/* hypervisor stack inside switch_to_guest */
 
 	.text
 /* The double-fault task starts here on its own TSS and stack. */

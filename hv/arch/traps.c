@@ -14,6 +14,7 @@
 #include "io.h"
 #include "segments.h"
 #include "layout.h"
+#include "pcpu.h"
 
 static irq_handler_fn irq_handlers[16];
 static unsigned long long irq_counts[16];
@@ -142,16 +143,9 @@ void trap_dispatch(struct trap_frame *f)
  * The double-fault task.  The task switch saved the state of the code
  * that faulted into the main TSS; print it from there.
  */
-struct saved_tss {
-	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
-	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
-	uint32_t es, cs, ss, ds, fs, gs, ldt;
-};
-extern struct saved_tss hv_tss;
-
 __attribute__((noreturn)) void double_fault_task(void)
 {
-	struct saved_tss *t = &hv_tss;
+	const struct tss *t = &this_pcpu()->tss;
 
 	kprintf("\nvmi-hv: CPU exception 8 (#DF double fault) in the hypervisor\n");
 	kprintf("vmi-hv: faulting instruction at eip 0x%08x, stack at esp 0x%08x (cr2 0x%08x)\n",

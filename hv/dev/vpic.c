@@ -17,22 +17,14 @@
 #include "vpic.h"
 #include "console.h"
 
-struct chip {
-	uint8_t irr, isr, imr;
-	uint8_t base;		/* ICW2: vector of input 0 */
-	uint8_t init_step;	/* 0: operational; 2..4: expecting ICW2..4 */
-	bool need_icw4, single, auto_eoi, read_isr;
-};
+#define chip vpic_chip
 
-static struct chip chips[2];
-static uint16_t lines;		/* input levels, for edge detection */
-
-void vpic_reset(void)
+void vpic_reset(struct vpic *p)
 {
 	/* Until the guest initialises them: masked, BIOS-style bases. */
-	chips[0] = (struct chip){ .imr = 0xff, .base = 0x08 };
-	chips[1] = (struct chip){ .imr = 0xff, .base = 0x70 };
-	lines = 0;
+	p->chips[0] = (struct chip){ .imr = 0xff, .base = 0x08 };
+	p->chips[1] = (struct chip){ .imr = 0xff, .base = 0x70 };
+	p->lines = 0;
 }
 
 /* Highest-priority input (0..7) that may interrupt now, or -1: requested,
@@ -50,19 +42,20 @@ static int best(const struct chip *c, uint8_t req)
 	return -1;
 }
 
-static uint8_t master_requests(void)
+static uint8_t master_requests(const struct vpic *p)
 {
-	return chips[0].irr | (best(&chips[1], chips[1].irr) >= 0 ? 0x04 : 0);
+	return p->chips[0].irr | (best(&p->chips[1], p->chips[1].irr) >= 0 ? 0x04 : 0);
 }
 
-bool vpic_pending(void)
+bool vpic_pending(const struct vpic *p)
 {
-	return best(&chips[0], master_requests()) >= 0;
+	return best(&p->chips[0], master_requests(p)) >= 0;
 }
 
-unsigned vpic_ack(void)
+unsigned vpic_ack(struct vpic *p)
 {
-	int m = best(&chips[0], master_requests());
+	struct chip *chips = p->chips;
+	int m = best(&chips[0], master_requests(p));
 	struct chip *c = &chips[0];
 	int n = m;
 
@@ -81,21 +74,21 @@ unsigned vpic_ack(void)
 	return c->base + (unsigned)n;
 }
 
-void vpic_set_line(unsigned irq, bool level)
+void vpic_set_line(struct vpic *p, unsigned irq, bool level)
 {
 	uint16_t bit = (uint16_t)(1u << irq);
 
 	if (irq >= 16 || irq == 2)
 		return;
-	if (level && !(lines & bit))
-		chips[irq >> 3].irr |= (uint8_t)(1u << (irq & 7));
-	lines = level ? lines | bit : lines & ~bit;
+	if (level && !(p->lines & bit))
+		p->chips[irq >> 3].irr |= (uint8_t)(1u << (irq & 7));
+	p->lines = level ? p->lines | bit : p->lines & ~bit;
 }
 
-void vpic_pulse(unsigned irq)
+void vpic_pulse(struct vpic *p, unsigned irq)
 {
-	vpic_set_line(irq, true);
-	vpic_set_line(irq, false);
+	vpic_set_line(p, irq, true);
+	vpic_set_line(p, irq, false);
 }
 
 static void eoi_highest(struct chip *c)
@@ -159,7 +152,7 @@ static void data(struct chip *c, uint8_t val)
 	}
 }
 
-bool vpic_io(uint16_t port, bool write, uint32_t *val)
+bool vpic_io(struct vpic *p, uint16_t port, bool write, uint32_t *val)
 {
 	unsigned which;
 	struct chip *c;
@@ -169,7 +162,7 @@ bool vpic_io(uint16_t port, bool write, uint32_t *val)
 	case 0xa0: case 0xa1: which = 1; break;
 	default: return false;
 	}
-	c = &chips[which];
+	c = &p->chips[which];
 	if (write) {
 		if (port & 1)
 			data(c, (uint8_t)*val);
@@ -181,11 +174,11 @@ bool vpic_io(uint16_t port, bool write, uint32_t *val)
 	return true;
 }
 
-void vpic_state(uint8_t irr[2], uint8_t isr[2], uint8_t imr[2])
+void vpic_state(const struct vpic *p, uint8_t irr[2], uint8_t isr[2], uint8_t imr[2])
 {
 	for (int i = 0; i < 2; i++) {
-		irr[i] = chips[i].irr;
-		isr[i] = chips[i].isr;
-		imr[i] = chips[i].imr;
+		irr[i] = p->chips[i].irr;
+		isr[i] = p->chips[i].isr;
+		imr[i] = p->chips[i].imr;
 	}
 }

@@ -11,7 +11,7 @@
  * (and is rendered on the VGA text screen, console_guest_putc),
  * so the transmitter is always empty.  Receive: the hypervisor's serial
  * driver (real IRQ4) hands us the bytes that are not its escape sequence
- * (vcpu.c); they wait in a FIFO until the guest reads RBR.
+ * (vcpu->c); they wait in a FIFO until the guest reads RBR.
  *
  * Interrupts: RX data (IER bit 0) while the FIFO is not empty, THRE
  * (IER bit 1) from the moment the transmitter is empty until IIR reports
@@ -22,7 +22,7 @@
 #include "vpic.h"
 #include "console.h"
 
-#define RX_SIZE 256
+#define RX_SIZE VUART_RX_SIZE
 #define IRQ_COM1 4
 
 #define IER_RDI   0x01
@@ -33,156 +33,155 @@
 #define MCR_OUT2  0x08
 #define MCR_LOOP  0x10
 
-static struct {
-	uint8_t ier, lcr, mcr, scr, dll, dlm, fcr;
-	bool thre_pending;
-	uint8_t rx[RX_SIZE];
-	unsigned rx_head, rx_tail, rx_dropped;
-} u;
-
-void vuart_reset(void)
+void vuart_init(struct vuart *u, struct vpic *pic)
 {
-	u.ier = u.mcr = u.scr = u.fcr = u.dlm = 0;
-	u.lcr = 0x03;
-	u.dll = 1;
-	u.thre_pending = false;
-	u.rx_head = u.rx_tail = 0;
+	u->pic = pic;
+	vuart_reset(u);
 }
 
-static bool rx_empty(void)
+void vuart_reset(struct vuart *u)
 {
-	return u.rx_head == u.rx_tail;
+	u->ier = u->mcr = u->scr = u->fcr = u->dlm = 0;
+	u->lcr = 0x03;
+	u->dll = 1;
+	u->thre_pending = false;
+	u->rx_head = u->rx_tail = 0;
 }
 
-static void rx_put(uint8_t c)
+static bool rx_empty(const struct vuart *u)
 {
-	unsigned next = (u.rx_head + 1) % RX_SIZE;
+	return u->rx_head == u->rx_tail;
+}
 
-	if (next == u.rx_tail) {
-		u.rx_dropped++;
+static void rx_put(struct vuart *u, uint8_t c)
+{
+	unsigned next = (u->rx_head + 1) % RX_SIZE;
+
+	if (next == u->rx_tail) {
+		u->rx_dropped++;
 		return;
 	}
-	u.rx[u.rx_head] = c;
-	u.rx_head = next;
+	u->rx[u->rx_head] = c;
+	u->rx_head = next;
 }
 
 /* The interrupt the chip would report, by 16550 priority; 0x01 = none. */
-static uint8_t iir_cause(void)
+static uint8_t iir_cause(const struct vuart *u)
 {
-	if ((u.ier & IER_RDI) && !rx_empty())
+	if ((u->ier & IER_RDI) && !rx_empty(u))
 		return 0x04;
-	if ((u.ier & IER_THRI) && u.thre_pending)
+	if ((u->ier & IER_THRI) && u->thre_pending)
 		return 0x02;
 	return 0x01;
 }
 
-static void update_irq(void)
+static void update_irq(struct vuart *u)
 {
-	bool level = iir_cause() != 0x01 && (u.mcr & MCR_OUT2) && !(u.mcr & MCR_LOOP);
+	bool level = iir_cause(u) != 0x01 && (u->mcr & MCR_OUT2) && !(u->mcr & MCR_LOOP);
 
-	vpic_set_line(IRQ_COM1, level);
+	vpic_set_line(u->pic, IRQ_COM1, level);
 }
 
-void vuart_receive(uint8_t c)
+void vuart_receive(struct vuart *u, uint8_t c)
 {
-	rx_put(c);
-	update_irq();
+	rx_put(u, c);
+	update_irq(u);
 }
 
-static uint8_t msr(void)
+static uint8_t msr(const struct vuart *u)
 {
-	if (u.mcr & MCR_LOOP)	/* RTS->CTS, DTR->DSR, OUT1->RI, OUT2->DCD */
-		return (uint8_t)(((u.mcr & 0x02) << 3) | ((u.mcr & 0x01) << 5) |
-				 ((u.mcr & 0x04) << 4) | ((u.mcr & 0x08) << 4));
+	if (u->mcr & MCR_LOOP)	/* RTS->CTS, DTR->DSR, OUT1->RI, OUT2->DCD */
+		return (uint8_t)(((u->mcr & 0x02) << 3) | ((u->mcr & 0x01) << 5) |
+				 ((u->mcr & 0x04) << 4) | ((u->mcr & 0x08) << 4));
 	return 0xb0;		/* CTS, DSR, DCD: a cable is there */
 }
 
-static uint8_t read_reg(unsigned reg)
+static uint8_t read_reg(struct vuart *u, unsigned reg)
 {
-	bool dlab = u.lcr & 0x80;
+	bool dlab = u->lcr & 0x80;
 	uint8_t val = 0;
 
 	switch (reg) {
 	case 0:
 		if (dlab)
-			return u.dll;
-		if (!rx_empty()) {
-			val = u.rx[u.rx_tail];
-			u.rx_tail = (u.rx_tail + 1) % RX_SIZE;
+			return u->dll;
+		if (!rx_empty(u)) {
+			val = u->rx[u->rx_tail];
+			u->rx_tail = (u->rx_tail + 1) % RX_SIZE;
 		}
 		break;
 	case 1:
-		return dlab ? u.dlm : u.ier;
+		return dlab ? u->dlm : u->ier;
 	case 2:
-		val = iir_cause();
+		val = iir_cause(u);
 		if (val == 0x02)	/* reading IIR acknowledges THRE */
-			u.thre_pending = false;
-		if (u.fcr & 0x01)
+			u->thre_pending = false;
+		if (u->fcr & 0x01)
 			val |= 0xc0;
 		break;
-	case 3: return u.lcr;
-	case 4: return u.mcr;
-	case 5: return (rx_empty() ? 0 : LSR_DR) | LSR_THRE | LSR_TEMT;
-	case 6: return msr();
-	case 7: return u.scr;
+	case 3: return u->lcr;
+	case 4: return u->mcr;
+	case 5: return (rx_empty(u) ? 0 : LSR_DR) | LSR_THRE | LSR_TEMT;
+	case 6: return msr(u);
+	case 7: return u->scr;
 	}
-	update_irq();
+	update_irq(u);
 	return val;
 }
 
-static void write_reg(struct vcpu *v, unsigned reg, uint8_t val)
+static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 {
-	bool dlab = u.lcr & 0x80;
+	bool dlab = u->lcr & 0x80;
 
 	switch (reg) {
 	case 0:
 		if (dlab) {
-			u.dll = val;
+			u->dll = val;
 			return;
 		}
-		if (u.mcr & MCR_LOOP) {
-			rx_put(val);
+		if (u->mcr & MCR_LOOP) {
+			rx_put(u, val);
 		} else {
 			console_guest_putc((char)val);	/* COM1 and VGA */
-			v->stats.com1_bytes++;
+			u->tx_bytes++;
 		}
-		u.thre_pending = true;	/* sent at once: empty again */
+		u->thre_pending = true;	/* sent at once: empty again */
 		break;
 	case 1:
 		if (dlab) {
-			u.dlm = val;
+			u->dlm = val;
 			return;
 		}
 		/* Enabling THRE with the transmitter empty raises it. */
-		if ((val & IER_THRI) && !(u.ier & IER_THRI))
-			u.thre_pending = true;
-		u.ier = val & 0x0f;
+		if ((val & IER_THRI) && !(u->ier & IER_THRI))
+			u->thre_pending = true;
+		u->ier = val & 0x0f;
 		break;
 	case 2:
-		u.fcr = val & 0xc9;
+		u->fcr = val & 0xc9;
 		if (val & 0x02)		/* clear the receive FIFO */
-			u.rx_head = u.rx_tail = 0;
+			u->rx_head = u->rx_tail = 0;
 		break;
-	case 3: u.lcr = val; return;
-	case 4: u.mcr = val & 0x1f; break;
-	case 7: u.scr = val; return;
+	case 3: u->lcr = val; return;
+	case 4: u->mcr = val & 0x1f; break;
+	case 7: u->scr = val; return;
 	default: return;		/* LSR, MSR: read-only */
 	}
-	update_irq();
+	update_irq(u);
 }
 
-bool vuart_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
+bool vuart_io(struct vuart *u, uint16_t port, bool write, uint32_t *val)
 {
 	if (port < VUART_BASE || port >= VUART_BASE + 8)
 		return false;
 	if (write)
-		write_reg(v, port - VUART_BASE, (uint8_t)*val);
+		write_reg(u, port - VUART_BASE, (uint8_t)*val);
 	else
-		*val = read_reg(port - VUART_BASE);
+		*val = read_reg(u, port - VUART_BASE);
 	return true;
 }
 
-unsigned vuart_rx_dropped(void)
+unsigned vuart_rx_dropped(const struct vuart *u)
 {
-	return u.rx_dropped;
+	return u->rx_dropped;
 }

@@ -39,6 +39,9 @@ struct hv_options {
 	enum after_load after_load;
 	enum selftest_fault fault;
 	bool fastpaths;			/* the shared page's ROM fast paths (default on) */
+	/* selftest=two-guests: load the guest twice and enter each in turn
+	 * (run_selftest_two_guests). */
+	bool two_guests;
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

@@ -1,6 +1,8 @@
 /*
- * guest.h - a guest as the loader leaves it: memory filled, boot state
- * decided.  Issue 6 starts a vCPU from `boot`.
+ * guest.h - one guest: what all of its vCPUs share.  Its memory (the p2m),
+ * the boot state the loader decided, its copy of the VMI ROM, its virtual
+ * devices, its statistics and, once it ends, why.  Every virtual device is
+ * reached through its guest, so two guests never share one.
  */
 #ifndef VMI_HV_GUEST_H
 #define VMI_HV_GUEST_H
@@ -11,6 +13,10 @@
 #include "guest_layout.h"
 #include "cmdline.h"
 #include "multiboot.h"
+#include "vpic.h"
+#include "vuart.h"
+#include "valarm.h"
+#include "shadow.h"
 
 /* The state the 32-bit boot protocol promises the kernel at its entry:
  * flat 4 GiB CS (__BOOT_CS 0x10) and DS/ES/SS (__BOOT_DS 0x18), paging
@@ -20,18 +26,63 @@ struct guest_boot_state {
 	uint32_t esi;
 };
 
+/* The PC ports without a device model of their own (vcpu_io.c). */
+struct guest_ports {
+	uint8_t cmos_index;		/* the CMOS RTC's index register (0x70) */
+	/* Denied accesses: logged at most IO_LOG_LIMIT times a window. */
+	uint64_t denied;
+	uint64_t log_window_start, log_dropped;
+	unsigned logged;
+};
+
+/* A guest runs until a rule break stops it or it reboots or powers off;
+ * then it is dead (as lguest's kill_guest marks it), and the run loop
+ * reports it. */
+enum guest_state {
+	GUEST_RUNNING,
+	GUEST_STOPPED,		/* broke a rule; its vCPU holds the reason */
+	GUEST_REBOOTED,
+	GUEST_SHUT_DOWN,
+};
+
+#define GUEST_MAX_VCPUS 1
+
+struct vcpu;
+
 struct guest {
+	char name[16];
+	struct vcpu *vcpus[GUEST_MAX_VCPUS];
+	unsigned nr_vcpus;
+	enum guest_state state;
+	struct vcpu *ended_by;	/* the vCPU that stopped or ended it */
+	bool end_reported;	/* the run loop printed why */
 	struct guest_mem mem;
 	struct guest_plan plan;
 	struct guest_boot_state boot;
-	bool has_vrom;
+	bool has_vrom;		/* the VMI ROM is copied into its memory */
 	bool fastpaths;		/* enable the shared page's ROM fast paths */
 	char kernel_version[64];
+	/* Shadow page tables from VMI activation on: the guest's page
+	 * tables are the guest's, whichever of its vCPUs loads them. */
+	struct shadow shadow;
+	bool shadow_ready;
+	/* Virtual devices. */
+	struct vpic vpic;
+	struct vuart vuart;
+	struct valarm valarm;
+	struct guest_ports ports;
 };
 
+/* The devices in their power-on state, wired to this guest's vPIC. */
+void guest_devices_reset(struct guest *g);
+
 /* Load the guest from the multiboot modules, or stop with a
- * "vmi-hv: error:" line explaining what is wrong with the input. */
+ * "vmi-hv: error:" line explaining what is wrong with the input.  The
+ * modules' frames are given back unless keep_modules (another guest is
+ * loaded from them next). */
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
-		struct guest *g);
+		struct guest *g, bool keep_modules);
+/* A zeroed guest named name, in memory of its own. */
+struct guest *guest_create(const char *name);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * vcpu.h - the (one) virtual CPU: what the guest believes about its CPU
- * that the real CPU does not hold while the guest runs deprivileged.
+ * vcpu.h - a virtual CPU: what the guest believes about its CPU that the
+ * real CPU does not hold while the guest runs deprivileged.  What its
+ * vCPUs share (memory, shadows, devices) is in struct guest.
  *
  * The guest's general registers, segment selectors, EIP and EFLAGS live
  * in the trap frame in the switcher (vcpu_layout.h): the real CPU holds
@@ -19,6 +20,7 @@
 #include "shadow.h"
 #include "emulate.h"
 #include "guest.h"
+#include "segments.h"
 
 #define X86_CR0_PE  0x00000001u
 #define X86_CR0_MP  0x00000002u
@@ -58,8 +60,6 @@ struct vcpu_stats {
 	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
 	uint64_t hypercalls, hypercalls_by_call[128];
-	uint64_t io_denied;
-	uint64_t com1_bytes;
 	uint64_t injected;		/* virtual interrupts delivered */
 	/* F_PXE: entry writes the ROM made without an exit and queued in
 	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
@@ -68,10 +68,13 @@ struct vcpu_stats {
 
 struct vcpu {
 	struct guest *guest;
-	struct trap_frame *frame;	/* HV_VCPU_FRAME, in the switcher */
+	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and
+	 * HV_VCPU_SHARED_PAGE) while it runs: the ring-0 stack whose top is
+	 * the trap frame, and the VMI shared page. */
+	void *stack_page, *shared_page;
+	struct trap_frame *frame;	/* the guest's registers, at the stack page's top */
 	struct vtlb vtlb;		/* shadow paging before activation */
-	struct shadow shadow;		/* shadow paging from activation on */
-	bool shadows_active;
+	bool shadows_active;		/* guest->shadow serves from activation on */
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
 	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
 	bool vif;			/* the guest's virtual EFLAGS.IF */
@@ -81,6 +84,11 @@ struct vcpu {
 	 * exit (vcpu_run). */
 	struct vmi_shared_page *shared;
 	struct desc_reg gdtr, idtr;
+	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
+	 * into the GDT of the CPU that enters this vCPU; the hypervisor's
+	 * own slots stay 0 here. */
+	uint64_t gdt[HV_GDT_ENTRIES];
+	bool gdt_changed;		/* since the last copy */
 	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
 	uint16_t ldtr, tr;
 	uint32_t tr_base;		/* the guest's TSS (for ring-3 -> ring-0 stack) */
@@ -92,7 +100,14 @@ struct vcpu {
 		bool made;
 		uint32_t call, eax, edx, ecx, ebx, esi;
 	} last_call;
-	bool stopped;
+	/* Halted (hlt, VMI Halt) until an interrupt can be delivered: the
+	 * run loop enters it no more and idles the CPU. */
+	bool halted;
+	/* Why it stopped its guest, and the instruction when there is one. */
+	char stop_why[256];
+	uint8_t stop_insn[15];
+	unsigned stop_insn_len;
+	bool stop_has_insn;
 	/* Set by a memory callback when the access broke the rules, so the
 	 * caller stops the guest instead of reflecting a fault. */
 	bool violation;
@@ -102,11 +117,14 @@ struct vcpu {
 	struct vcpu_stats stats;
 };
 
+/* A new vCPU of a loaded guest (vcpu_init on memory of its own). */
+struct vcpu *vcpu_create(struct guest *g);
 /* Build the vCPU for a loaded guest: switcher pages, shadow paging in
  * "physical mode", the 32-bit boot-protocol entry state. */
 void vcpu_init(struct vcpu *v, struct guest *g);
-/* Run the guest; returns only when it is stopped (vcpu->stopped). */
-void vcpu_run(struct vcpu *v);
+/* One entry into the guest and the handling of the exit that ends it
+ * (the run loop calls it with interrupts off, devices polled). */
+void vcpu_run_once(struct vcpu *v);
 
 /* The emulator's callbacks (vcpu_ops.c). */
 void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops);
@@ -150,8 +168,8 @@ enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcom
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel);
 /* Is eip inside the limit of code selector cs in our GDT?  Must hold for
  * every resume: the switcher's iret would raise #GP at CPL 0 otherwise. */
-bool vcpu_eip_in_cs(uint16_t cs, uint32_t eip);
-uint32_t vcpu_cs_limit(uint16_t cs);
+bool vcpu_eip_in_cs(const struct vcpu *v, uint16_t cs, uint32_t eip);
+uint32_t vcpu_cs_limit(const struct vcpu *v, uint16_t cs);
 /* The guest rewrote entry idx of its current GDT (VMI WriteGDTEntry). */
 void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx);
 /* Before entering: every selector in the frame must load in our GDT;
@@ -162,7 +180,9 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen);
  * soft_len: instruction length for a software interrupt (int n), else 0. */
 void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len);
 
-/* hlt with the given virtual IF (vcpu_ops.c): wait for an interrupt. */
+/* hlt with the given virtual IF (vcpu_ops.c): the vCPU is halted until
+ * an interrupt can be delivered (the run loop waits); with IF clear the
+ * guest is stopped. */
 void vcpu_halt(struct vcpu *v);
 
 /* Port I/O (vcpu_io.c). */
@@ -172,18 +192,23 @@ enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint3
 /* VMI hypercalls through int $0x82 (hypercall.c). */
 void vcpu_hypercall(struct vcpu *v);
 
-/* Stop the guest: "vmi-hv: guest stopped: <reason>", the registers, the
- * counters; then stay up on the console (guest_stop.c). */
+/* Stop the guest (guest_stop.c): mark it dead with the reason and go
+ * back to the run loop, which prints "vmi-hv: guest stopped: <reason>",
+ * the registers and the counters. */
 __attribute__((noreturn, format(printf, 2, 3)))
 void vcpu_stop(struct vcpu *v, const char *fmt, ...);
 __attribute__((noreturn, format(printf, 4, 5)))
 void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const char *fmt, ...);
 void vcpu_print_counters(const struct vcpu *v);
-/* The guest rebooted or powered off: statistics, then the hypervisor
- * stops with HV_EXIT_GUEST_REBOOT / _SHUTDOWN (guest_stop.c). */
+/* The guest rebooted or powered off: it ends, back to the run loop,
+ * which prints the statistics (guest_stop.c). */
 __attribute__((noreturn)) void vcpu_guest_reboot(struct vcpu *v, const char *why);
 __attribute__((noreturn)) void vcpu_guest_shutdown(struct vcpu *v, const char *why);
-/* Timer alarms and console input (COM1, keyboard) into the virtual devices (vcpu.c). */
-void vcpu_poll_devices(struct vcpu *v);
+/* The run loop's report of a guest that died (guest_stop.c): the stop
+ * diagnostic, or the end statistics. */
+void guest_report_end(struct guest *g);
+/* No guest is left running, and some were stopped: the console answers
+ * 's' (their statistics) and 'q' (exit) for ever (guest_stop.c). */
+__attribute__((noreturn)) void guests_after_stop(struct guest **guests, unsigned n);
 
 #endif

@@ -1,16 +1,30 @@
-/* vuart.h - the guest's virtual 16550A on COM1 (vuart.c). */
+/* vuart.h - a guest's virtual 16550A on COM1 (vuart.c); one per guest. */
 #ifndef VMI_HV_VUART_H
 #define VMI_HV_VUART_H
 
-#include "vcpu.h"
+#include <stdint.h>
+#include <stdbool.h>
+#include "vpic.h"
 
 #define VUART_BASE 0x3f8
+#define VUART_RX_SIZE 256
 
-void vuart_reset(void);
+struct vuart {
+	struct vpic *pic;		/* its IRQ4 goes to this guest's vPIC */
+	uint8_t ier, lcr, mcr, scr, dll, dlm, fcr;
+	bool thre_pending;
+	uint8_t rx[VUART_RX_SIZE];
+	unsigned rx_head, rx_tail, rx_dropped;
+	uint64_t tx_bytes;		/* bytes the guest sent to COM1 */
+};
+
+/* Wire the UART to its guest's vPIC and reset it. */
+void vuart_init(struct vuart *u, struct vpic *pic);
+void vuart_reset(struct vuart *u);
 /* A byte typed on the real COM1 for the guest. */
-void vuart_receive(uint8_t c);
+void vuart_receive(struct vuart *u, uint8_t c);
 /* Ports 0x3F8-0x3FF, size 1; false for any other port. */
-bool vuart_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val);
-unsigned vuart_rx_dropped(void);
+bool vuart_io(struct vuart *u, uint16_t port, bool write, uint32_t *val);
+unsigned vuart_rx_dropped(const struct vuart *u);
 
 #endif

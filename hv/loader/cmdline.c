@@ -84,7 +84,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
@@ -153,9 +153,16 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			return set_error(err, errlen,
 				"malformed option '%.*s': fastpaths is on or off",
 				w, len);
+	} else if (word_is(w, klen, "selftest")) {
+		if (word_is(v, vlen, "two-guests"))
+			o->two_guests = true;
+		else
+			return set_error(err, errlen,
+				"malformed option '%.*s': selftest is two-guests",
+				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=)",
 			w, len);
 	}
 	return true;
@@ -172,6 +179,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->after_load = AFTER_LOAD_RUN;
 	o->fault = FAULT_NONE;
 	o->fastpaths = true;
+	o->two_guests = false;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

@@ -170,9 +170,19 @@ static void place_vrom(struct guest *g)
 		 HV_TOP_RESERVED_SIZE >> 20, GUEST_ROM_GPA);
 }
 
-void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
-		struct guest *g)
+struct guest *guest_create(const char *name)
 {
+	struct guest *g = alloc_zeroed(sizeof(*g));
+
+	fmt_snprintf(g->name, sizeof(g->name), "%s", name);
+	return g;
+}
+
+void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
+		struct guest *g, bool keep_modules)
+{
+	char name[sizeof(g->name)];
+
 	const struct multiboot_module *mods;
 	const uint8_t *kernel, *initrd;
 	uint32_t kernel_len, initrd_len;
@@ -183,7 +193,9 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	bool path_first;
 	uint64_t mem_size;
 
+	memcpy(name, g->name, sizeof(name));
 	memset(g, 0, sizeof(*g));
+	memcpy(g->name, name, sizeof(name));
 	g->fastpaths = opt->fastpaths;
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
 		hv_fail("no guest kernel: the boot loader passed no modules "
@@ -262,7 +274,10 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 
 	/* The module copies are no longer needed: give back the frames that
 	 * lie wholly inside them (a partial last frame may hold loader data). */
-	{
+	if (keep_modules) {
+		log_info("guest loaded and checked; module memory kept for the next guest, %u KiB free",
+			 machine_free_bytes_kib());
+	} else {
 		uint32_t released = 0;
 
 		for (uint32_t i = 0; i < 2; i++)

@@ -108,3 +108,15 @@ void *alloc_zeroed_page(void)
 	memset(p, 0, HV_PAGE_SIZE);
 	return p;
 }
+
+void *alloc_zeroed(size_t bytes)
+{
+	uint32_t pages = (uint32_t)((bytes + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE), pfn;
+	void *p;
+
+	if (!frames_alloc_contig(&machine_frames, pages, 1, &pfn))
+		hv_panic("out of machine memory (%u contiguous pages)", pages);
+	p = phys_to_virt(pfn * HV_PAGE_SIZE);
+	memset(p, 0, (size_t)pages * HV_PAGE_SIZE);
+	return p;
+}

@@ -3,6 +3,7 @@
 #define VMI_HV_MACHINE_MEM_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include "frames.h"
 #include "multiboot.h"
 
@@ -15,6 +16,8 @@ void machine_mem_init(const struct multiboot_info *mbi);
 /* One zeroed frame, as a pointer in the direct map; stops the hypervisor
  * with a panic if memory is exhausted (only for its own small needs). */
 void *alloc_zeroed_page(void);
+/* Zeroed, machine-contiguous whole pages for bytes. */
+void *alloc_zeroed(size_t bytes);
 uint32_t machine_free_bytes_kib(void);
 
 static inline void *phys_to_virt(uint32_t pa) { return (void *)pa; }

@@ -1,5 +1,5 @@
 /*
- * valarm.c - the VMI time device of one vCPU: cycle counters and alarms.
+ * valarm.c - the VMI time device of a guest: cycle counters and alarms.
  *
  * REAL counts the TSC at the frequency tsc.c measured; AVAILABLE = REAL
  * (one vCPU, nothing else runs); STOLEN = 0.  Each of REAL and AVAILABLE
@@ -13,13 +13,10 @@
 #include "io.h"
 #include "vmi_abi.h"
 
-static struct {
-	bool armed;
-	uint64_t expiry, period;	/* period 0: one-shot */
-} alarms[VMI_ALARM_COUNTERS];
-
-uint64_t valarm_count;
-uint64_t valarm_max_late;	/* cycles from expiry to our noticing, worst seen */
+void valarm_init(struct valarm *a, struct vpic *pic)
+{
+	*a = (struct valarm){ .pic = pic };
+}
 
 bool valarm_counter(uint32_t which, uint64_t *val)
 {
@@ -35,7 +32,7 @@ bool valarm_counter(uint32_t which, uint64_t *val)
 	return false;
 }
 
-const char *valarm_set(uint32_t flags, uint64_t expiry, uint64_t period)
+const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period)
 {
 	uint32_t counter = flags & VMI_ALARM_COUNTER_MASK;
 
@@ -47,13 +44,13 @@ const char *valarm_set(uint32_t flags, uint64_t expiry, uint64_t period)
 		return "SetAlarm: unknown flag bits";
 	if ((flags & VMI_ALARM_IS_PERIODIC) && !period)
 		return "SetAlarm: periodic with period 0";
-	alarms[counter].expiry = expiry;
-	alarms[counter].period = (flags & VMI_ALARM_IS_PERIODIC) ? period : 0;
-	alarms[counter].armed = true;
+	a->alarms[counter].expiry = expiry;
+	a->alarms[counter].period = (flags & VMI_ALARM_IS_PERIODIC) ? period : 0;
+	a->alarms[counter].armed = true;
 	return 0;
 }
 
-bool valarm_cancel(uint32_t flags, const char **why)
+bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why)
 {
 	uint32_t counter = flags & VMI_ALARM_COUNTER_MASK;
 	bool was;
@@ -63,44 +60,44 @@ bool valarm_cancel(uint32_t flags, const char **why)
 		return false;
 	}
 	*why = 0;
-	was = alarms[counter].armed;
-	alarms[counter].armed = false;
+	was = a->alarms[counter].armed;
+	a->alarms[counter].armed = false;
 	return was;
 }
 
-bool valarm_poll(void)
+bool valarm_poll(struct valarm *a)
 {
 	uint64_t now = rdtsc();
 	bool fired = false;
 
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
-		if (!alarms[i].armed || now < alarms[i].expiry)
+		if (!a->alarms[i].armed || now < a->alarms[i].expiry)
 			continue;
-		vpic_pulse(0);
-		valarm_count++;
-		if (now - alarms[i].expiry > valarm_max_late)
-			valarm_max_late = now - alarms[i].expiry;
+		vpic_pulse(a->pic, 0);
+		a->count++;
+		if (now - a->alarms[i].expiry > a->max_late)
+			a->max_late = now - a->alarms[i].expiry;
 		fired = true;
-		if (!alarms[i].period) {
-			alarms[i].armed = false;
+		if (!a->alarms[i].period) {
+			a->alarms[i].armed = false;
 			continue;
 		}
 		/* One interrupt however many periods passed (the guest counts
 		 * elapsed time from REAL); next expiry in the future. */
 		unsigned n = 0;
 		do
-			alarms[i].expiry += alarms[i].period;
-		while (alarms[i].expiry <= now && ++n < 1000);
-		if (alarms[i].expiry <= now)
-			alarms[i].expiry = now + alarms[i].period;
+			a->alarms[i].expiry += a->alarms[i].period;
+		while (a->alarms[i].expiry <= now && ++n < 1000);
+		if (a->alarms[i].expiry <= now)
+			a->alarms[i].expiry = now + a->alarms[i].period;
 	}
 	return fired;
 }
 
-bool valarm_armed(void)
+bool valarm_armed(const struct valarm *a)
 {
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++)
-		if (alarms[i].armed)
+		if (a->alarms[i].armed)
 			return true;
 	return false;
 }

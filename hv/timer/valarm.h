@@ -1,21 +1,32 @@
-/* valarm.h - the VMI time device: counters and alarms (valarm.c). */
+/* valarm.h - the VMI time device: counters and alarms (valarm.c); one per
+ * guest, wired to its vPIC's IRQ0. */
 #ifndef VMI_HV_VALARM_H
 #define VMI_HV_VALARM_H
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "vpic.h"
+#include "vmi_abi.h"
 
-extern uint64_t valarm_count;	/* alarm interrupts raised */
-extern uint64_t valarm_max_late;	/* worst lateness seen, TSC cycles */
+struct valarm {
+	struct vpic *pic;
+	struct {
+		bool armed;
+		uint64_t expiry, period;	/* period 0: one-shot */
+	} alarms[VMI_ALARM_COUNTERS];
+	uint64_t count;		/* alarm interrupts raised */
+	uint64_t max_late;	/* cycles from expiry to our noticing, worst seen */
+};
 
+void valarm_init(struct valarm *a, struct vpic *pic);
 /* GetCycleCounter(which); false for an unknown counter. */
 bool valarm_counter(uint32_t which, uint64_t *val);
 /* SetAlarm; 0, or why the arguments are invalid. */
-const char *valarm_set(uint32_t flags, uint64_t expiry, uint64_t period);
+const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
-bool valarm_cancel(uint32_t flags, const char **why);
+bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
 /* Raise IRQ0 for every expired alarm; true if one fired. */
-bool valarm_poll(void);
-bool valarm_armed(void);
+bool valarm_poll(struct valarm *a);
+bool valarm_armed(const struct valarm *a);
 
 #endif

@@ -8,9 +8,10 @@
  * then the instruction bytes (when there is an instruction), the guest's
  * registers, its virtual control registers and the per-kind counters.
  *
- * The hypervisor itself stays up: "responsive" means, observably, that
- * its timer keeps ticking and its console (COM1 and the keyboard) keeps
- * answering:
+ * The stop marks the guest dead and returns to the run loop (run.c),
+ * which prints all that.  The hypervisor itself stays up: "responsive"
+ * means, observably, that its timer keeps ticking and its console (COM1
+ * and the keyboard) keeps answering, once no guest is left running:
  *     s  prints the statistics again, with the tick count (which grows);
  *     q  ends the hypervisor with exit code HV_EXIT_GUEST_STOPPED
  *        (isa-debug-exit; a clean halt elsewhere).
@@ -23,6 +24,8 @@
 #include "timer.h"
 #include "hvlib.h"
 #include "valarm.h"
+#include "pcpu.h"
+#include "run.h"
 #include "vmi_abi.h"
 
 static uint64_t reflected(const struct vcpu_stats *s)
@@ -42,8 +45,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->exits, (unsigned long long)s->emulated,
 		(unsigned long long)s->hidden_faults,
 		(unsigned long long)reflected(s),
-		(unsigned long long)s->hypercalls, (unsigned long long)s->com1_bytes,
-		(unsigned long long)s->io_denied);
+		(unsigned long long)s->hypercalls, (unsigned long long)v->guest->vuart.tx_bytes,
+		(unsigned long long)v->guest->ports.denied);
 	kprintf("vmi-hv: emulated by kind:");
 	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
 		if (s->emulated_by_kind[k])
@@ -69,8 +72,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 	vcpu_mmu_print_stats(v);
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late)\n",
-		(unsigned long long)s->injected, (unsigned long long)valarm_count,
-		(unsigned long long)tsc_to_us(valarm_max_late));
+		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
+		(unsigned long long)tsc_to_us(v->guest->valarm.max_late));
 }
 
 static void print_guest_state(const struct vcpu *v)
@@ -96,89 +99,114 @@ static void print_guest_state(const struct vcpu *v)
 	vcpu_print_counters(v);
 }
 
+/* Mark the guest dead (as lguest's kill_guest does) and go back to the
+ * run loop, which reports it. */
 __attribute__((noreturn))
-static void after_stop(struct vcpu *v)
+static void kill_guest(struct vcpu *v, enum guest_state how)
 {
-	v->stopped = true;
-	kprintf("vmi-hv: the hypervisor is still running: on the console (serial or keyboard), 's' prints statistics, 'q' exits\n");
-	for (;;) {
-		int c = console_wait_char(console_getc);
+	struct guest *g = v->guest;
 
-		if (c == 's') {
-			kprintf("vmi-hv: statistics (guest stopped, hypervisor tick %llu):\n",
-				(unsigned long long)hv_ticks());
-			vcpu_print_counters(v);
-		} else if (c == 'q') {
-			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the console");
-		}
-	}
-}
-
-static void stop_line(const char *fmt, va_list ap)
-{
-	kprintf("\nvmi-hv: guest stopped: ");
-	vkprintf(fmt, ap);
-	kprintf("\n");
+	irq_disable();
+	g->state = how;
+	g->ended_by = v;
+	hv_longjmp(&this_pcpu()->run_jmp, 1);
 }
 
 void vcpu_stop(struct vcpu *v, const char *fmt, ...)
 {
 	va_list ap;
 
-	irq_disable();
 	va_start(ap, fmt);
-	stop_line(fmt, ap);
+	fmt_vsnprintf(v->stop_why, sizeof(v->stop_why), fmt, ap);
 	va_end(ap);
-	kprintf("vmi-hv: at guest eip %04x:%08x\n", v->frame->cs & 0xffff, v->frame->eip);
-	print_guest_state(v);
-	after_stop(v);
+	v->stop_has_insn = false;
+	kill_guest(v, GUEST_STOPPED);
 }
 
 void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const char *fmt, ...)
 {
 	va_list ap;
 
-	irq_disable();
 	va_start(ap, fmt);
-	stop_line(fmt, ap);
+	fmt_vsnprintf(v->stop_why, sizeof(v->stop_why), fmt, ap);
 	va_end(ap);
-	kprintf("vmi-hv: instruction at guest eip %04x:%08x:", v->frame->cs & 0xffff, v->frame->eip);
-	if (len > 15)
-		len = 15;
-	for (unsigned i = 0; i < len; i++)
-		kprintf(" %02x", bytes[i]);
-	if (!len)
-		kprintf(" (not fetched)");
-	kprintf("\n");
-	print_guest_state(v);
-	after_stop(v);
-}
-
-/*
- * The guest ended itself (reboot or power off): not a rule break, so no
- * register dump; the statistics and the exit rate, then the hypervisor
- * stops with its own exit code (one vCPU, nothing left to run).  Restarting
- * the guest in place is not done yet.
- */
-__attribute__((noreturn)) static void guest_end(struct vcpu *v, int code, const char *what, const char *why)
-{
-	uint64_t ms = tsc_to_us(rdtsc() - v->start_tsc) / 1000;
-
-	irq_disable();
-	kprintf("\nvmi-hv: guest %s: %s\n", what, why);
-	vcpu_print_counters(v);
-	kprintf("vmi-hv: guest ran %llu ms: %llu exits, %llu exits/s\n",
-		(unsigned long long)ms, (unsigned long long)v->stats.exits,
-		(unsigned long long)(ms ? udiv64(v->stats.exits * 1000, (uint32_t)ms) : 0));
-	hv_stop(code, "guest %s", what);
+	if (len > sizeof(v->stop_insn))
+		len = sizeof(v->stop_insn);
+	memcpy(v->stop_insn, bytes, len);
+	v->stop_insn_len = len;
+	v->stop_has_insn = true;
+	kill_guest(v, GUEST_STOPPED);
 }
 
 void vcpu_guest_reboot(struct vcpu *v, const char *why)
 {
-	guest_end(v, HV_EXIT_GUEST_REBOOT, "reboot", why);
+	fmt_snprintf(v->stop_why, sizeof(v->stop_why), "%s", why);
+	kill_guest(v, GUEST_REBOOTED);
 }
 
 void vcpu_guest_shutdown(struct vcpu *v, const char *why)
 {
-	guest_end(v, HV_EXIT_GUEST_SHUTDOWN, "shutdown", why);
+	fmt_snprintf(v->stop_why, sizeof(v->stop_why), "%s", why);
+	kill_guest(v, GUEST_SHUT_DOWN);
+}
+
+static void report_stop(const struct vcpu *v)
+{
+	kprintf("\nvmi-hv: guest stopped: %s\n", v->stop_why);
+	if (!v->stop_has_insn) {
+		kprintf("vmi-hv: at guest eip %04x:%08x\n", v->frame->cs & 0xffff, v->frame->eip);
+	} else {
+		kprintf("vmi-hv: instruction at guest eip %04x:%08x:", v->frame->cs & 0xffff, v->frame->eip);
+		for (unsigned i = 0; i < v->stop_insn_len; i++)
+			kprintf(" %02x", v->stop_insn[i]);
+		if (!v->stop_insn_len)
+			kprintf(" (not fetched)");
+		kprintf("\n");
+	}
+	print_guest_state(v);
+	kprintf("vmi-hv: the hypervisor is still running: on the console (serial or keyboard), 's' prints statistics, 'q' exits\n");
+}
+
+/*
+ * The guest ended itself (reboot or power off): not a rule break, so no
+ * register dump; the statistics and the exit rate.  Restarting the guest
+ * in place is not done yet.
+ */
+static void report_end(const struct vcpu *v, const char *what)
+{
+	uint64_t ms = tsc_to_us(rdtsc() - v->start_tsc) / 1000;
+
+	kprintf("\nvmi-hv: guest %s: %s\n", what, v->stop_why);
+	vcpu_print_counters(v);
+	kprintf("vmi-hv: guest ran %llu ms: %llu exits, %llu exits/s\n",
+		(unsigned long long)ms, (unsigned long long)v->stats.exits,
+		(unsigned long long)(ms ? udiv64(v->stats.exits * 1000, (uint32_t)ms) : 0));
+}
+
+void guest_report_end(struct guest *g)
+{
+	if (g->end_reported || g->state == GUEST_RUNNING)
+		return;
+	g->end_reported = true;
+	if (g->state == GUEST_STOPPED)
+		report_stop(g->ended_by);
+	else
+		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "shutdown");
+}
+
+void guests_after_stop(struct guest **guests, unsigned n)
+{
+	for (;;) {
+		int c = console_wait_char(console_getc);
+
+		if (c == 's') {
+			kprintf("vmi-hv: statistics (guest stopped, hypervisor tick %llu):\n",
+				(unsigned long long)hv_ticks());
+			for (unsigned i = 0; i < n; i++)
+				if (guests[i]->state == GUEST_STOPPED)
+					vcpu_print_counters(guests[i]->ended_by);
+		} else if (c == 'q') {
+			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the console");
+		}
+	}
 }

@@ -119,9 +119,9 @@ static void vmi_iret(struct vcpu *v, struct trap_frame *f)
 	check(v, r, &out, VMI_CALL_IRET);
 	/* The CPU's iret raises #GP(0) here; the ROM call cannot return a
 	 * fault to its caller, so the guest is stopped. */
-	if (!vcpu_eip_in_cs((uint16_t)nf.cs, nf.eip))
+	if (!vcpu_eip_in_cs(v, (uint16_t)nf.cs, nf.eip))
 		vcpu_stop(v, "VMI call %u (IRET): eip %08x is beyond the limit %08x of cs %04x (#GP)",
-			  VMI_CALL_IRET, nf.eip, vcpu_cs_limit((uint16_t)nf.cs), nf.cs & 0xffff);
+			  VMI_CALL_IRET, nf.eip, vcpu_cs_limit(v, (uint16_t)nf.cs), nf.cs & 0xffff);
 	v->vif = (w[3] & X86_EFLAGS_IF) != 0;
 	*f = nf;
 }
@@ -323,7 +323,7 @@ void vcpu_hypercall(struct vcpu *v)
 		return;
 	}
 	case VMI_CALL_SetAlarm: {
-		const char *why = valarm_set(a, d | (uint64_t)c << 32,
+		const char *why = valarm_set(&v->guest->valarm, a, d | (uint64_t)c << 32,
 					     f->ebx | (uint64_t)f->esi << 32);
 
 		if (why)
@@ -332,7 +332,7 @@ void vcpu_hypercall(struct vcpu *v)
 	}
 	case VMI_CALL_CancelAlarm: {
 		const char *why;
-		bool was = valarm_cancel(a, &why);
+		bool was = valarm_cancel(&v->guest->valarm, a, &why);
 
 		if (why)
 			vcpu_stop(v, "%s (flags %x)", why, a);

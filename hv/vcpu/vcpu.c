@@ -5,8 +5,10 @@
  * shadow page directory of the virtual TLB, with the real EFLAGS.IF = 1 and
  * IOPL 0, so that every interrupt, every exception and every privileged
  * instruction (#GP) leaves it.  switch_to_guest (switcher.S) enters it
- * from the frame at HV_VCPU_FRAME and returns on the next trap with the
- * frame refilled.  Here we decide what the trap means:
+ * from the frame at HV_VCPU_FRAME (the vCPU's own stack page, which
+ * pcpu_enter maps there) and returns on the next trap with the frame
+ * refilled.  The run loop (run.c) calls vcpu_run_once for each entry;
+ * here we decide what the trap means:
  *
  *   #PF            -> the vTLB: hidden fill, or a #PF for the guest
  *   #GP, #UD       -> the instruction emulator (hv/emul/)
@@ -29,20 +31,30 @@
 #include "vpic.h"
 #include "vuart.h"
 #include "valarm.h"
+#include "pcpu.h"
 
 void switch_to_guest(uint32_t shadow_cr3);
-uint32_t vcpu_switcher_init(void);
+uint32_t vcpu_switcher_init(struct vcpu *v);
+
+struct vcpu *vcpu_create(struct guest *g)
+{
+	struct vcpu *v = alloc_zeroed(sizeof(*v));
+
+	HV_ASSERT(g->nr_vcpus < GUEST_MAX_VCPUS);
+	vcpu_init(v, g);
+	g->vcpus[g->nr_vcpus++] = v;
+	return v;
+}
 
 void vcpu_init(struct vcpu *v, struct guest *g)
 {
-	struct trap_frame *f = (struct trap_frame *)HV_VCPU_FRAME;
+	struct trap_frame *f;
 	struct emul_outcome out;
 
 	memset(v, 0, sizeof(*v));
 	v->guest = g;
-	v->frame = f;
-	vcpu_mmu_init(v, vcpu_switcher_init());
-	v->shared = (struct vmi_shared_page *)HV_VCPU_SHARED_PAGE;
+	vcpu_mmu_init(v, vcpu_switcher_init(v));
+	f = v->frame;
 	v->shared->magic = VMI_SHARED_MAGIC;
 	v->shared->version = VMI_SHARED_VERSION;
 	v->shared->vcpu_id = 0;
@@ -69,6 +81,8 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->esi = g->boot.esi;
 	f->eflags = X86_EFLAGS_FIXED;
 	v->vif = false;
+	/* The hypervisor's own slots read as the CPU's GDT has them. */
+	memcpy(v->gdt, this_pcpu()->gdt, sizeof(v->gdt));
 	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
 		hv_panic("boot GDT refused: %s", out.why);
 	f->cs = 0x10 | 1;
@@ -118,9 +132,9 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->violation_why);
 	/* A far jmp/call/ret or iret to an EIP beyond the new CS's limit:
 	 * the CPU raises #GP(0) at the instruction, before it completes. */
-	if (r == EMUL_OK && !vcpu_eip_in_cs((uint16_t)f->cs, f->eip)) {
+	if (r == EMUL_OK && !vcpu_eip_in_cs(v, (uint16_t)f->cs, f->eip)) {
 		log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP",
-			 f->cs & 0xffff, f->eip, vcpu_cs_limit((uint16_t)f->cs));
+			 f->cs & 0xffff, f->eip, vcpu_cs_limit(v, (uint16_t)f->cs));
 		*f = before;
 		vcpu_deliver(v, 13, true, 0, 0);
 		return;
@@ -168,46 +182,6 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
 	if (!vcpu_read_lin(v, vcpu_seg_base(v, f->cs) + f->eip, &op, 1, frame_cpl(f), &pf))
 		vcpu_stop(v, "cannot read the instruction of software interrupt %u", vector);
 	vcpu_deliver(v, vector, false, 0, op == 0xcd ? 2 : 1);
-}
-
-/*
- * The hypervisor's console while the guest runs (what arrives on COM1 and
- * what is typed on the keyboard, console_getc): the escape character
- * Ctrl-] (0x1d) followed by
- *     s  print the statistics, the guest keeps running;
- *     r  restart the peaks (shadow pages) at the current figures, so that
- *        the next 's' shows the peak of what ran in between;
- *     q  stop the guest (then the console of guest_stop.c takes over).
- * Everything else goes to the guest's virtual UART (an escape followed
- * by another escape sends one Ctrl-] to the guest).
- */
-#define CONSOLE_ESCAPE 0x1d
-
-static void console_commands(struct vcpu *v)
-{
-	static bool escaped;
-	int c;
-
-	while ((c = console_getc()) >= 0) {
-		if (!escaped) {
-			escaped = c == CONSOLE_ESCAPE;
-			if (!escaped)
-				vuart_receive((uint8_t)c);
-			continue;
-		}
-		escaped = false;
-		if (c == CONSOLE_ESCAPE) {
-			vuart_receive((uint8_t)c);
-		} else if (c == 's') {
-			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
-				(unsigned long long)hv_ticks());
-			vcpu_print_counters(v);
-		} else if (c == 'r') {
-			vcpu_mmu_reset_peaks(v);
-		} else if (c == 'q') {
-			vcpu_stop(v, "stopped from the console (Ctrl-] q)");
-		}
-	}
 }
 
 static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
@@ -260,21 +234,15 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 	vcpu_stop(v, "unexpected trap vector %u (%s) from the guest", vector, vector_name(vector));
 }
 
-void vcpu_poll_devices(struct vcpu *v)
-{
-	valarm_poll();
-	console_commands(v);
-}
-
 /* At an instruction boundary with the virtual IF set: the vPIC's best
  * request goes through the guest's IDT like a hardware interrupt (no
  * error code, gate DPL not checked; an interrupt gate clears the IF). */
 static void inject_interrupt(struct vcpu *v)
 {
-	if (!v->vif || !vpic_pending())
+	if (!v->vif || !vpic_pending(&v->guest->vpic))
 		return;
 	v->stats.injected++;
-	vcpu_deliver(v, vpic_ack(), false, 0, 0);
+	vcpu_deliver(v, vpic_ack(&v->guest->vpic), false, 0, 0);
 }
 
 /* Guest-owned state the ROM's fast paths use, out to the shared page... */
@@ -284,7 +252,7 @@ static void share_state(struct vcpu *v)
 	v->shared->cr2 = v->cr2;
 	/* The ROM's EnableInterrupts makes the hypercall only when this is
 	 * set, so it must say whether the virtual PIC has work right now. */
-	v->shared->irq_pending = vpic_pending();
+	v->shared->irq_pending = vpic_pending(&v->guest->vpic);
 }
 
 /* ...and back: the guest may have changed them without an exit. */
@@ -298,28 +266,21 @@ static void take_shared_state(struct vcpu *v)
 		vcpu_mmu_drain(v);
 }
 
-void vcpu_run(struct vcpu *v)
+void vcpu_run_once(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
 	char why[128];
+	uint32_t cr2;
 
-	v->start_tsc = rdtsc();
-	vpic_reset();
-	vuart_reset();
-	for (;;) {
-		uint32_t cr2;
-
-		irq_disable();
-		vcpu_poll_devices(v);
-		inject_interrupt(v);
-		sanitize_eflags(f);
-		if (!vcpu_check_frame(v, why, sizeof(why)))
-			vcpu_stop(v, "cannot resume the guest: %s", why);
-		share_state(v);
-		switch_to_guest(vcpu_mmu_cr3(v));
-		/* Interrupts are off: nothing can fault in between. */
-		cr2 = read_cr2();
-		take_shared_state(v);
-		handle_exit(v, f, cr2);
-	}
+	inject_interrupt(v);
+	sanitize_eflags(f);
+	if (!vcpu_check_frame(v, why, sizeof(why)))
+		vcpu_stop(v, "cannot resume the guest: %s", why);
+	share_state(v);
+	pcpu_enter(this_pcpu(), v);
+	switch_to_guest(vcpu_mmu_cr3(v));
+	/* Interrupts are off: nothing can fault in between. */
+	cr2 = read_cr2();
+	take_shared_state(v);
+	handle_exit(v, f, cr2);
 }

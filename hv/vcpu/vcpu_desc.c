@@ -5,8 +5,9 @@
  * emulator.  Its GDT cannot be the one the CPU uses: it would let the
  * guest build a ring-0 code segment or a call gate.  Instead, as lguest
  * does, its descriptors are validated and copied into the slots of our
- * own GDT (hv_gdt, in the switcher) with the same index, so that its
- * selectors keep their numbers:
+ * own GDT with the same index, so that its selectors keep their numbers
+ * (the converted entries are kept in the vCPU, v->gdt, and copied into
+ * the GDT of the CPU that enters it, pcpu_enter):
  *   - code and data descriptors only (S = 1); system descriptors (TSS,
  *     LDT, gates) are not copied: ltr/lldt are emulated from the guest's
  *     own table instead;
@@ -29,20 +30,20 @@
 #include "stop.h"
 #include "hvlib.h"
 
-extern uint64_t hv_gdt[HV_GDT_ENTRIES];
-
-static void install(unsigned idx, uint64_t guest_desc)
+static void install(struct vcpu *v, unsigned idx, uint64_t guest_desc)
 {
-	if (!guest_desc_hv_slot(idx))
-		hv_gdt[idx] = guest_desc_convert(guest_desc);
+	if (!guest_desc_hv_slot(idx)) {
+		v->gdt[idx] = guest_desc_convert(guest_desc);
+		v->gdt_changed = true;
+	}
 }
 
 enum emul_result vcpu_boot_gdt(struct vcpu *v, struct emul_outcome *out)
 {
 	/* Flat 4 GiB code (exec/read) and data (read/write), DPL 0 as the
 	 * boot protocol promises: __BOOT_CS = 0x10, __BOOT_DS = 0x18. */
-	install(2, 0x00cf9a000000ffffull);
-	install(3, 0x00cf92000000ffffull);
+	install(v, 2, 0x00cf9a000000ffffull);
+	install(v, 3, 0x00cf92000000ffffull);
 	v->gdtr.base = 0;
 	v->gdtr.limit = 4 * 8 - 1;
 	v->boot_gdt = true;
@@ -132,7 +133,7 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 				 i, i * 8);
 		if (keeps_cached(v, i, d))
 			continue;
-		install(i, d);
+		install(v, i, d);
 	}
 	v->gdtr.base = base;
 	v->gdtr.limit = limit;
@@ -156,7 +157,7 @@ void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
 		vcpu_stop(v, "WriteGDTEntry %u (selector 0x%x): system descriptor type 0x%x (a gate "
 			  "or reserved type) in the loaded GDT, descriptor %08x%08x",
 			  idx, idx * 8, DESC_TYPE(d), (uint32_t)(d >> 32), (uint32_t)d);
-	install(idx, d);
+	install(v, idx, d);
 }
 
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
@@ -165,23 +166,23 @@ uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
 
 	if (idx == 0 || (sel & 4) || idx >= HV_GDT_ENTRIES)
 		return 0;
-	return guest_desc_base(hv_gdt[idx]);
+	return guest_desc_base(v->gdt[idx]);
 }
 
-uint32_t vcpu_cs_limit(uint16_t cs)
+uint32_t vcpu_cs_limit(const struct vcpu *v, uint16_t cs)
 {
 	unsigned idx = cs >> 3;
 
 	if (idx == 0 || (cs & 4) || idx >= HV_GDT_ENTRIES)
 		return 0;
-	return guest_desc_limit(hv_gdt[idx]);
+	return guest_desc_limit(v->gdt[idx]);
 }
 
-bool vcpu_eip_in_cs(uint16_t cs, uint32_t eip)
+bool vcpu_eip_in_cs(const struct vcpu *v, uint16_t cs, uint32_t eip)
 {
 	unsigned idx = cs >> 3;
 
-	return idx && !(cs & 4) && idx < HV_GDT_ENTRIES && eip <= vcpu_cs_limit(cs);
+	return idx && !(cs & 4) && idx < HV_GDT_ENTRIES && eip <= vcpu_cs_limit(v, cs);
 }
 
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
@@ -212,8 +213,8 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	r = read_guest_desc(v, idx, &gd, out);
 	if (r != EMUL_OK)
 		return r;
-	install(idx, gd);	/* the CPU reads memory at every load; so do we */
-	d = hv_gdt[idx];
+	install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
+	d = v->gdt[idx];
 	if (!d)
 		return fault(out, 13, sel & 0xfffc);
 	type = DESC_TYPE(d);
@@ -281,13 +282,13 @@ enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcom
 }
 
 /* Is sel usable in our GDT for segment register use `use` at privilege cpl? */
-static bool selector_ok(uint16_t sel, enum seg_use use, unsigned cpl)
+static bool selector_ok(const struct vcpu *v, uint16_t sel, enum seg_use use, unsigned cpl)
 {
 	unsigned idx = sel >> 3;
 
 	if ((sel & 4) || idx == 0 || idx >= HV_GDT_ENTRIES || guest_desc_hv_slot(idx))
 		return false;
-	return guest_desc_usable(hv_gdt[idx], sel, use, cpl);
+	return guest_desc_usable(v->gdt[idx], sel, use, cpl);
 }
 
 bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
@@ -301,19 +302,19 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
 		fmt_snprintf(why, whylen, "cs %04x: ring %u", f->cs & 0xffff, cpl);
 		return false;
 	}
-	if (!selector_ok(f->cs, SEG_USE_CODE, cpl)) {
+	if (!selector_ok(v, f->cs, SEG_USE_CODE, cpl)) {
 		fmt_snprintf(why, whylen, "cs %04x is not a usable code segment", f->cs & 0xffff);
 		return false;
 	}
 	/* Every path that sets CS:EIP checks this where the CPU would
 	 * (vcpu_exception.c, hypercall.c, vcpu.c); this is the last line:
 	 * the switcher's iret must not fault at CPL 0. */
-	if (!vcpu_eip_in_cs(f->cs, f->eip)) {
+	if (!vcpu_eip_in_cs(v, f->cs, f->eip)) {
 		fmt_snprintf(why, whylen, "eip %08x is beyond the limit %08x of cs %04x",
-			     f->eip, vcpu_cs_limit(f->cs), f->cs & 0xffff);
+			     f->eip, vcpu_cs_limit(v, f->cs), f->cs & 0xffff);
 		return false;
 	}
-	if (!selector_ok(f->ss, SEG_USE_STACK, cpl)) {
+	if (!selector_ok(v, f->ss, SEG_USE_STACK, cpl)) {
 		fmt_snprintf(why, whylen, "ss %04x is not a usable stack segment at ring %u",
 			     f->ss & 0xffff, cpl);
 		return false;
@@ -322,7 +323,7 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
 		uint16_t sel = *data[i] & 0xffff;
 
 		*data[i] = sel;
-		if ((sel & ~3u) == 0 || selector_ok(sel, SEG_USE_DATA, cpl))
+		if ((sel & ~3u) == 0 || selector_ok(v, sel, SEG_USE_DATA, cpl))
 			continue;
 		/* The CPU would have nulled it on a return to ring 3, or
 		 * the guest changed the descriptor under a loaded selector:

@@ -25,7 +25,6 @@
 #include "exception_frame.h"
 #include "guest_desc.h"
 
-extern uint64_t hv_gdt[HV_GDT_ENTRIES];
 
 struct delivery_fault {
 	unsigned vector;
@@ -78,11 +77,11 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	new_cs = gate[0] >> 16;
 	offset = (gate[0] & 0xffff) | (gate[1] & 0xffff0000u);
 	if ((new_cs & 4) || (new_cs >> 3) == 0 || (new_cs >> 3) >= HV_GDT_ENTRIES ||
-	    !(hv_gdt[new_cs >> 3] & (1ull << 47)) || !(hv_gdt[new_cs >> 3] & (1ull << 43))) {
+	    !(v->gdt[new_cs >> 3] & (1ull << 47)) || !(v->gdt[new_cs >> 3] & (1ull << 43))) {
 		*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate selector is not a present code segment" };
 		return false;
 	}
-	cd = hv_gdt[new_cs >> 3];
+	cd = v->gdt[new_cs >> 3];
 	/* The CPU checks the handler's offset against the segment limit
 	 * before it pushes anything. */
 	if (offset > guest_desc_limit(cd)) {

@@ -47,8 +47,13 @@
 /* Output buffer full, input buffer free: see the i8042 above. */
 #define I8042_STATUS_SEEN_BY_GUEST 0x01
 
-static unsigned io_logged;
-static uint8_t cmos_index;
+void guest_devices_reset(struct guest *g)
+{
+	vpic_reset(&g->vpic);
+	vuart_init(&g->vuart, &g->vpic);
+	valarm_init(&g->valarm, &g->vpic);
+	g->ports = (struct guest_ports){ 0 };
+}
 
 static uint32_t ones(unsigned size)
 {
@@ -58,6 +63,8 @@ static uint32_t ones(unsigned size)
 /* The quiet ports above; false if the port is not one of them. */
 static bool misc_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
 {
+	struct guest_ports *p = &v->guest->ports;
+
 	switch (port) {
 	case 0x40: case 0x41: case 0x42: case 0x43:
 	case 0x61:
@@ -66,14 +73,14 @@ static bool misc_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
 		return true;
 	case 0x70:
 		if (write)
-			cmos_index = (uint8_t)(*val & 0x7f);	/* bit 7: NMI mask, ours */
+			p->cmos_index = (uint8_t)(*val & 0x7f);	/* bit 7: NMI mask, ours */
 		else
-			*val = cmos_index;
+			*val = p->cmos_index;
 		return true;
 	case 0x71:
 		if (!write) {
-			if (cmos_index <= 0x0d) {
-				outb(0x70, cmos_index);
+			if (p->cmos_index <= 0x0d) {
+				outb(0x70, p->cmos_index);
 				*val = inb(0x71);
 			} else {
 				*val = 0;
@@ -112,7 +119,8 @@ static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, 
 {
 	if (size != 1)
 		return false;
-	return vpic_io(port, write, val) || vuart_io(v, port, write, val) ||
+	return vpic_io(&v->guest->vpic, port, write, val) ||
+	       vuart_io(&v->guest->vuart, port, write, val) ||
 	       misc_io(v, port, write, val);
 }
 
@@ -122,26 +130,26 @@ static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, 
 
 static void log_denied(struct vcpu *v, const char *dir, uint16_t port, unsigned size, uint32_t val)
 {
-	static uint64_t window_start, dropped;
+	struct guest_ports *p = &v->guest->ports;
 	uint64_t now = hv_ticks();
 
-	v->stats.io_denied++;
-	if (now - window_start >= IO_LOG_WINDOW) {
-		if (dropped)
+	p->denied++;
+	if (now - p->log_window_start >= IO_LOG_WINDOW) {
+		if (p->log_dropped)
 			log_info("guest: %llu more denied port accesses not logged",
-				 (unsigned long long)dropped);
-		window_start = now;
-		io_logged = 0;
-		dropped = 0;
+				 (unsigned long long)p->log_dropped);
+		p->log_window_start = now;
+		p->logged = 0;
+		p->log_dropped = 0;
 	}
-	if (io_logged >= IO_LOG_LIMIT) {
-		dropped++;
+	if (p->logged >= IO_LOG_LIMIT) {
+		p->log_dropped++;
 		return;
 	}
-	io_logged++;
+	p->logged++;
 	log_info("guest: port %s 0x%x (%u bytes%s%x) denied at eip %08x%s", dir, port, size,
 		 dir[0] == 'o' ? ", value 0x" : ", returning 0x", val, v->frame->eip,
-		 io_logged == IO_LOG_LIMIT ? "; more in the next 10 s are only counted" : "");
+		 p->logged == IO_LOG_LIMIT ? "; more in the next 10 s are only counted" : "");
 }
 
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val)

@@ -45,11 +45,16 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 
 	if (!vtlb_init(&v->vtlb, &env, gm))
 		hv_panic("out of machine memory for the shadow page directory");
+	if (v->guest->shadow_ready)
+		return;
 	/* by_gfn: one uint16_t per guest page, machine-contiguous so that
 	 * it is one array in the hypervisor's 1:1 map. */
 	if (!frames_alloc_contig(&machine_frames, pages, 1, &pfn))
 		hv_panic("out of machine memory for the shadow index (%u pages)", pages);
-	shadow_init(&v->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
+	/* The guest's first vCPU lends the shadows its walker: walking the
+	 * guest's tables needs only the guest's memory and paging mode. */
+	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
+	v->guest->shadow_ready = true;
 }
 
 static void check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what)
@@ -68,16 +73,16 @@ void vcpu_mmu_activate(struct vcpu *v)
 		log_info("shadow paging: the guest activated VMI with paging or CR0.WP off; the virtual TLB stays");
 		return;
 	}
-	check(v, shadow_load_cr3(&v->shadow, v->cr3, &out), &out, "VMI activation");
+	check(v, shadow_load_cr3(&v->guest->shadow, v->cr3, &out), &out, "VMI activation");
 	vtlb_flush(&v->vtlb);
 	v->shadows_active = true;
 	log_info("shadow paging: notification-driven from now on; page directory %08x adopted with %u shadow pages",
-		 v->cr3, v->shadow.stats.pages_in_use);
+		 v->cr3, v->guest->shadow.stats.pages_in_use);
 }
 
 uint32_t vcpu_mmu_cr3(const struct vcpu *v)
 {
-	return v->shadows_active ? shadow_cr3(&v->shadow) : vtlb_shadow_cr3(&v->vtlb);
+	return v->shadows_active ? shadow_cr3(&v->guest->shadow) : vtlb_shadow_cr3(&v->vtlb);
 }
 
 void vcpu_paging_changed(struct vcpu *v, bool force_flush)
@@ -97,7 +102,7 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 			vcpu_stop(v, "paravirtual guest turned %s off (cr0=%08x): not supported",
 				  gp.pg ? "CR0.WP" : "paging", v->cr0);
 		if (gp.cr3 != v->paging.cr3)
-			check(v, shadow_load_cr3(&v->shadow, gp.cr3, &out), &out, "a CR3 write");
+			check(v, shadow_load_cr3(&v->guest->shadow, gp.cr3, &out), &out, "a CR3 write");
 	} else if (force_flush || gp.pg != v->paging.pg || gp.wp != v->paging.wp ||
 		   gp.pse != v->paging.pse || gp.cr3 != v->paging.cr3) {
 		vtlb_flush(&v->vtlb);
@@ -109,7 +114,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 {
 	struct vtlb_outcome out;
 	enum vtlb_result r = v->shadows_active ?
-		shadow_fault(&v->shadow, &v->paging, cr2, error, cpl, &out) :
+		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, cpl, &out) :
 		vtlb_fault(&v->vtlb, &v->paging, cr2, error, cpl, &out);
 
 	switch (r) {
@@ -130,7 +135,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin)
 {
 	if (v->shadows_active)
-		shadow_invlpg(&v->shadow, lin);
+		shadow_invlpg(&v->guest->shadow, lin);
 	else
 		vtlb_invlpg(&v->vtlb, lin);
 }
@@ -153,7 +158,7 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
 	/* The caller has just written lin, so it translates. */
 	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
 		vcpu_stop(v, "page-table entry at %08x no longer translates", lin);
-	check(v, shadow_entry_written(&v->shadow, gpa, &out), &out, "a page-table entry write");
+	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
 }
 
 /*
@@ -184,7 +189,7 @@ void vcpu_mmu_drain(struct vcpu *v)
 			vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
 				  i, n, lin);
 		if (v->shadows_active)
-			check(v, shadow_entry_written(&v->shadow, gpa, &out), &out,
+			check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
 			      "a queued page-table entry write");
 	}
 	sh->pxe_count = 0;
@@ -211,7 +216,7 @@ void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t or
 	else
 		vcpu_stop(v, "AllocatePage(%x, flags %x): a non-PAE guest announces a page table (%x) or a page directory (%x)",
 			  ppn, flags, VMI_PAGE_PT, VMI_PAGE_PD);
-	check(v, shadow_announce(&v->shadow, ppn, kind, orig, base, count, &out), &out, "AllocatePage");
+	check(v, shadow_announce(&v->guest->shadow, ppn, kind, orig, base, count, &out), &out, "AllocatePage");
 }
 
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
@@ -220,21 +225,21 @@ void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
 
 	if (!v->shadows_active)
 		return;
-	check(v, shadow_release(&v->shadow, ppn, &out), &out, "ReleasePage");
+	check(v, shadow_release(&v->guest->shadow, ppn, &out), &out, "ReleasePage");
 }
 
 void vcpu_mmu_reset_peaks(struct vcpu *v)
 {
 	v->vtlb.stats.shadow_pages_peak = v->vtlb.stats.shadow_pages_in_use;
-	v->shadow.stats.pages_peak = v->shadow.stats.pages_in_use;
+	v->guest->shadow.stats.pages_peak = v->guest->shadow.stats.pages_in_use;
 	kprintf("vmi-hv: peaks reset: shadow pages in use %u, vTLB shadow page tables %u\n",
-		v->shadow.stats.pages_in_use, v->vtlb.stats.shadow_pages_in_use);
+		v->guest->shadow.stats.pages_in_use, v->vtlb.stats.shadow_pages_in_use);
 }
 
 void vcpu_mmu_print_stats(const struct vcpu *v)
 {
 	const struct vtlb_stats *t = &v->vtlb.stats;
-	const struct shadow_stats *s = &v->shadow.stats;
+	const struct shadow_stats *s = &v->guest->shadow.stats;
 	struct shadow_audit a;
 
 	kprintf("vmi-hv: vTLB (before activation): %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
@@ -253,7 +258,7 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
-	shadow_audit(&v->shadow, &a);
+	shadow_audit(&v->guest->shadow, &a);
 	kprintf("vmi-hv: shadow audit: %u page directories, %u page tables, %u entries checked, %u mismatches%s%s\n",
 		a.pds, a.pts, a.entries, a.mismatches, a.mismatches ? "; first: " : "", a.first);
 }

@@ -300,23 +300,15 @@ static enum emul_result op_halt(void *ctx)
 /*
  * hlt.  With the virtual IF clear nothing can ever wake the guest: that
  * is how Linux's decompressor and early code die ("error(); while (1)
- * hlt"), so it is a stop, with the registers.  With IF set, wait for
- * the next interrupt of our own (no virtual interrupts exist before
- * activation; the timer brings us back here at least every 10 ms).
+ * hlt"), so it is a stop, with the registers.  With IF set the vCPU is
+ * halted: the run loop enters it no more until its vPIC has an
+ * interrupt to deliver, and idles the CPU meanwhile.
  */
 void vcpu_halt(struct vcpu *v)
 {
 	if (!v->vif)
 		vcpu_stop(v, "hlt with interrupts disabled: the guest is dead");
-	/* Sleep until a virtual interrupt can be delivered: the devices are
-	 * polled with interrupts off, then sti;hlt (no wake-up is lost in
-	 * between: sti takes effect after hlt has begun). */
-	for (;;) {
-		vcpu_poll_devices(v);
-		if (vpic_pending())
-			return;
-		__asm__ volatile("sti; hlt; cli" ::: "memory");
-	}
+	v->halted = true;
 }
 
 void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops)

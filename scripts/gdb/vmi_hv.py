@@ -90,9 +90,24 @@ def hv_object(name):
     return HvObject(hv_symbol(name).value())
 
 
+def hv_pointee(ptr, type_name):
+    """What a hypervisor pointer points at, read lazily like hv_object."""
+    addr = int(ptr)
+    if not addr:
+        raise gdb.GdbError(f"no {type_name} yet (null pointer)")
+    return HvObject(gdb.parse_and_eval(f"*({type_name} *){addr:#x}"))
+
+
 def current_vcpu():
-    """The vCPU the CPU runs or last ran (one vCPU today: vcpu0)."""
-    return hv_object("vcpu0")
+    """The vCPU physical CPU 0 runs or last ran: pcpus[0].current.  The
+    per-CPU array is in the switcher, mapped at the same linear address in
+    both address spaces, so it is read through the live page tables; the
+    vCPU itself is hypervisor memory (linear == machine)."""
+    return hv_pointee(gdb.parse_and_eval("pcpus[0].current"), "struct vcpu")
+
+
+def vcpu_guest(v):
+    return hv_pointee(v["guest"].value(), "struct guest")
 
 
 def live_space():
@@ -180,9 +195,10 @@ class Regs(gdb.Command):
         v = current_vcpu()
         frame_addr = int(v["frame"])
         ftype = gdb.lookup_type("struct trap_frame")
-        # The frame lives in the switcher, mapped at the same linear address
-        # in both spaces; read it through the live page tables.
-        f = gdb.parse_and_eval(f"*(struct trap_frame *){frame_addr:#x}")
+        # The frame is at the top of the vCPU's own stack page: hypervisor
+        # memory (linear == machine), mapped in the switcher only while the
+        # vCPU runs; read it through machine memory.
+        f = gdb.Value(phys_read(frame_addr, ftype.sizeof), ftype)
         names = [fld.name for fld in ftype.fields()]
         line = []
         for n in names:
@@ -191,7 +207,7 @@ class Regs(gdb.Command):
             print("  " + " ".join(line[i:i + 6]))
         print(f"  cr0={int(v['cr0']):08x} cr2={int(v['cr2']):08x} cr3={int(v['cr3']):08x} "
               f"cr4={int(v['cr4']):08x} vif={int(v['vif'])} paravirtual={int(v['paravirtual'])} "
-              f"stopped={int(v['stopped'])}")
+              f"halted={int(v['halted'])}")
 
 
 class Stats(gdb.Command):
@@ -223,7 +239,8 @@ class Walk(gdb.Command):
     def invoke(self, arg, from_tty):
         lin = int(gdb.parse_and_eval(arg)) & 0xffffffff
         v = current_vcpu()
-        mem = hv_object("guest0")["mem"]
+        g = vcpu_guest(v)
+        mem = g["mem"]
         p2m, npages = int(mem["p2m"]), int(mem["npages"])
         pdi, pti = lin >> 22, (lin >> 12) & 0x3ff
 
@@ -245,7 +262,7 @@ class Walk(gdb.Command):
             pte = phys_u32(machine((pde & ~0xfff) + 4 * pti))
             print(f"  PTE {pte:08x}" + (f" -> gpa {(pte & ~0xfff) | (lin & 0xfff):#010x}"
                                          if pte & 1 else "  (not present)"))
-        scr3 = self.shadow_cr3(v)
+        scr3 = self.shadow_cr3(v, g)
         if not scr3:
             print("  shadow: none loaded yet")
             return
@@ -261,9 +278,9 @@ class Walk(gdb.Command):
                                           if spte & 1 else "  (not present)"))
 
     @staticmethod
-    def shadow_cr3(v):
+    def shadow_cr3(v, g):
         if int(v["shadows_active"]):
-            s = v["shadow"]
+            s = g["shadow"]
             cur = int(s["current"])
             return int(s["pages"][cur - 1]["mfn"]) << 12 if cur else 0
         space, cr3 = live_space()

@@ -8,6 +8,8 @@
 #include "vpic.h"
 #include "console.h"
 
+static struct vpic pic;
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	(void)level;
@@ -18,21 +20,21 @@ static void out(uint16_t port, uint8_t v)
 {
 	uint32_t val = v;
 
-	assert_true(vpic_io(port, true, &val));
+	assert_true(vpic_io(&pic, port, true, &val));
 }
 
 static uint8_t in(uint16_t port)
 {
 	uint32_t val = 0;
 
-	assert_true(vpic_io(port, false, &val));
+	assert_true(vpic_io(&pic, port, false, &val));
 	return (uint8_t)val;
 }
 
 /* init_8259A(): ICW1-4, bases 0x30/0x38, then everything unmasked. */
 static void linux_init(void)
 {
-	vpic_reset();
+	vpic_reset(&pic);
 	out(0x21, 0xff); out(0xa1, 0xff);
 	out(0x20, 0x11); out(0x21, 0x30); out(0x21, 0x04); out(0x21, 0x01);
 	out(0xa0, 0x11); out(0xa1, 0x38); out(0xa1, 0x02); out(0xa1, 0x01);
@@ -46,24 +48,24 @@ static void mask_reads_back(void **state)
 	assert_int_equal(in(0x21), 0xfb);
 	out(0xa1, 0x5a);
 	assert_int_equal(in(0xa1), 0x5a);
-	assert_false(vpic_io(0x22, false, &(uint32_t){0}));
+	assert_false(vpic_io(&pic, 0x22, false, &(uint32_t){0}));
 }
 
 static void edge_ack_eoi(void **state)
 {
 	linux_init();
-	assert_false(vpic_pending());
-	vpic_pulse(0);
-	assert_true(vpic_pending());
-	assert_int_equal(vpic_ack(), 0x30);
-	assert_false(vpic_pending());
+	assert_false(vpic_pending(&pic));
+	vpic_pulse(&pic, 0);
+	assert_true(vpic_pending(&pic));
+	assert_int_equal(vpic_ack(&pic), 0x30);
+	assert_false(vpic_pending(&pic));
 	out(0x20, 0x0b);			/* OCW3: read ISR */
 	assert_int_equal(in(0x20), 0x01);
-	vpic_pulse(0);				/* in service: waits */
-	assert_false(vpic_pending());
+	vpic_pulse(&pic, 0);				/* in service: waits */
+	assert_false(vpic_pending(&pic));
 	out(0x20, 0x60);			/* specific EOI, IRQ0 */
-	assert_true(vpic_pending());
-	assert_int_equal(vpic_ack(), 0x30);
+	assert_true(vpic_pending(&pic));
+	assert_int_equal(vpic_ack(&pic), 0x30);
 	out(0x20, 0x20);			/* non-specific EOI */
 	assert_int_equal(in(0x20), 0x00);
 }
@@ -72,31 +74,31 @@ static void masked_and_priority(void **state)
 {
 	linux_init();
 	out(0x21, 0x01);			/* IRQ0 masked */
-	vpic_pulse(0);
-	assert_false(vpic_pending());
+	vpic_pulse(&pic, 0);
+	assert_false(vpic_pending(&pic));
 	out(0x20, 0x0a);			/* OCW3: read IRR */
 	assert_int_equal(in(0x20), 0x01);
-	vpic_set_line(4, true);
-	assert_true(vpic_pending());
+	vpic_set_line(&pic, 4, true);
+	assert_true(vpic_pending(&pic));
 	out(0x21, 0x00);
-	assert_int_equal(vpic_ack(), 0x30);	/* IRQ0 beats IRQ4 */
-	assert_false(vpic_pending());		/* IRQ4 below IRQ0 in service */
+	assert_int_equal(vpic_ack(&pic), 0x30);	/* IRQ0 beats IRQ4 */
+	assert_false(vpic_pending(&pic));		/* IRQ4 below IRQ0 in service */
 	out(0x20, 0x20);
-	assert_int_equal(vpic_ack(), 0x34);
+	assert_int_equal(vpic_ack(&pic), 0x34);
 	/* level still high: no second edge, no second request */
 	out(0x20, 0x20);
-	assert_false(vpic_pending());
-	vpic_set_line(4, false);
-	vpic_set_line(4, true);
-	assert_true(vpic_pending());
+	assert_false(vpic_pending(&pic));
+	vpic_set_line(&pic, 4, false);
+	vpic_set_line(&pic, 4, true);
+	assert_true(vpic_pending(&pic));
 }
 
 static void slave_through_cascade(void **state)
 {
 	linux_init();
-	vpic_pulse(12);
-	assert_true(vpic_pending());
-	assert_int_equal(vpic_ack(), 0x3c);
+	vpic_pulse(&pic, 12);
+	assert_true(vpic_pending(&pic));
+	assert_int_equal(vpic_ack(&pic), 0x3c);
 	out(0xa0, 0x0b);
 	assert_int_equal(in(0xa0), 0x10);
 	out(0x20, 0x0b);
@@ -106,15 +108,15 @@ static void slave_through_cascade(void **state)
 	assert_int_equal(in(0xa0), 0x00);
 	assert_int_equal(in(0x20), 0x00);
 	out(0xa1, 0x10);			/* masked on the slave */
-	vpic_pulse(12);
-	assert_false(vpic_pending());
+	vpic_pulse(&pic, 12);
+	assert_false(vpic_pending(&pic));
 }
 
 static void reset_masks_everything(void **state)
 {
-	vpic_reset();
-	vpic_pulse(0);
-	assert_false(vpic_pending());
+	vpic_reset(&pic);
+	vpic_pulse(&pic, 0);
+	assert_false(vpic_pending(&pic));
 }
 
 int main(void)

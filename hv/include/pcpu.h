@@ -1,0 +1,77 @@
+/*
+ * pcpu.h - what belongs to a physical CPU: its GDT, IDT and TSSes (the CPU
+ * reads them while a guest's page tables are loaded, so they live in the
+ * switcher), the switcher's saved hypervisor stack, its page table for the
+ * guests' view of the switcher, and the vCPU it runs.  One CPU today:
+ * pcpus[0].  Everything a guest changes in these tables (its GDT entries,
+ * its switcher pages) is kept in its vCPU and copied in when that vCPU is
+ * entered (pcpu_enter), as lguest's copy_in_guest_info does.
+ *
+ * PCPU_HOST_ESP and PCPU_HV_CR3 are the offsets switcher.S uses.
+ */
+#ifndef VMI_HV_PCPU_H
+#define VMI_HV_PCPU_H
+
+#define PCPU_HOST_ESP 0
+#define PCPU_HV_CR3   4
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+#include "segments.h"
+
+#define HV_NR_PCPUS 1
+
+struct tss {
+	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
+	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
+	uint32_t es, cs, ss, ds, fs, gs, ldt;
+	uint16_t trap, iomap_base;
+} __attribute__((packed));
+
+struct vcpu;
+
+/* Where a guest stop returns to (jump.S): callee-saved registers, esp,
+ * eip. */
+struct hv_jmp {
+	uint32_t ebx, esi, edi, ebp, esp, eip;
+};
+
+struct pcpu {
+	/* Hypervisor stack inside switch_to_guest, restored by trap_common
+	 * on an exit. */
+	uint32_t host_esp;
+	/* The hypervisor's page directory, loaded by trap_common. */
+	uint32_t hv_cr3;
+	uint64_t gdt[HV_GDT_ENTRIES] __attribute__((aligned(16)));
+	uint64_t idt[256];
+	struct tss tss;
+	struct tss df_tss;
+	/* The vCPU running on this CPU, or the one that ran last: its GDT
+	 * entries and switcher pages are the ones loaded. */
+	struct vcpu *current;
+	/* PDE 1023 of every guest address space on this CPU: the switcher,
+	 * read-only but for the current vCPU's stack and shared page. */
+	uint32_t *guest_switcher_pt;
+	uint32_t guest_switcher_pde;
+	/* The run loop's place to come back to when a guest dies. */
+	struct hv_jmp run_jmp;
+	/* The stack the hypervisor runs on (boot.S's). */
+	uint32_t host_stack_top;
+	/* The double-fault task's own stack: a #DF often means the main
+	 * stack is unusable. */
+	uint8_t df_stack[8192] __attribute__((aligned(16)));
+};
+
+extern struct pcpu pcpus[HV_NR_PCPUS];
+
+static inline struct pcpu *this_pcpu(void)
+{
+	return &pcpus[0];
+}
+
+/* Before entering v on CPU c: its GDT entries into c's GDT and its pages
+ * into c's switcher (vcpu_switcher.c). */
+void pcpu_enter(struct pcpu *c, struct vcpu *v);
+
+#endif
+#endif

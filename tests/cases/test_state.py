@@ -1,0 +1,82 @@
+"""Where the hypervisor's state lives: per guest, per vCPU, per physical
+CPU.  hv-no-file-scope-state keeps mutable file-level variables from
+coming back (tests/lint/no_global_state.py); hv-two-guests loads two guests
+from one bzImage and enters each in turn (selftest=two-guests): each has
+its own devices and shadow page tables."""
+
+import importlib.util
+import os
+import re
+
+from vmitest import paths, test
+from hvguest import DONE, GUEST_FATAL, SERIAL_CMDLINE
+
+LINT = os.path.join(paths.ROOT, "tests", "lint", "no_global_state.py")
+
+
+def lint_module():
+    spec = importlib.util.spec_from_file_location("no_global_state", LINT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@test("hv-no-file-scope-state")
+def hv_no_file_scope_state(t):
+    lint = lint_module()
+    # The check itself must be able to fail: a file with a mutable
+    # file-scope variable and a static one in a function, next to const
+    # data, a type and a function, which are fine.
+    os.makedirs(os.path.join(t.tmpdir, "statelint", "dev"), exist_ok=True)
+    sample = t.tmpfile(os.path.join("statelint", "dev", "sample.c"), (
+        b"struct chip { int irr; };\n"
+        b"static const char names[] = \"ab\";\n"
+        b"static struct chip chips[2] __attribute__((aligned(16)));\n"
+        b"int count = 0;\n"
+        b"static int f(void) { static unsigned calls; return ++calls; }\n"
+        b"extern int elsewhere;\n"))
+    found = lint.check(os.path.dirname(os.path.dirname(sample)))
+    names = sorted(line.split(": ")[1] for line in found)
+    t.check(names == ["calls", "chips", "count"],
+            f"the lint on a sample with three mutable variables found {found}")
+    found = lint.check(os.path.join(paths.ROOT, "hv"))
+    t.check(not found, "mutable file-scope state in hv/ outside the allow-list "
+            "(tests/lint/no_global_state.py):\n    " + "\n    ".join(found))
+    t.note(f"hv/: no mutable file-scope state outside the allow-list "
+           f"({sum(len(v) for v in lint.ALLOWED.values())} allowed variables in {len(lint.ALLOWED)} files)")
+
+
+SNAPSHOT = (r"vmi-hv: selftest two-guests: (after its first turn|while the other ran|after its second turn|"
+            r"while the other ran again): (guest [AB]): (\d+) exits, (paravirtual|not yet paravirtual), "
+            r"vpic bases (\w+)/(\w+) masks (\w+)/(\w+), (\d+) COM1 bytes, (\d+) shadow pages "
+            r"\(shadow cr3 (\w+)\), memory at machine (\w+)\n")
+
+
+@test("hv-two-guests")
+def hv_two_guests(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-m", "320", "-kernel", paths.HV_ELF, "-initrd", module,
+               "-append", "guest_mem=64M selftest=two-guests", fatal=GUEST_FATAL)
+    q.expect(r"vmi-hv: selftest two-guests: passed: two guests from one bzImage, each entered twice; "
+             r"devices and shadows independent\n", timeout=300)
+    status = q.wait_exit(timeout=30)
+    t.check(status == DONE, f"exit status {status}, expected {DONE}")
+    snaps = [m.groups() for m in re.finditer(SNAPSHOT, q.output)]
+    t.check(len(snaps) == 8, f"{len(snaps)} per-guest snapshot lines, expected 8")
+    if len(snaps) != 8:
+        return
+    first_a, b_untouched = snaps[0], snaps[1]
+    t.check(first_a[1] == "guest A" and b_untouched[1] == "guest B", f"turn order: {snaps[:2]}")
+    # B had not run: its devices are at reset, no shadows, while A's are in use.
+    t.check(b_untouched[2] == "0" and b_untouched[4:8] == ("08", "70", "ff", "ff")
+            and b_untouched[8] == "0" and b_untouched[9] == "0",
+            f"guest B changed before it ran: {b_untouched}")
+    t.check(first_a[3] == "paravirtual" and int(first_a[9]) > 0 and int(first_a[8]) > 0,
+            f"guest A did not activate VMI, send bytes and build shadows in its turn: {first_a}")
+    last = {s[1]: s for s in snaps[-2:]}
+    a, b = last.get("guest A"), last.get("guest B")
+    t.check(a and b and a[10] != b[10] and a[11] != b[11],
+            f"the guests share a shadow directory or memory: {a} {b}")
+    t.note(f"guest A: {a[2]} exits, {a[9]} shadow pages, memory at {a[11]}; "
+           f"guest B: {b[2]} exits, {b[9]} shadow pages, memory at {b[11]}")
