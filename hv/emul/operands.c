@@ -75,7 +75,7 @@ static enum emul_result access_lin(struct emul *e, uint32_t lin, void *buf, unsi
 				: e->ops->read_lin(e->ops->ctx, lin, p, chunk, &err);
 		if (!ok) {
 			e->out->cr2 = lin;
-			return emul_fault(e, VEC_PF, true, err);
+			return emul_fault(e, X86_VEC_PF, true, err);
 		}
 		lin += chunk;
 		p += chunk;
@@ -144,12 +144,12 @@ enum emul_result emul_fault(struct emul *e, uint8_t vector, bool has_error, uint
 
 enum emul_result emul_ud(struct emul *e)
 {
-	return emul_fault(e, VEC_UD, false, 0);
+	return emul_fault(e, X86_VEC_UD, false, 0);
 }
 
 enum emul_result emul_gp0(struct emul *e)
 {
-	return emul_fault(e, VEC_GP, true, 0);
+	return emul_fault(e, X86_VEC_GP, true, 0);
 }
 
 /* "unsupported instruction 0f 30" or "... 0f 01 d0 (what)". */

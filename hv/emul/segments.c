@@ -138,10 +138,10 @@ static enum emul_result far_call(struct emul *e, bool indirect)
 static enum emul_result check_return_cs(struct emul *e, uint32_t sel, bool *outer)
 {
 	if ((sel & 0xfffc) == 0)
-		return emul_fault(e, VEC_GP, true, 0);
+		return emul_fault(e, X86_VEC_GP, true, 0);
 	unsigned now = guest_level(e->cpl), to = guest_level(sel & 3);
 	if (to < now)		/* a return can never raise the privilege */
-		return emul_fault(e, VEC_GP, true, sel & 0xfffc);
+		return emul_fault(e, X86_VEC_GP, true, sel & 0xfffc);
 	*outer = to > now;
 	return EMUL_OK;
 }

@@ -19,30 +19,7 @@
 #include "shadow.h"
 #include "emulate.h"
 #include "guest.h"
-
-#define X86_CR0_PE  0x00000001u
-#define X86_CR0_MP  0x00000002u
-#define X86_CR0_EM  0x00000004u
-#define X86_CR0_TS  0x00000008u
-#define X86_CR0_ET  0x00000010u
-#define X86_CR0_NE  0x00000020u
-#define X86_CR0_WP  0x00010000u
-#define X86_CR0_AM  0x00040000u
-#define X86_CR0_PG  0x80000000u
-#define X86_CR4_PSE 0x00000010u
-#define X86_CR4_PAE 0x00000020u
-#define X86_CR4_PGE 0x00000080u
-#define X86_CR4_OSFXSR     0x00000200u
-#define X86_CR4_OSXMMEXCPT 0x00000400u
-
-#define X86_EFLAGS_CF   0x00000001u
-#define X86_EFLAGS_FIXED 0x00000002u
-#define X86_EFLAGS_TF   0x00000100u
-#define X86_EFLAGS_IF   0x00000200u
-#define X86_EFLAGS_IOPL 0x00003000u
-#define X86_EFLAGS_NT   0x00004000u
-#define X86_EFLAGS_RF   0x00010000u
-#define X86_EFLAGS_VM   0x00020000u
+#include "x86.h"
 
 struct desc_reg {
 	uint32_t base;

@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include "guest_mem.h"
 #include "layout.h"
+#include "pte.h"
 
 /*
  * The option-ROM area (the VMI ROM at GUEST_ROM_GPA and the rest of the
@@ -47,7 +48,7 @@
  */
 static inline bool guest_gfn_is_rom(uint32_t gfn)
 {
-	return gfn >= (GUEST_ROM_GPA >> 12) && gfn < (GUEST_ROM_AREA_END >> 12);
+	return gfn >= page_frame(GUEST_ROM_GPA) && gfn < page_frame(GUEST_ROM_AREA_END);
 }
 
 /* How the pure code reaches machine memory and frames. */
@@ -72,11 +73,6 @@ enum vtlb_result {
 	VTLB_VIOLATION,    /* the guest broke the rules (or the hypervisor is out of frames): stop it, out->why says why */
 };
 
-/* Page-fault error code bits, as hardware pushes them. */
-#define VTLB_PF_P   0x1u   /* 0: not present; 1: protection violation */
-#define VTLB_PF_W   0x2u   /* the access was a write */
-#define VTLB_PF_U   0x4u   /* the access was from CPL 3 */
-
 struct vtlb_outcome {
 	uint32_t guest_error;   /* VTLB_GUEST_FAULT: the #PF error code */
 	uint32_t cr2;           /* VTLB_GUEST_FAULT: the faulting linear address */
@@ -97,7 +93,7 @@ struct vtlb_stats {
 };
 
 /* Shadow PDE slots that guest mappings may fill: below HV_TOP_RESERVED_BASE. */
-#define VTLB_GUEST_PDES  (HV_TOP_RESERVED_BASE >> 22)   /* 1008 */
+#define VTLB_GUEST_PDES  (HV_TOP_RESERVED_BASE >> PDE_SHIFT)   /* 1008 */
 
 struct vtlb {
 	struct vtlb_env env;

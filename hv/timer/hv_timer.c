@@ -5,6 +5,7 @@
  */
 #include "timer.h"
 #include "io.h"
+#include "x86.h"
 #include "pic.h"
 #include "traps.h"
 #include "segments.h"
@@ -29,7 +30,7 @@ uint64_t hv_ticks(void)
 	uint32_t flags = read_eflags();
 	irq_disable();
 	t = ticks;
-	if (flags & 0x200)
+	if (flags & X86_EFLAGS_IF)
 		irq_enable();
 	return t;
 }

@@ -75,7 +75,7 @@ static enum emul_result read_guest_desc(struct vcpu *v, unsigned idx, uint64_t *
 	}
 	if (!vcpu_read_lin(v, v->gdtr.base + idx * 8, d, 8, 1, &pf)) {
 		out->cr2 = v->gdtr.base + idx * 8;
-		return fault(out, 14, pf);
+		return fault(out, X86_VEC_PF, pf);
 	}
 	return EMUL_OK;
 }
@@ -122,7 +122,7 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 	memset(table, 0, sizeof(table));
 	if (!vcpu_read_lin(v, base, table, (unsigned)limit + 1, 1, &pf)) {
 		out->cr2 = base;	/* approximately: the first page */
-		return fault(out, 14, pf);
+		return fault(out, X86_VEC_PF, pf);
 	}
 	for (unsigned i = 1; i < HV_GDT_ENTRIES; i++) {
 		uint64_t d = i < n ? table[i] : 0;
@@ -194,7 +194,7 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 
 	if (idx == 0 && !(sel & 4)) {
 		if (seg == SEG_SS || seg == SEG_CS)
-			return fault(out, 13, 0);
+			return fault(out, X86_VEC_GP, 0);
 		switch (seg) {
 		case SEG_DS: f->ds = sel; break;
 		case SEG_ES: f->es = sel; break;
@@ -206,7 +206,7 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	if (sel & 4)
 		return refuse(out, "segment load of LDT selector 0x%x (no LDT support)", sel, 0);
 	if (idx * 8 + 7 > v->gdtr.limit)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	if (guest_desc_hv_slot(idx))
 		return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
 	r = read_guest_desc(v, idx, &gd, out);
@@ -215,29 +215,29 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	install(idx, gd);	/* the CPU reads memory at every load; so do we */
 	d = hv_gdt[idx];
 	if (!d)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	type = DESC_TYPE(d);
 	dpl = DESC_DPL(d);	/* 1: the guest's DPL 0; 3: user */
 	switch (seg) {
 	case SEG_SS:
 		if ((type & DESC_TYPE_CODE) || !(type & DESC_TYPE_RW))
-			return fault(out, 13, sel & 0xfffc);
+			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
-			return fault(out, 12, sel & 0xfffc);
+			return fault(out, X86_VEC_SS, sel & 0xfffc);
 		f->ss = (sel & ~3u) | dpl;
 		return EMUL_OK;
 	case SEG_CS:
 		if (!(type & DESC_TYPE_CODE))
-			return fault(out, 13, sel & 0xfffc);
+			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
-			return fault(out, 11, sel & 0xfffc);
+			return fault(out, X86_VEC_NP, sel & 0xfffc);
 		f->cs = (sel & ~3u) | dpl;
 		return EMUL_OK;
 	default:
 		if ((type & DESC_TYPE_CODE) && !(type & DESC_TYPE_RW))
-			return fault(out, 13, sel & 0xfffc);
+			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
-			return fault(out, 11, sel & 0xfffc);
+			return fault(out, X86_VEC_NP, sel & 0xfffc);
 		switch (seg) {
 		case SEG_DS: f->ds = sel; break;
 		case SEG_ES: f->es = sel; break;
@@ -257,14 +257,14 @@ enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome 
 	enum emul_result r;
 
 	if (idx == 0 || (sel & 4) || idx * 8 + 7 > v->gdtr.limit)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	r = read_guest_desc(v, idx, &d, out);
 	if (r != EMUL_OK)
 		return r;
 	if ((d & DESC_S) || DESC_TYPE(d) != 0x9)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	if (!(d & DESC_P))
-		return fault(out, 11, sel & 0xfffc);
+		return fault(out, X86_VEC_NP, sel & 0xfffc);
 	v->tr = sel;
 	v->tr_base = guest_desc_base(d);
 	log_debug("guest ltr 0x%x: TSS at %08x", sel, v->tr_base);

@@ -35,7 +35,7 @@ struct delivery_fault {
 
 static bool contributory(unsigned vector)
 {
-	return vector == 0 || (vector >= 10 && vector <= 13);
+	return vector == X86_VEC_DE || (vector >= X86_VEC_TS && vector <= X86_VEC_GP);
 }
 
 /* One attempt; false with *df filled if delivering faults. */
@@ -50,50 +50,50 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	bool to_ring0_stack = cpl == 3;
 
 	if (vector * 8 + 7 > v->idtr.limit) {
-		*df = (struct delivery_fault){ 13, vector * 8 + 2, "beyond the IDT limit" };
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "beyond the IDT limit" };
 		return false;
 	}
 	if (!vcpu_read_lin(v, v->idtr.base + vector * 8, gate, 8, 1, &pf)) {
-		*df = (struct delivery_fault){ 14, pf, "IDT not mapped" };
+		*df = (struct delivery_fault){ X86_VEC_PF, pf, "IDT not mapped" };
 		v->cr2 = v->last_fault_lin;
 		return false;
 	}
 	type = (gate[1] >> 8) & 0x1f;
 	dpl = (gate[1] >> 13) & 3;
 	if (!(gate[1] & 0x8000)) {
-		*df = (struct delivery_fault){ 11, vector * 8 + 2, "gate not present" };
+		*df = (struct delivery_fault){ X86_VEC_NP, vector * 8 + 2, "gate not present" };
 		return false;
 	}
 	if (type != 0x0e && type != 0x0f) {
-		*df = (struct delivery_fault){ 13, vector * 8 + 2,
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2,
 			type == 0x05 ? "task gate (not supported)" : "not a 32-bit interrupt or trap gate" };
 		return false;
 	}
 	/* int n from user space needs a DPL 3 gate; the guest kernel's own
 	 * int n (its CPL 0) may use any gate. */
 	if (soft_len && cpl == 3 && dpl < 3) {
-		*df = (struct delivery_fault){ 13, vector * 8 + 2, "software interrupt through a privileged gate" };
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "software interrupt through a privileged gate" };
 		return false;
 	}
 	new_cs = gate[0] >> 16;
 	offset = (gate[0] & 0xffff) | (gate[1] & 0xffff0000u);
 	if ((new_cs & 4) || (new_cs >> 3) == 0 || (new_cs >> 3) >= HV_GDT_ENTRIES ||
 	    !(hv_gdt[new_cs >> 3] & (1ull << 47)) || !(hv_gdt[new_cs >> 3] & (1ull << 43))) {
-		*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate selector is not a present code segment" };
+		*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate selector is not a present code segment" };
 		return false;
 	}
 	cd = hv_gdt[new_cs >> 3];
 	/* The CPU checks the handler's offset against the segment limit
 	 * before it pushes anything. */
 	if (offset > guest_desc_limit(cd)) {
-		*df = (struct delivery_fault){ 13, 0, "gate offset beyond the code segment limit" };
+		*df = (struct delivery_fault){ X86_VEC_GP, 0, "gate offset beyond the code segment limit" };
 		return false;
 	}
 	if (((cd >> 45) & 3) == 3) {
 		/* A handler at the guest's user privilege: same as the
 		 * caller's, only possible from ring 3. */
 		if (cpl != 3) {
-			*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate to a user code segment" };
+			*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate to a user code segment" };
 			return false;
 		}
 		to_ring0_stack = false;
@@ -111,7 +111,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 			tss[1] = v->kernel_esp;
 			tss[2] = v->kernel_ss;
 		} else if (!v->tr || !vcpu_read_lin(v, v->tr_base, tss, sizeof(tss), 1, &pf)) {
-			*df = (struct delivery_fault){ 10, v->tr & 0xfffc, "no guest TSS for the ring-0 stack" };
+			*df = (struct delivery_fault){ X86_VEC_TS, v->tr & 0xfffc, "no guest TSS for the ring-0 stack" };
 			return false;
 		}
 		esp = tss[1];
@@ -126,7 +126,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		.has_error = has_error, .error = error }, stack);
 	esp -= n * 4;
 	if (!vcpu_write_lin(v, vcpu_seg_base(v, (uint16_t)ss) + esp, stack, n * 4, 1, &pf)) {
-		*df = (struct delivery_fault){ 14, pf, "guest stack not writable" };
+		*df = (struct delivery_fault){ X86_VEC_PF, pf, "guest stack not writable" };
 		v->cr2 = v->last_fault_lin;
 		return false;
 	}
@@ -137,7 +137,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	f->eflags &= ~(X86_EFLAGS_TF | X86_EFLAGS_NT | X86_EFLAGS_RF | X86_EFLAGS_VM);
 	if (type == 0x0e)
 		v->vif = false;
-	if (vector < 32)
+	if (vector < X86_NR_EXCEPTIONS)
 		v->stats.reflected_by_vector[vector]++;
 	log_debug("delivered vector %u (error %x) to guest handler %04x:%08x", vector, error,
 		  new_cs, offset);
@@ -155,20 +155,20 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 	if (v->violation)
 		vcpu_stop(v, "%s", v->violation_why);
 	log_warn("guest: delivering vector %u failed (%s): raising %u", vector, first.what, first.vector);
-	if (vector == 8)
+	if (vector == X86_VEC_DF)
 		vcpu_stop(v, "triple fault: delivering the guest's double fault failed (%s)", first.what);
 	/* Benign + anything, or page fault then contributory-only: the CPU
 	 * delivers the second exception serially.  Otherwise #DF. */
 	if ((contributory(vector) && contributory(first.vector)) ||
-	    (vector == 14 && (first.vector == 14 || contributory(first.vector)))) {
-		if (try_deliver(v, 8, true, 0, 0, &second))
+	    (vector == X86_VEC_PF && (first.vector == X86_VEC_PF || contributory(first.vector)))) {
+		if (try_deliver(v, X86_VEC_DF, true, 0, 0, &second))
 			return;
 		vcpu_stop(v, "triple fault: vector %u (%s), then %u (%s), then the double fault (%s)",
 			  vector, "delivery failed", first.vector, first.what, second.what);
 	}
 	if (try_deliver(v, first.vector, true, first.error, 0, &second))
 		return;
-	if (try_deliver(v, 8, true, 0, 0, &second))
+	if (try_deliver(v, X86_VEC_DF, true, 0, 0, &second))
 		return;
 	vcpu_stop(v, "triple fault: vector %u, then %u (%s), then the double fault (%s)",
 		  vector, first.vector, first.what, second.what);

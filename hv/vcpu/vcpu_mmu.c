@@ -119,7 +119,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 	case VTLB_GUEST_FAULT:
 		v->stats.guest_page_faults++;
 		v->cr2 = out.cr2;
-		vcpu_deliver(v, 14, true, out.guest_error, 0);
+		vcpu_deliver(v, X86_VEC_PF, true, out.guest_error, 0);
 		return;
 	case VTLB_VIOLATION:
 		vcpu_stop(v, "page fault at %08x (error %x) breaks the rules: %s",

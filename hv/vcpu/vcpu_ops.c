@@ -259,7 +259,7 @@ static enum emul_result op_rdmsr(void *ctx, uint32_t msr, uint64_t *val, struct 
 		return EMUL_OK;
 	}
 	log_debug("guest rdmsr 0x%x denied (#GP)", msr);
-	out->vector = 13;
+	out->vector = X86_VEC_GP;
 	out->has_error = true;
 	out->error = 0;
 	return EMUL_FAULT;
@@ -270,7 +270,7 @@ static enum emul_result op_wrmsr(void *ctx, uint32_t msr, uint64_t val, struct e
 	if (msr == MSR_IA32_UCODE_REV)
 		return EMUL_OK;
 	log_debug("guest wrmsr 0x%x <- %llx denied (#GP)", msr, (unsigned long long)val);
-	out->vector = 13;
+	out->vector = X86_VEC_GP;
 	out->has_error = true;
 	out->error = 0;
 	return EMUL_FAULT;

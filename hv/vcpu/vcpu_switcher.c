@@ -31,7 +31,7 @@
 #include "stop.h"
 #include "io.h"
 
-extern uint32_t switcher_page_table[1024];
+extern uint32_t switcher_page_table[PT_ENTRIES];
 
 static uint32_t *guest_switcher_pt;
 
@@ -50,7 +50,7 @@ uint32_t vcpu_switcher_init(void)
 	__asm__ volatile("invlpg (%0)" : : "r"(HV_VCPU_SHARED_PAGE) : "memory");
 
 	guest_switcher_pt = alloc_zeroed_page();
-	for (unsigned i = 0; i < 1024; i++) {
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint32_t pte = switcher_page_table[i];
 
 		if (!(pte & PTE_P))

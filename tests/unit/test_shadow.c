@@ -27,13 +27,14 @@
 #define GUEST_PAGES   128u
 #define SWITCHER_PDE  0x0badc003u
 
-#define P  0x001u
-#define W  0x002u
-#define U  0x004u
-#define A  0x020u
-#define D  0x040u
-#define PS 0x080u
-#define G  0x100u
+/* Entry bits, short: the tests spell out many entries. */
+#define P  PTE_P
+#define W  PTE_W
+#define U  PTE_U
+#define A  PTE_A
+#define D  PTE_D
+#define PS PTE_PS
+#define G  PTE_G
 
 /* The bits of a shadow entry the specification pins down: frame, P, RW,
  * US and G (never set: shadows are per directory).  A, D, PWT/PCD and the
@@ -97,26 +98,23 @@ static uint32_t *gpage(uint32_t gfn)
 	return (uint32_t *)machine[p2m[gfn] - MFN_BASE];
 }
 
-#define PDX(lin) ((lin) >> 22)
-#define PTX(lin) (((lin) >> 12) & 0x3ffu)
-
 /* Poke an entry straight into guest memory (no notification). */
-static void poke_pde(uint32_t pd, uint32_t lin, uint32_t val) { gpage(pd)[PDX(lin)] = val; }
-static void poke_pte(uint32_t pt, uint32_t lin, uint32_t val) { gpage(pt)[PTX(lin)] = val; }
-static uint32_t get_pde(uint32_t pd, uint32_t lin) { return gpage(pd)[PDX(lin)]; }
-static uint32_t get_pte(uint32_t pt, uint32_t lin) { return gpage(pt)[PTX(lin)]; }
+static void poke_pde(uint32_t pd, uint32_t lin, uint32_t val) { gpage(pd)[pde_index(lin)] = val; }
+static void poke_pte(uint32_t pt, uint32_t lin, uint32_t val) { gpage(pt)[pte_index(lin)] = val; }
+static uint32_t get_pde(uint32_t pd, uint32_t lin) { return gpage(pd)[pde_index(lin)]; }
+static uint32_t get_pte(uint32_t pt, uint32_t lin) { return gpage(pt)[pte_index(lin)]; }
 
 /* The guest's SetPxE: write the entry, then tell the shadow. */
 static void set_pde(uint32_t pd, uint32_t lin, uint32_t val)
 {
 	poke_pde(pd, lin, val);
-	assert_int_equal(shadow_entry_written(&s, (pd << 12) + PDX(lin) * 4, &out), VTLB_FILLED);
+	assert_int_equal(shadow_entry_written(&s, (pd << 12) + pde_index(lin) * 4, &out), VTLB_FILLED);
 }
 
 static void set_pte(uint32_t pt, uint32_t lin, uint32_t val)
 {
 	poke_pte(pt, lin, val);
-	assert_int_equal(shadow_entry_written(&s, (pt << 12) + PTX(lin) * 4, &out), VTLB_FILLED);
+	assert_int_equal(shadow_entry_written(&s, (pt << 12) + pte_index(lin) * 4, &out), VTLB_FILLED);
 }
 
 /* ---- looking at the shadow ------------------------------------------- */
@@ -150,11 +148,11 @@ static const uint32_t *loaded_pd(void)
 /* The shadow PTE the CPU would use for lin now, 0 if none. */
 static uint32_t shadow_pte(uint32_t lin)
 {
-	uint32_t pde = loaded_pd()[PDX(lin)];
+	uint32_t pde = loaded_pd()[pde_index(lin)];
 
 	if (!(pde & P))
 		return 0;
-	return ((const uint32_t *)fake_map(pde >> 12))[PTX(lin)];
+	return ((const uint32_t *)fake_map(pde >> 12))[pte_index(lin)];
 }
 
 /* What the specification says a shadow PTE is (in SPEC_BITS). */
@@ -374,13 +372,13 @@ static void load_cr3_adopts_the_pd_and_its_tables(void **state)
 	assert_int_equal(checksum_guest(), sum);	/* the guest's tables untouched */
 	pd = loaded_pd();
 	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
-	assert_linked(pd[PDX(ULIN)], UPDE);
-	assert_linked(pd[PDX(KLIN)], KPDE);
-	assert_int_equal(pd[PDX(0x40000000)], 0);
-	assert_int_equal(pd[PDX(0xFC000000)], 0);
+	assert_linked(pd[pde_index(ULIN)], UPDE);
+	assert_linked(pd[pde_index(KLIN)], KPDE);
+	assert_int_equal(pd[pde_index(0x40000000)], 0);
+	assert_int_equal(pd[pde_index(0xFC000000)], 0);
 	assert_int_equal(pd[1023], SWITCHER_PDE);
 	for (int i = 0; i < 1023; i++)
-		if (i != (int)PDX(ULIN) && i != (int)PDX(KLIN))
+		if (i != (int)pde_index(ULIN) && i != (int)pde_index(KLIN))
 			assert_int_equal(pd[i], 0);
 	/* The shadow tables came from the guest's content. */
 	assert_pte_is(ULIN, get_pte(UPT, ULIN));
@@ -450,8 +448,8 @@ static void pde_pointing_outside_guest_memory_is_not_linked(void **state)
 	/* Whether the load itself objects is the implementation's choice;
 	 * it must not link (or map) anything outside the guest. */
 	if (shadow_load_cr3(&s, PD1 << 12, &out) == VTLB_FILLED) {
-		assert_int_equal(loaded_pd()[PDX(0x00400000)], 0);
-		assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+		assert_int_equal(loaded_pd()[pde_index(0x00400000)], 0);
+		assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	}
 }
 
@@ -506,7 +504,7 @@ static void pde_write_links_and_unlinks(void **state)
 	set_pte(7, lin, (23 << 12) | P | W | U | A | D);
 	adopted = s.stats.adopted;
 	set_pde(PD1, lin, pde);
-	assert_linked(loaded_pd()[PDX(lin)], pde);
+	assert_linked(loaded_pd()[pde_index(lin)], pde);
 	assert_int_equal(rec(7)->links, 1);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[23] << 12) | P | W | U);
 	assert_int_equal(s.stats.adopted, adopted);
@@ -514,30 +512,30 @@ static void pde_write_links_and_unlinks(void **state)
 
 	/* Read-only and supervisor PDE: the link carries the guest's bits. */
 	set_pde(PD1, lin, (7 << 12) | P | A);
-	assert_linked(loaded_pd()[PDX(lin)], (7 << 12) | P | A);
+	assert_linked(loaded_pd()[pde_index(lin)], (7 << 12) | P | A);
 	assert_int_equal(rec(7)->links, 1);
 
 	/* Unlink. */
 	set_pde(PD1, lin, 0);
-	assert_int_equal(loaded_pd()[PDX(lin)], 0);
+	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
 	assert_int_equal(rec(7)->links, 0);
 	assert_int_equal(shadow_pte(lin), 0);
 
 	/* A table nobody announced is adopted when linked. */
 	poke_pte(8, lin + 0x400000, (24 << 12) | P | U | A);
 	set_pde(PD1, lin + 0x400000, (8 << 12) | P | W | U | A);
-	assert_linked(loaded_pd()[PDX(lin + 0x400000)], (8 << 12) | P | W | U | A);
+	assert_linked(loaded_pd()[pde_index(lin + 0x400000)], (8 << 12) | P | W | U | A);
 	assert_int_equal(s.stats.adopted, adopted + 1);
 	assert_int_equal(shadow_pte(lin + 0x400000) & SPEC_BITS, (p2m[24] << 12) | P | U);
 
 	/* Present but not accessed: no link. */
 	set_pde(PD1, lin + 0x800000, (7 << 12) | P | W | U);
-	assert_int_equal(loaded_pd()[PDX(lin + 0x800000)], 0);
+	assert_int_equal(loaded_pd()[pde_index(lin + 0x800000)], 0);
 
 	/* The reserved top and the switcher slot are never the guest's. */
 	set_pde(PD1, 0xFC000000, (7 << 12) | P | W | U | A);
 	set_pde(PD1, 0xFFC00000, (7 << 12) | P | W | U | A);
-	assert_int_equal(loaded_pd()[PDX(0xFC000000)], 0);
+	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 	assert_int_equal(s.stats.pde_writes, 7);
 	assert_frames_consistent();
@@ -583,8 +581,8 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	assert_non_null(rec(6));
 	assert_int_equal(rec(6)->kind, SHADOW_PD);
 	spd = rec_page(6);
-	assert_linked(spd[PDX(KLIN)], KPDE);
-	assert_int_equal(spd[PDX(ULIN)], 0);	/* user half is the new PD's own */
+	assert_linked(spd[pde_index(KLIN)], KPDE);
+	assert_int_equal(spd[pde_index(ULIN)], 0);	/* user half is the new PD's own */
 	assert_int_equal(spd[1023], SWITCHER_PDE);
 	assert_int_equal(rec(KPT)->links, 2);
 	assert_int_equal(rec(UPT)->links, 1);
@@ -594,7 +592,7 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.cr3_hits, 1);
 	assert_int_equal(shadow_cr3(&s) >> 12, rec(6)->mfn);
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	assert_int_equal(shadow_pte(ULIN), 0);
 	assert_frames_consistent();
@@ -618,8 +616,8 @@ static void two_pds_share_one_kernel_shadow_pt(void **state)
 	poke_pde(6, KLIN, KPDE);
 	poke_pde(6, 0x08000000, (7 << 12) | P | W | U | A);
 	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
-	spde1 = rec_page(PD1)[PDX(KLIN)];
-	spde6 = loaded_pd()[PDX(KLIN)];
+	spde1 = rec_page(PD1)[pde_index(KLIN)];
+	spde6 = loaded_pd()[pde_index(KLIN)];
 	assert_linked(spde1, KPDE);
 	assert_linked(spde6, KPDE);
 	assert_int_equal(spde1 >> 12, spde6 >> 12);
@@ -631,7 +629,7 @@ static void two_pds_share_one_kernel_shadow_pt(void **state)
 	/* A write through one is seen through both. */
 	set_pte(KPT, KLIN + 0x7000, (25 << 12) | P | W | A | D);
 	assert_int_equal(shadow_pte(KLIN + 0x7000) & SPEC_BITS, (p2m[25] << 12) | P | W);
-	assert_int_equal(((const uint32_t *)fake_map(spde1 >> 12))[PTX(KLIN + 0x7000)],
+	assert_int_equal(((const uint32_t *)fake_map(spde1 >> 12))[pte_index(KLIN + 0x7000)],
 			 shadow_pte(KLIN + 0x7000));
 	assert_frames_consistent();
 }
@@ -658,12 +656,12 @@ static void release_pt_frees_it_and_unlinks(void **state)
 	assert_null(rec(7));
 	assert_int_equal(s.stats.pages_in_use, in_use - 1);
 	assert_int_equal(s.stats.released, 1);
-	assert_int_equal(loaded_pd()[PDX(lin)], 0);
-	assert_int_equal(rec_page(PD1)[PDX(lin)], 0);
+	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
+	assert_int_equal(rec_page(PD1)[pde_index(lin)], 0);
 	assert_int_equal(shadow_pte(lin), 0);
 	/* The rest is intact. */
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
-	assert_linked(rec_page(PD1)[PDX(ULIN)], UPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
+	assert_linked(rec_page(PD1)[pde_index(ULIN)], UPDE);
 	assert_frames_consistent();
 }
 
@@ -689,7 +687,7 @@ static void release_pd_frees_it_and_drops_its_links(void **state)
 	} else {
 		assert_int_equal(s.stats.pages_in_use, in_use - 2);
 	}
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	assert_frames_consistent();
 }
@@ -707,7 +705,7 @@ static void release_of_the_loaded_pd_is_a_violation(void **state)
 	assert_non_null(rec(PD1));
 	assert_int_equal(shadow_cr3(&s), cr3);
 	assert_int_equal(s.stats.pages_in_use, 3);
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 }
 
@@ -722,8 +720,8 @@ static void release_of_an_unknown_page_is_harmless(void **state)
 	assert_int_equal(s.stats.pages_in_use, 3);
 	assert_int_equal(allocs, before);
 	assert_frames_consistent();
-	assert_linked(loaded_pd()[PDX(ULIN)], UPDE);
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(ULIN)], UPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 }
 
 /* ---- back to the baseline --------------------------------------------- */
@@ -752,7 +750,7 @@ static void process_lifetime_returns_to_the_baseline(void **state)
 		assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
 		assert_int_equal(shadow_pte(0x00000000) & SPEC_BITS, (p2m[27] << 12) | P | W | U);
 		assert_int_equal(shadow_pte(0x00400000) & SPEC_BITS, (p2m[28] << 12) | P | W | U);
-		assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+		assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 		/* exit: tables torn down, switch away, directory freed */
 		for (uint32_t pt = 7; pt <= 8; pt++) {
 			set_pde(6, (pt - 7) << 22, 0);
@@ -776,9 +774,9 @@ static void fault_on_not_present_is_reflected(void **state)
 {
 	load_world();
 	/* No PTE. */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x3004, VTLB_PF_W | VTLB_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x3004, X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.guest_error, X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, ULIN + 0x3004);
 	/* No PDE. */
 	assert_int_equal(shadow_fault(&s, &gp, 0x40000010, 0, 1, &out), VTLB_GUEST_FAULT);
@@ -795,7 +793,7 @@ static void fault_on_unaccessed_pte_sets_a_and_fills(void **state)
 	load_world();
 	set_pte(UPT, lin, (26 << 12) | P | W | U);
 	assert_int_equal(shadow_pte(lin), 0);
-	assert_int_equal(shadow_fault(&s, &gp, lin + 0x10, VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, lin + 0x10, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A);
 	/* Writable in the guest, not dirty: read-only shadow. */
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
@@ -813,11 +811,11 @@ static void fault_on_unaccessed_pde_links_and_fills(void **state)
 	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
 	set_pte(7, lin, (27 << 12) | P | W | U);
 	set_pde(PD1, lin, (7 << 12) | P | W | U);	/* no A: not linked yet */
-	assert_int_equal(loaded_pd()[PDX(lin)], 0);
-	assert_int_equal(shadow_fault(&s, &gp, lin, VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pde(PD1, lin), (7 << 12) | P | W | U | A);
 	assert_int_equal(get_pte(7, lin), (27 << 12) | P | W | U | A);
-	assert_linked(loaded_pd()[PDX(lin)], (7 << 12) | P | W | U | A);
+	assert_linked(loaded_pd()[pde_index(lin)], (7 << 12) | P | W | U | A);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[27] << 12) | P | U);
 	assert_int_equal(rec(7)->links, 1);
 }
@@ -829,7 +827,7 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	load_world();
 	set_pte(UPT, lin, (26 << 12) | P | W | U | A);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
-	assert_int_equal(shadow_fault(&s, &gp, lin, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_FILLED);
 	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A | D);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | W | U);
@@ -837,7 +835,7 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	assert_int_equal(s.stats.dirty_faults, 1);
 	/* Same from ring 1 on a never-touched kernel page: A and D at once. */
 	set_pte(KPT, KLIN + 0x9000, (28 << 12) | P | W);
-	assert_int_equal(shadow_fault(&s, &gp, KLIN + 0x9000, VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, KLIN + 0x9000, X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(KPT, KLIN + 0x9000), (28 << 12) | P | W | A | D);
 	assert_int_equal(shadow_pte(KLIN + 0x9000) & SPEC_BITS, (p2m[28] << 12) | P | W);
 	assert_int_equal(s.stats.dirty_faults, 2);
@@ -847,14 +845,14 @@ static void user_write_to_read_only_page_is_reflected(void **state)
 {
 	load_world();
 	/* ULIN + 0x1000 is the world's read-only user page (gfn 11). */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x1008, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x1008, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, ULIN + 0x1008);
 	assert_int_equal(get_pte(UPT, ULIN + 0x1000), (11 << 12) | P | U | A);
 	/* User access to a supervisor page, too. */
-	assert_int_equal(shadow_fault(&s, &gp, KLIN, VTLB_PF_P | VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_U);
+	assert_int_equal(shadow_fault(&s, &gp, KLIN, X86_PF_P | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_U);
 	assert_int_equal(s.stats.guest_faults, 2);
 	assert_int_equal(s.stats.fills, 0);
 }
@@ -863,7 +861,7 @@ static void fault_on_frame_outside_memory_is_a_violation(void **state)
 {
 	load_world();
 	poke_pte(UPT, ULIN + 0x6000, (GUEST_PAGES << 12) | P | W | U);
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, VTLB_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_VIOLATION);
 	assert_true(out.why[0] != 0);
 	assert_int_equal(shadow_pte(ULIN + 0x6000), 0);
 	assert_true(s.stats.violations >= 1 || walker.stats.violations >= 1);
@@ -874,8 +872,8 @@ static void large_pde_with_guest_pse_is_a_violation(void **state)
 	load_world();
 	gp.pse = true;
 	poke_pde(PD1, 0x80000000, P | W | U | A | D | PS);
-	assert_int_equal(shadow_fault(&s, &gp, 0x80001000, VTLB_PF_U, 3, &out), VTLB_VIOLATION);
-	assert_int_equal(loaded_pd()[PDX(0x80000000)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, 0x80001000, X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[pde_index(0x80000000)], 0);
 }
 
 static void mapping_in_the_reserved_top_is_a_violation(void **state)
@@ -887,8 +885,8 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 	assert_true(out.why[0] != 0);
 	poke_pde(PD1, 0xFFC00000, (4 << 12) | P | W | A);
 	poke_pte(4, 0xFFC00000, (14 << 12) | P | W | A | D);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, VTLB_PF_W, 1, &out), VTLB_VIOLATION);
-	assert_int_equal(loaded_pd()[PDX(0xFC000000)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 }
 
@@ -949,7 +947,7 @@ static void audit_finds_an_unnotified_guest_edit(void **state)
 	snprintf(lin_hex, sizeof(lin_hex), "%08x", ULIN);
 	assert_true(strstr(a.first, pte_hex) || strstr(a.first, lin_hex));
 	/* Once told, it is clean again. */
-	assert_int_equal(shadow_entry_written(&s, (UPT << 12) + PTX(ULIN) * 4, &out), VTLB_FILLED);
+	assert_int_equal(shadow_entry_written(&s, (UPT << 12) + pte_index(ULIN) * 4, &out), VTLB_FILLED);
 	shadow_audit(&s, &a);
 	assert_int_equal(a.mismatches, 0);
 }
@@ -965,8 +963,8 @@ static void check_process_loaded(uint32_t i)
 
 	assert_int_equal(shadow_cr3(&s) >> 12, rec(10 + i)->mfn);
 	assert_int_equal(pd[1023], SWITCHER_PDE);
-	assert_linked(pd[PDX(0x08000000)], ((30 + i) << 12) | P | W | U | A);
-	assert_linked(pd[PDX(KLIN)], KPDE);
+	assert_linked(pd[pde_index(0x08000000)], ((30 + i) << 12) | P | W | U | A);
+	assert_linked(pd[pde_index(KLIN)], KPDE);
 	assert_int_equal(shadow_pte(0x08000000) & SPEC_BITS, (p2m[50 + i] << 12) | P | W | U);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	shadow_audit(&s, &a);
@@ -1004,7 +1002,7 @@ static void running_out_of_frames_evicts_old_directories(void **state)
 	/* And a fault in the loaded one still fills. */
 	set_pte(30 + n - 1, 0x08001000, (62 << 12) | P | W | U);
 	gp.cr3 = (10 + n - 1) << 12;
-	assert_int_equal(shadow_fault(&s, &gp, 0x08001000, VTLB_PF_W | VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, 0x08001000, X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(shadow_pte(0x08001000) & SPEC_BITS, (p2m[62] << 12) | P | W | U);
 	alloc_limit = ~0u;
 }
