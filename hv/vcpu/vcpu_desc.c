@@ -141,6 +141,68 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 	return EMUL_OK;
 }
 
+/* lgdt/lidt and VMI SetGDT/SetIDT: the IDT is only remembered, for
+ * delivery through it (vcpu_exception.c). */
+enum emul_result vcpu_load_dtr(struct vcpu *v, int which, uint32_t base, uint16_t limit,
+			       struct emul_outcome *out)
+{
+	if (which == VCPU_GDTR)
+		return vcpu_load_gdt(v, base, limit, out);
+	v->idtr.base = base;
+	v->idtr.limit = limit;
+	log_debug("guest lidt base %08x limit %04x", base, limit);
+	return EMUL_OK;
+}
+
+/* VMI SetGDT/SetIDT: from the 6-byte pseudo-descriptor at lin. */
+enum emul_result vcpu_set_dtr_from(struct vcpu *v, int which, uint32_t lin, struct emul_outcome *out)
+{
+	uint8_t dtr[6];
+
+	vcpu_call_read(v, lin, dtr, 6, "a descriptor-table pointer");
+	return vcpu_load_dtr(v, which, dtr[2] | dtr[3] << 8 | dtr[4] << 16 | (uint32_t)dtr[5] << 24,
+			     (uint16_t)(dtr[0] | dtr[1] << 8), out);
+}
+
+/* VMI GetGDT/GetIDT: the pseudo-descriptor, stored at lin. */
+void vcpu_store_dtr(struct vcpu *v, int which, uint32_t lin)
+{
+	const struct desc_reg *r = which == VCPU_GDTR ? &v->gdtr : &v->idtr;
+	uint8_t dtr[6];
+
+	dtr[0] = (uint8_t)r->limit; dtr[1] = (uint8_t)(r->limit >> 8);
+	memcpy(&dtr[2], &r->base, 4);
+	vcpu_call_write(v, lin, dtr, 6, "a descriptor-table pointer");
+}
+
+/* Linux writes its GDT through the per-CPU mapping and loads a read-only
+ * fixmap alias of it: the same guest-physical bytes at two linear
+ * addresses.  True if lin_a and lin_b reach the same guest-physical byte. */
+static bool same_page(struct vcpu *v, uint32_t lin_a, uint32_t lin_b)
+{
+	struct vtlb_outcome out;
+	uint32_t pa, pb;
+
+	if (lin_a == lin_b)
+		return true;
+	if (vtlb_translate(&v->vtlb, &v->paging, lin_a, false, 1, &pa, &out) != VTLB_FILLED ||
+	    vtlb_translate(&v->vtlb, &v->paging, lin_b, false, 1, &pb, &out) != VTLB_FILLED)
+		return false;
+	return pa == pb;
+}
+
+/* VMI WriteGDTEntry/WriteLDTEntry/WriteIDTEntry: descriptor lo:hi into
+ * entry idx of the table at linear table.  An entry of the loaded GDT
+ * (through any alias) is installed in ours at once. */
+void vcpu_write_desc(struct vcpu *v, bool gdt, uint32_t table, uint32_t idx, uint32_t lo, uint32_t hi)
+{
+	uint32_t desc[2] = { lo, hi };
+
+	vcpu_call_write(v, table + idx * 8, desc, 8, "a descriptor");
+	if (gdt && idx * 8 + 7 <= v->gdtr.limit && same_page(v, table + idx * 8, v->gdtr.base + idx * 8))
+		vcpu_gdt_entry_changed(v, idx);
+}
+
 /* WriteGDTEntry into the loaded GDT.  Linux writes only code, data, TSS
  * and LDT descriptors there; a present gate (call, task, interrupt,
  * trap) or reserved system type is a way into ring 0 that a guest has

@@ -33,6 +33,14 @@ struct delivery_fault {
 	const char *what;
 };
 
+/* VMI UpdateKernelStack: the ring-0 stack for a delivery from ring 3,
+ * in place of the guest TSS's. */
+void vcpu_set_kernel_stack(struct vcpu *v, uint32_t ss, uint32_t esp)
+{
+	v->kernel_ss = ss;
+	v->kernel_esp = esp;
+}
+
 static bool contributory(unsigned vector)
 {
 	return vector == X86_VEC_DE || (vector >= X86_VEC_TS && vector <= X86_VEC_GP);
@@ -102,7 +110,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		new_cs = (new_cs & ~3u) | 1;
 	}
 
-	eflags = (f->eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
+	eflags = vcpu_virtual_eflags(v, f->eflags);
 	if (to_ring0_stack) {
 		uint32_t tss[3];	/* link, esp0, ss0 */
 
@@ -172,4 +180,43 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 		return;
 	vcpu_stop(v, "triple fault: vector %u, then %u (%s), then the double fault (%s)",
 		  vector, first.vector, first.what, second.what);
+}
+
+/*
+ * VMI IRET: the return from a delivery.  The stack holds the guest's edi
+ * (the ROM's scratch register), then eip, cs, eflags [, esp, ss for a
+ * return to ring 3].  Anything but EMUL_OK leaves the frame as it was.
+ * An eip beyond the new cs's limit is the CPU's #GP(0), which the call
+ * cannot return to its caller: refused (out->why).
+ */
+enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out)
+{
+	uint32_t w[6];
+	struct trap_frame nf = *f;
+	enum emul_result r;
+
+	vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp, w, 4 * 4, "the IRET frame");
+	nf.edi = w[0];
+	nf.eip = w[1];
+	nf.eflags = w[3];
+	nf.esp = f->esp + 16;
+	if ((w[2] & 3) == 3) {
+		vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp + 16, &w[4], 8, "the IRET frame");
+		nf.esp = w[4];
+		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], out);
+		if (r == EMUL_OK)
+			r = vcpu_load_seg(v, &nf, SEG_SS, (uint16_t)w[5], out);
+	} else {
+		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], out);
+	}
+	if (r != EMUL_OK)
+		return r;
+	if (!vcpu_eip_in_cs((uint16_t)nf.cs, nf.eip)) {
+		fmt_snprintf(out->why, sizeof(out->why), "eip %08x is beyond the limit %08x of cs %04x (#GP)",
+			     nf.eip, vcpu_cs_limit((uint16_t)nf.cs), nf.cs & 0xffff);
+		return EMUL_UNSUPPORTED;
+	}
+	v->vif = (w[3] & X86_EFLAGS_IF) != 0;
+	*f = nf;
+	return EMUL_OK;
 }

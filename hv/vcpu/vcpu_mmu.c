@@ -156,6 +156,40 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
 	check(v, shadow_entry_written(&v->shadow, gpa, &out), &out, "a page-table entry write");
 }
 
+/* VMI SetPxE, GetPxE, SwapPxE (returns the old entry) and
+ * TestAndSetPxEBit/TestAndClearPxEBit (returns the bit before): the
+ * entry at guest-linear lin, written through the guest's own mapping. */
+void vcpu_mmu_set_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
+{
+	vcpu_call_write(v, lin, &val, 4, "a page-table entry");
+	vcpu_mmu_entry_written(v, lin);
+}
+
+uint32_t vcpu_mmu_get_pxe(struct vcpu *v, uint32_t lin)
+{
+	uint32_t e;
+
+	vcpu_call_read(v, lin, &e, 4, "a page-table entry");
+	return e;
+}
+
+uint32_t vcpu_mmu_swap_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
+{
+	uint32_t old = vcpu_mmu_get_pxe(v, lin);
+
+	vcpu_mmu_set_pxe(v, lin, val);
+	return old;
+}
+
+bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool set)
+{
+	uint32_t e = vcpu_mmu_get_pxe(v, lin), mask = 1u << (bit & 31);
+	bool was = (e & mask) != 0;
+
+	vcpu_mmu_set_pxe(v, lin, set ? e | mask : e & ~mask);
+	return was;
+}
+
 /*
  * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
  * entry themselves and queue its linear address in the shared page.  Run

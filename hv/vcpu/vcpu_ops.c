@@ -71,6 +71,26 @@ bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len,
 	return access_lin(v, lin, (void *)buf, len, true, cpl, pf_error);
 }
 
+/* A VMI call's pointer argument: the call has no way to return a fault,
+ * so one the guest would take here, or a rule broken, stops it. */
+void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what)
+{
+	uint32_t pf;
+
+	if (!vcpu_read_lin(v, lin, buf, len, 1, &pf))
+		vcpu_stop(v, "VMI call: cannot read %s at %08x (%s)", what, lin,
+			  v->violation ? v->violation_why : "page fault");
+}
+
+void vcpu_call_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, const char *what)
+{
+	uint32_t pf;
+
+	if (!vcpu_write_lin(v, lin, buf, len, 1, &pf))
+		vcpu_stop(v, "VMI call: cannot write %s at %08x (%s)", what, lin,
+			  v->violation ? v->violation_why : "page fault");
+}
+
 static bool op_read_lin(void *ctx, uint32_t lin, void *buf, unsigned len, uint32_t *fault_error)
 {
 	return vcpu_read_lin(V(ctx), lin, buf, len, V(ctx)->frame->cs & 3, fault_error);
@@ -98,10 +118,8 @@ static uint32_t op_seg_base(void *ctx, int seg)
 	return vcpu_seg_base(V(ctx), (uint16_t)sel);
 }
 
-static uint32_t op_read_cr(void *ctx, int n)
+uint32_t vcpu_read_cr(struct vcpu *v, int n)
 {
-	struct vcpu *v = V(ctx);
-
 	switch (n) {
 	case 0: return v->cr0;
 	case 2: return v->cr2;
@@ -109,6 +127,11 @@ static uint32_t op_read_cr(void *ctx, int n)
 	case 4: return v->cr4;
 	}
 	return 0;
+}
+
+static uint32_t op_read_cr(void *ctx, int n)
+{
+	return vcpu_read_cr(V(ctx), n);
 }
 
 static enum emul_result unsupported(struct emul_outcome *out, const char *fmt, uint32_t a)
@@ -169,14 +192,7 @@ static enum emul_result op_load_seg(void *ctx, struct trap_frame *f, int seg, ui
 static enum emul_result op_load_dtr(void *ctx, int which, uint32_t base, uint16_t limit,
 				    struct emul_outcome *out)
 {
-	struct vcpu *v = V(ctx);
-
-	if (which == 0)
-		return vcpu_load_gdt(v, base, limit, out);
-	v->idtr.base = base;
-	v->idtr.limit = limit;
-	log_debug("guest lidt base %08x limit %04x", base, limit);
-	return EMUL_OK;
+	return vcpu_load_dtr(V(ctx), which, base, limit, out);
 }
 
 static enum emul_result op_load_ldtr(void *ctx, uint16_t sel, struct emul_outcome *out)
@@ -246,34 +262,70 @@ static void op_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs_o
 	vcpu_cpuid(V(ctx), leaf, subleaf, regs_out);
 }
 
-/* MSRs are not virtualized yet (issue 7), except the microcode revision
- * (0x8b: Linux writes 0, runs CPUID, reads it) which reads as 0.  Any
- * other gets #GP, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
- * that does not exist. */
-#define MSR_IA32_UCODE_REV 0x8b
-
-static enum emul_result op_rdmsr(void *ctx, uint32_t msr, uint64_t *val, struct emul_outcome *out)
+/*
+ * The MSR policy, for rdmsr/wrmsr (the emulator) and the VMI RDMSR/WRMSR
+ * calls alike.  MSRs are not virtualized, except the microcode revision
+ * (0x8b: Linux writes 0, runs CPUID, reads it), which reads as 0.  Any
+ * other does not exist for the guest: false (and 0 read).  The emulator
+ * raises #GP then, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
+ * that does not exist; the VMI calls have no way to fault, so RDMSR reads
+ * 0 and WRMSR is dropped (the guest's feature-control lock and the like
+ * never reach the real CPU).
+ */
+bool vcpu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
-	if (msr == MSR_IA32_UCODE_REV) {
-		*val = 0;
-		return EMUL_OK;
-	}
-	log_debug("guest rdmsr 0x%x denied (#GP)", msr);
+	*val = 0;
+	return msr == X86_MSR_IA32_UCODE_REV;
+}
+
+bool vcpu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	return msr == X86_MSR_IA32_UCODE_REV;
+}
+
+static enum emul_result gp0(struct emul_outcome *out)
+{
 	out->vector = X86_VEC_GP;
 	out->has_error = true;
 	out->error = 0;
 	return EMUL_FAULT;
 }
 
+static enum emul_result op_rdmsr(void *ctx, uint32_t msr, uint64_t *val, struct emul_outcome *out)
+{
+	if (vcpu_rdmsr(V(ctx), msr, val))
+		return EMUL_OK;
+	log_debug("guest rdmsr 0x%x denied (#GP)", msr);
+	return gp0(out);
+}
+
 static enum emul_result op_wrmsr(void *ctx, uint32_t msr, uint64_t val, struct emul_outcome *out)
 {
-	if (msr == MSR_IA32_UCODE_REV)
+	if (vcpu_wrmsr(V(ctx), msr, val))
 		return EMUL_OK;
 	log_debug("guest wrmsr 0x%x <- %llx denied (#GP)", msr, (unsigned long long)val);
-	out->vector = X86_VEC_GP;
-	out->has_error = true;
-	out->error = 0;
-	return EMUL_FAULT;
+	return gp0(out);
+}
+
+/* Debug registers are kept, not loaded (VMI SetDR/GetDR): the guest's
+ * breakpoints would fire in the hypervisor too.  The emulator has no
+ * mov to/from DR op, so before activation such an instruction stops
+ * the guest as unsupported. */
+void vcpu_write_dr(struct vcpu *v, uint32_t n, uint32_t val)
+{
+	if (n < 8)
+		v->dr[n] = val;
+}
+
+uint32_t vcpu_read_dr(struct vcpu *v, uint32_t n)
+{
+	return n < 8 ? v->dr[n] : 0;
+}
+
+/* The guest's view of its EFLAGS: the real ones with the virtual IF. */
+uint32_t vcpu_virtual_eflags(const struct vcpu *v, uint32_t eflags)
+{
+	return (eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
 }
 
 static bool op_get_if(void *ctx)
