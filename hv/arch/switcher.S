@@ -12,6 +12,18 @@
 #include "segments.h"
 #include "vcpu_layout.h"
 
+/* Leave through the frame at esp (struct trap_frame): its registers,
+ * its segments, then iret past the vector and error code. */
+.macro iret_from_frame
+	popal
+	popl %gs
+	popl %fs
+	popl %es
+	popl %ds
+	addl $8, %esp			/* vector and error code */
+	iret
+.endm
+
 	.section .switcher.text, "ax"
 	.balign 16
 	.globl trap_stubs
@@ -71,13 +83,7 @@ trap_common:
 	movl $trap_dispatch, %eax	/* absolute: we may be far from .text */
 	call *%eax
 	addl $4, %esp
-	popal
-	popl %gs
-	popl %fs
-	popl %es
-	popl %ds
-	addl $8, %esp			/* vector and error code */
-	iret
+	iret_from_frame
 
 from_guest:
 	movl %eax, %cr3
@@ -106,13 +112,7 @@ switch_to_guest:
 	movl %esp, switcher_host_esp
 	movl $HV_VCPU_FRAME, %esp
 	movl %eax, %cr3
-	popal
-	popl %gs
-	popl %fs
-	popl %es
-	popl %ds
-	addl $8, %esp			/* vector and error code */
-	iret
+	iret_from_frame
 
 /* Read-only in the guest's view of the switcher (vcpu.c), writable in ours. */
 	.section .switcher.data, "aw"

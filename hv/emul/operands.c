@@ -4,6 +4,7 @@
  */
 #include "emul_internal.h"
 #include "hvlib.h"
+#include "pte.h"
 
 /* Register numbers are the x86 encoding (eax, ecx, edx, ebx, esp, ebp,
  * esi, edi).  The guest's esp is the one the trap saved (it came from
@@ -67,9 +68,7 @@ static enum emul_result access_lin(struct emul *e, uint32_t lin, void *buf, unsi
 {
 	uint8_t *p = buf;
 	while (len) {
-		unsigned chunk = 4096 - (lin & 4095);
-		if (chunk > len)
-			chunk = len;
+		unsigned chunk = page_chunk(lin, len);
 		uint32_t err = 0;
 		bool ok = write ? e->ops->write_lin(e->ops->ctx, lin, p, chunk, &err)
 				: e->ops->read_lin(e->ops->ctx, lin, p, chunk, &err);

@@ -1,6 +1,6 @@
 /*
  * guest.h - a guest as the loader leaves it: memory filled, boot state
- * decided.  Issue 6 starts a vCPU from `boot`.
+ * decided.  vcpu_init() starts a vCPU from `boot`.
  */
 #ifndef VMI_HV_GUEST_H
 #define VMI_HV_GUEST_H

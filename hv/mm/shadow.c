@@ -11,19 +11,7 @@
 #include "shadow.h"
 #include "hvlib.h"
 
-static enum vtlb_result violation(struct shadow *s, struct vtlb_outcome *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static enum vtlb_result violation(struct shadow *s, struct vtlb_outcome *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
-	va_end(ap);
-	s->stats.violations++;
-	return VTLB_VIOLATION;
-}
+#define violation(s, out, ...) vtlb_violation(&(s)->stats.violations, out, __VA_ARGS__)
 
 static uint16_t index_of(const struct shadow *s, const struct shadow_page *sp)
 {

@@ -25,19 +25,18 @@ struct walk {
 	bool set_dirty;     /* this access set the guest's D bit */
 };
 
-static enum vtlb_result violation(struct vtlb *v, struct vtlb_outcome *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static enum vtlb_result violation(struct vtlb *v, struct vtlb_outcome *out, const char *fmt, ...)
+enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
 	va_end(ap);
-	v->stats.violations++;
+	(*count)++;
 	return VTLB_VIOLATION;
 }
+
+#define violation(v, out, ...) vtlb_violation(&(v)->stats.violations, out, __VA_ARGS__)
 
 static enum vtlb_result guest_fault(struct vtlb *v, struct vtlb_outcome *out, uint32_t lin, uint32_t error)
 {

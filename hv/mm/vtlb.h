@@ -54,7 +54,7 @@ static inline bool guest_gfn_is_rom(uint32_t gfn)
 /* How the pure code reaches machine memory and frames. */
 struct vtlb_env {
 	void *(*map)(uint32_t mfn);         /* hv: identity (machine < 3 GiB is mapped 1:1); tests: a fake */
-	bool (*alloc_frame)(uint32_t *mfn); /* a zeroed frame */
+	bool (*alloc_frame)(uint32_t *mfn); /* a frame; its contents are garbage (vtlb.c and shadow.c zero it) */
 	void (*free_frame)(uint32_t mfn);
 	uint32_t switcher_pde;              /* installed in PDE 1023 of every shadow PD */
 };
@@ -78,6 +78,11 @@ struct vtlb_outcome {
 	uint32_t cr2;           /* VTLB_GUEST_FAULT: the faulting linear address */
 	char why[96];           /* VTLB_VIOLATION: human-readable reason */
 };
+
+/* A rule broken (for vtlb.c and shadow.c alike): the reason into
+ * out->why, *count (the module's violation counter) up by one. */
+enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 struct vtlb_stats {
 	uint64_t fills;              /* shadow PTEs installed (incl. D-bit upgrades) */

@@ -1,7 +1,8 @@
 /*
  * hv_timer.c - the hypervisor's own periodic interrupt: PIT channel 0 in
- * rate-generator mode at HV_TICK_HZ on IRQ0.  The scheduler (issue 7 and
- * later) hangs off this tick; for now it counts.
+ * rate-generator mode at HV_TICK_HZ on IRQ0.  It counts, and brings a
+ * halted vCPU back to poll its devices; a vCPU scheduler would hang off
+ * it.
  */
 #include "timer.h"
 #include "io.h"

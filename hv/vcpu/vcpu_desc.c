@@ -160,8 +160,7 @@ enum emul_result vcpu_set_dtr_from(struct vcpu *v, int which, uint32_t lin, stru
 	uint8_t dtr[6];
 
 	vcpu_call_read(v, lin, dtr, 6, "a descriptor-table pointer");
-	return vcpu_load_dtr(v, which, dtr[2] | dtr[3] << 8 | dtr[4] << 16 | (uint32_t)dtr[5] << 24,
-			     (uint16_t)(dtr[0] | dtr[1] << 8), out);
+	return vcpu_load_dtr(v, which, le32(dtr + 2), le16(dtr), out);
 }
 
 /* VMI GetGDT/GetIDT: the pseudo-descriptor, stored at lin. */
@@ -221,29 +220,44 @@ void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
 	install(idx, d);
 }
 
-uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
+/* The slot of our GDT a selector names; 0 for the null selector, an
+ * LDT selector or one beyond the table. */
+static unsigned gdt_slot(uint16_t sel)
 {
 	unsigned idx = sel >> 3;
 
-	if (idx == 0 || (sel & 4) || idx >= HV_GDT_ENTRIES)
-		return 0;
-	return guest_desc_base(hv_gdt[idx]);
+	return (sel & 4) || idx >= HV_GDT_ENTRIES ? 0 : idx;
+}
+
+uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
+{
+	unsigned idx = gdt_slot(sel);
+
+	return idx ? guest_desc_base(hv_gdt[idx]) : 0;
 }
 
 uint32_t vcpu_cs_limit(uint16_t cs)
 {
-	unsigned idx = cs >> 3;
+	unsigned idx = gdt_slot(cs);
 
-	if (idx == 0 || (cs & 4) || idx >= HV_GDT_ENTRIES)
-		return 0;
-	return guest_desc_limit(hv_gdt[idx]);
+	return idx ? guest_desc_limit(hv_gdt[idx]) : 0;
 }
 
 bool vcpu_eip_in_cs(uint16_t cs, uint32_t eip)
 {
-	unsigned idx = cs >> 3;
+	return gdt_slot(cs) && eip <= vcpu_cs_limit(cs);
+}
 
-	return idx && !(cs & 4) && idx < HV_GDT_ENTRIES && eip <= vcpu_cs_limit(cs);
+/* ds, es, fs or gs of the frame; false for another register. */
+static bool set_data_seg(struct trap_frame *f, int seg, uint16_t sel)
+{
+	switch (seg) {
+	case SEG_DS: f->ds = sel; return true;
+	case SEG_ES: f->es = sel; return true;
+	case SEG_FS: f->fs = sel; return true;
+	case SEG_GS: f->gs = sel; return true;
+	}
+	return false;
 }
 
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
@@ -257,12 +271,7 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	if (idx == 0 && !(sel & 4)) {
 		if (seg == SEG_SS || seg == SEG_CS)
 			return fault(out, X86_VEC_GP, 0);
-		switch (seg) {
-		case SEG_DS: f->ds = sel; break;
-		case SEG_ES: f->es = sel; break;
-		case SEG_FS: f->fs = sel; break;
-		case SEG_GS: f->gs = sel; break;
-		}
+		set_data_seg(f, seg, sel);
 		return EMUL_OK;
 	}
 	if (sel & 4)
@@ -300,14 +309,8 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
 			return fault(out, X86_VEC_NP, sel & 0xfffc);
-		switch (seg) {
-		case SEG_DS: f->ds = sel; break;
-		case SEG_ES: f->es = sel; break;
-		case SEG_FS: f->fs = sel; break;
-		case SEG_GS: f->gs = sel; break;
-		default:
+		if (!set_data_seg(f, seg, sel))
 			return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
-		}
 		return EMUL_OK;
 	}
 }

@@ -13,7 +13,6 @@
 #include "io.h"
 #include "hvlib.h"
 #include "timer.h"
-#include "machine_mem.h"
 
 static struct vcpu *V(void *ctx)
 {
@@ -29,12 +28,10 @@ static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bo
 
 	*pf_error = 0;
 	while (len) {
-		unsigned chunk = HV_PAGE_SIZE - (lin & (HV_PAGE_SIZE - 1));
+		unsigned chunk = page_chunk(lin, len);
 		struct vtlb_outcome out;
-		uint32_t gpa, ma;
+		uint32_t gpa;
 
-		if (chunk > len)
-			chunk = len;
 		switch (vtlb_translate(&v->vtlb, &v->paging, lin, write, cpl, &gpa, &out)) {
 		case VTLB_FILLED:
 			break;
@@ -48,12 +45,9 @@ static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bo
 				     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
 			return false;
 		}
-		ma = guest_gpa_to_machine(&v->guest->mem, gpa);
-		HV_ASSERT(ma != ~0u);	/* vtlb_translate promises it is inside */
-		if (write)
-			memcpy(phys_to_virt(ma), p, chunk);
-		else
-			memcpy(p, phys_to_virt(ma), chunk);
+		/* Inside guest memory (vtlb_translate promises it) and
+		 * inside one page. */
+		guest_mem_copy(&v->guest->mem, gpa, p, chunk, write);
 		lin += chunk;
 		p += chunk;
 		len -= chunk;
@@ -73,22 +67,24 @@ bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len,
 
 /* A VMI call's pointer argument: the call has no way to return a fault,
  * so one the guest would take here, or a rule broken, stops it. */
-void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what)
+static void call_access(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bool write,
+			const char *what)
 {
 	uint32_t pf;
 
-	if (!vcpu_read_lin(v, lin, buf, len, 1, &pf))
-		vcpu_stop(v, "VMI call: cannot read %s at %08x (%s)", what, lin,
+	if (!access_lin(v, lin, buf, len, write, 1, &pf))
+		vcpu_stop(v, "VMI call: cannot %s %s at %08x (%s)", write ? "write" : "read", what, lin,
 			  v->violation ? v->violation_why : "page fault");
+}
+
+void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what)
+{
+	call_access(v, lin, buf, len, false, what);
 }
 
 void vcpu_call_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, const char *what)
 {
-	uint32_t pf;
-
-	if (!vcpu_write_lin(v, lin, buf, len, 1, &pf))
-		vcpu_stop(v, "VMI call: cannot write %s at %08x (%s)", what, lin,
-			  v->violation ? v->violation_why : "page fault");
+	call_access(v, lin, (void *)buf, len, true, what);
 }
 
 static bool op_read_lin(void *ctx, uint32_t lin, void *buf, unsigned len, uint32_t *fault_error)

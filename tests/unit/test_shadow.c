@@ -2,13 +2,9 @@
  * Unit tests for the paravirtual shadow page tables (hv/mm/shadow.c),
  * written against the specification in hv/mm/shadow.h.
  *
- * Fake machine memory as in test_vtlb.c: an array of pages whose machine
- * frame numbers are offset by MFN_BASE, so a guest frame number used where
- * a machine one belongs shows up as a bad map().  The guest owns
- * GUEST_PAGES frames scattered through the first part of it by a p2m that
- * is a permutation (gfn != mfn everywhere); the rest is the frame pool for
- * shadow pages, with allocation counts (and a limit) to catch leaks and to
- * make the shadow cache run out.
+ * Machine memory is the fake of fake_machine.h: 512 pages, of which the
+ * guest's 128 are scattered through the first part; the rest is the pool
+ * for shadow pages, with a limit to make the shadow cache run out.
  *
  * The walker (the vCPU's vTLB) takes one frame from the same pool for its
  * own page directory; every test records that as the baseline.
@@ -22,81 +18,21 @@
 #include <cmocka.h>
 #include "shadow.h"
 
-#define MFN_BASE      0x500u
 #define MACHINE_PAGES 512u
 #define GUEST_PAGES   128u
-#define SWITCHER_PDE  0x0badc003u
-
-/* Entry bits, short: the tests spell out many entries. */
-#define P  PTE_P
-#define W  PTE_W
-#define U  PTE_U
-#define A  PTE_A
-#define D  PTE_D
-#define PS PTE_PS
-#define G  PTE_G
+#include "fake_machine.h"
 
 /* The bits of a shadow entry the specification pins down: frame, P, RW,
  * US and G (never set: shadows are per directory).  A, D, PWT/PCD and the
  * available bits are the implementation's business. */
 #define SPEC_BITS 0xFFFFF107u
 
-static uint8_t machine[MACHINE_PAGES][4096] __attribute__((aligned(4096)));
-static uint8_t frame_used[MACHINE_PAGES];
-static unsigned allocs, frees, alloc_limit;
 static unsigned baseline;	/* frames held by the walker */
-static uint32_t p2m[GUEST_PAGES];
 static uint16_t by_gfn[GUEST_PAGES];
-static struct guest_mem gm;
 static struct vtlb walker;
 static struct shadow s;
 static struct guest_paging gp;
 static struct vtlb_outcome out;
-
-static void *fake_map(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE && mfn < MFN_BASE + MACHINE_PAGES);
-	return machine[mfn - MFN_BASE];
-}
-
-static bool fake_alloc(uint32_t *mfn)
-{
-	if (allocs - frees >= alloc_limit)
-		return false;
-	for (uint32_t i = GUEST_PAGES; i < MACHINE_PAGES; i++) {
-		if (!frame_used[i]) {
-			frame_used[i] = 1;
-			memset(machine[i], 0, 4096);	/* the contract: a zeroed frame */
-			*mfn = MFN_BASE + i;
-			allocs++;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void fake_free(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE + GUEST_PAGES && mfn < MFN_BASE + MACHINE_PAGES);
-	assert_true(frame_used[mfn - MFN_BASE]);
-	frame_used[mfn - MFN_BASE] = 0;
-	/* Poison it: a freed shadow still in use shows up as garbage. */
-	memset(machine[mfn - MFN_BASE], 0x5A, 4096);
-	frees++;
-}
-
-static const struct vtlb_env env = {
-	.map = fake_map, .alloc_frame = fake_alloc, .free_frame = fake_free,
-	.switcher_pde = SWITCHER_PDE,
-};
-
-/* ---- the guest's memory, through the p2m like the hypervisor ---------- */
-
-static uint32_t *gpage(uint32_t gfn)
-{
-	assert_true(gfn < GUEST_PAGES);
-	return (uint32_t *)machine[p2m[gfn] - MFN_BASE];
-}
 
 /* Poke an entry straight into guest memory (no notification). */
 static void poke_pde(uint32_t pd, uint32_t lin, uint32_t val) { gpage(pd)[pde_index(lin)] = val; }
@@ -207,21 +143,8 @@ static void assert_frames_consistent(void)
 
 static int setup(void **state)
 {
-	memset(machine, 0, sizeof(machine));
-	memset(frame_used, 0, sizeof(frame_used));
+	fake_machine_reset();
 	memset(by_gfn, 0xEE, sizeof(by_gfn));	/* shadow_init must clear it */
-	allocs = frees = 0;
-	alloc_limit = ~0u;
-	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % GUEST_PAGES. */
-	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
-		p2m[g] = MFN_BASE + (g * 37 + 11) % GUEST_PAGES;
-		frame_used[p2m[g] - MFN_BASE] = 1;
-	}
-	gm.size = GUEST_PAGES * 4096ull;
-	gm.npages = GUEST_PAGES;
-	gm.p2m = p2m;
-	gm.p2m_pages = 1;
-	gm.extents = GUEST_PAGES;
 	assert_true(vtlb_init(&walker, &env, &gm));
 	baseline = allocs - frees;
 	shadow_init(&s, &env, &gm, &walker, by_gfn);
@@ -1007,7 +930,7 @@ static void running_out_of_frames_evicts_old_directories(void **state)
 	alloc_limit = ~0u;
 }
 
-/* ---- link counts (issue 18, F1) ---------------------------------------- */
+/* ---- link counts: a count that wrapped would free a linked shadow ----- */
 
 /*
  * A hostile guest can link one page table from as many shadow PDEs as it

@@ -1,11 +1,8 @@
 /*
  * Unit tests for the pre-activation virtual TLB (hv/mm/vtlb.c).
  *
- * Fake machine memory: an array of pages, machine frame numbers offset by
- * MFN_BASE so that a guest frame number used where a machine one belongs
- * shows up as a bad map().  The guest owns GUEST_PAGES frames scattered
- * through the first part of it by the p2m; the rest is the frame pool for
- * shadow page tables, with allocation counts to catch leaks.
+ * Machine memory is the fake of fake_machine.h: 256 pages, of which the
+ * guest's 64 are scattered through the first part.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,69 +12,13 @@
 #include <cmocka.h>
 #include "vtlb.h"
 
-#define MFN_BASE     0x500u
 #define MACHINE_PAGES 256u
-#define GUEST_PAGES  64u
-#define SWITCHER_PDE 0x0badc003u
+#define GUEST_PAGES   64u
+#include "fake_machine.h"
 
-/* Entry bits, short: the tests spell out many entries. */
-#define P PTE_P
-#define W PTE_W
-#define U PTE_U
-#define A PTE_A
-#define D PTE_D
-#define PS PTE_PS
-
-static uint8_t machine[MACHINE_PAGES][4096] __attribute__((aligned(4096)));
-static uint8_t frame_used[MACHINE_PAGES];
-static unsigned allocs, frees, alloc_limit;
-static uint32_t p2m[GUEST_PAGES];
-static struct guest_mem gm;
 static struct vtlb v;
 static struct guest_paging gp;
 static struct vtlb_outcome out;
-
-static void *fake_map(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE && mfn < MFN_BASE + MACHINE_PAGES);
-	return machine[mfn - MFN_BASE];
-}
-
-static bool fake_alloc(uint32_t *mfn)
-{
-	if (allocs - frees >= alloc_limit)
-		return false;
-	for (uint32_t i = GUEST_PAGES; i < MACHINE_PAGES; i++) {
-		if (!frame_used[i]) {
-			frame_used[i] = 1;
-			/* Dirty it: vtlb must not rely on the caller zeroing. */
-			memset(machine[i], 0xA5, 4096);
-			*mfn = MFN_BASE + i;
-			allocs++;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void fake_free(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE + GUEST_PAGES && mfn < MFN_BASE + MACHINE_PAGES);
-	assert_true(frame_used[mfn - MFN_BASE]);
-	frame_used[mfn - MFN_BASE] = 0;
-	frees++;
-}
-
-static const struct vtlb_env env = {
-	.map = fake_map, .alloc_frame = fake_alloc, .free_frame = fake_free,
-	.switcher_pde = SWITCHER_PDE,
-};
-
-/* A guest frame's page, through the p2m like the hypervisor. */
-static uint32_t *gpage(uint32_t gfn)
-{
-	return (uint32_t *)machine[p2m[gfn] - MFN_BASE];
-}
 
 /* Guest page directory at gfn 1; page tables wherever tests put them. */
 #define GPD 1u
@@ -99,20 +40,7 @@ static uint32_t shadow_pte(uint32_t lin)
 
 static int setup(void **state)
 {
-	memset(machine, 0, sizeof(machine));
-	memset(frame_used, 0, sizeof(frame_used));
-	allocs = frees = 0;
-	alloc_limit = ~0u;
-	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % 64. */
-	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
-		p2m[g] = MFN_BASE + (g * 37 + 11) % GUEST_PAGES;
-		frame_used[p2m[g] - MFN_BASE] = 1;
-	}
-	gm.size = GUEST_PAGES * 4096ull;
-	gm.npages = GUEST_PAGES;
-	gm.p2m = p2m;
-	gm.p2m_pages = 1;
-	gm.extents = GUEST_PAGES;
+	fake_machine_reset();
 	assert_true(vtlb_init(&v, &env, &gm));
 	gp = (struct guest_paging){ .pg = true, .wp = true, .pse = false, .cr3 = GPD << 12 };
 	memset(&out, 0, sizeof(out));
