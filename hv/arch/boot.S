@@ -11,16 +11,12 @@
  */
 #include "layout.h"
 #include "segments.h"
+#include "x86.h"
+#include "pte.h"
 
 #define MB_MAGIC	0x1BADB002
 #define MB_FLAGS	0x00000003	/* page-aligned modules, memory map */
 
-#define PTE_P		0x001
-#define PTE_W		0x002
-#define PTE_PS		0x080
-#define CR0_PG		0x80000000
-#define CR0_WP		0x00010000
-#define CR4_PSE		0x00000010
 
 	.section .multiboot, "a"
 	.balign 4
@@ -48,11 +44,11 @@ _start:
 	movl $boot_page_dir, %edi
 	xorl %ecx, %ecx
 1:	movl %ecx, %eax
-	shll $HV_LARGE_PAGE_SHIFT, %eax
+	shll $PDE_SHIFT, %eax
 	orl $(PTE_P | PTE_W | PTE_PS), %eax
 	movl %eax, (%edi, %ecx, 4)
 	incl %ecx
-	cmpl $(HV_DIRECT_MAP_END >> HV_LARGE_PAGE_SHIFT), %ecx
+	cmpl $(HV_DIRECT_MAP_END >> PDE_SHIFT), %ecx
 	jb 1b
 
 	/* The switcher: PDE 1023 -> switcher_page_table -> the frames where
@@ -72,10 +68,10 @@ _start:
 	movl $boot_page_dir, %eax
 	movl %eax, %cr3
 	movl %cr4, %eax
-	orl $CR4_PSE, %eax
+	orl $X86_CR4_PSE, %eax
 	movl %eax, %cr4
 	movl %cr0, %eax
-	orl $(CR0_PG | CR0_WP), %eax
+	orl $(X86_CR0_PG | X86_CR0_WP), %eax
 	movl %eax, %cr0
 
 	lgdt hv_gdt_desc

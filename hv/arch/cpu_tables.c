@@ -98,7 +98,7 @@ void cpu_tables_init(void)
 	struct dtr idtr = { sizeof(c->idt) - 1, (uint32_t)c->idt };
 
 	/* ss0:esp0 is where the CPU switches stacks on a trap from ring 1 or
-	 * 3.  No guest runs yet; issue 6 points it at the per-vCPU page.  No
+	 * 3.  No guest runs yet; vcpu_init points it at the per-vCPU page.  No
 	 * I/O bitmap (iomap_base beyond the limit): with IOPL 0, every port
 	 * access from ring 1 or 3 traps. */
 	c->host_stack_top = (uint32_t)boot_stack_top;

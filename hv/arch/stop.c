@@ -25,6 +25,13 @@ __attribute__((noreturn)) static void halt_forever(int code)
 		__asm__ volatile("hlt");
 }
 
+/* One line: what the caller printed already, then fmt, then the newline. */
+static void rest_of_line(const char *fmt, va_list ap)
+{
+	vkprintf(fmt, ap);
+	kprintf("\n");
+}
+
 void hv_stop(int code, const char *why, ...)
 {
 	va_list ap;
@@ -32,9 +39,8 @@ void hv_stop(int code, const char *why, ...)
 	irq_disable();
 	kprintf("vmi-hv: stopped (exit code %d): ", code);
 	va_start(ap, why);
-	vkprintf(why, ap);
+	rest_of_line(why, ap);
 	va_end(ap);
-	kprintf("\n");
 	halt_forever(code);
 }
 
@@ -45,9 +51,8 @@ void hv_fail(const char *fmt, ...)
 	irq_disable();
 	kprintf("vmi-hv: error: ");
 	va_start(ap, fmt);
-	vkprintf(fmt, ap);
+	rest_of_line(fmt, ap);
 	va_end(ap);
-	kprintf("\n");
 	hv_stop(HV_EXIT_BAD_INPUT, "bad input");
 }
 
@@ -58,8 +63,7 @@ void hv_panic(const char *fmt, ...)
 	irq_disable();
 	kprintf("vmi-hv: PANIC: ");
 	va_start(ap, fmt);
-	vkprintf(fmt, ap);
+	rest_of_line(fmt, ap);
 	va_end(ap);
-	kprintf("\n");
 	hv_stop(HV_EXIT_PANIC, "internal error");
 }

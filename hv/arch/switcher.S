@@ -13,6 +13,18 @@
 #include "vcpu_layout.h"
 #include "pcpu.h"
 
+/* Leave through the frame at esp (struct trap_frame): its registers,
+ * its segments, then iret past the vector and error code. */
+.macro iret_from_frame
+	popal
+	popl %gs
+	popl %fs
+	popl %es
+	popl %ds
+	addl $8, %esp			/* vector and error code */
+	iret
+.endm
+
 	.section .switcher.text, "ax"
 	.balign 16
 	.globl trap_stubs
@@ -72,13 +84,7 @@ trap_common:
 	movl $trap_dispatch, %eax	/* absolute: we may be far from .text */
 	call *%eax
 	addl $4, %esp
-	popal
-	popl %gs
-	popl %fs
-	popl %es
-	popl %ds
-	addl $8, %esp			/* vector and error code */
-	iret
+	iret_from_frame
 
 from_guest:
 	movl %eax, %cr3
@@ -107,13 +113,7 @@ switch_to_guest:
 	movl %esp, pcpus + PCPU_HOST_ESP
 	movl $HV_VCPU_FRAME, %esp
 	movl %eax, %cr3
-	popal
-	popl %gs
-	popl %fs
-	popl %es
-	popl %ds
-	addl $8, %esp			/* vector and error code */
-	iret
+	iret_from_frame
 
 	.text
 /* The double-fault task starts here on its own TSS and stack. */

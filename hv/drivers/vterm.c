@@ -3,7 +3,7 @@
  * terminal would (pure: compiled into the hypervisor and on the host).
  *
  * Why a terminal emulator: the guest's console output (its virtual COM1)
- * is also shown on the VGA text screen (issue 7), and it is written for a
+ * is also shown on the VGA text screen, and it is written for a
  * serial terminal.  The bytes that matter for a Linux boot and a busybox
  * shell:
  *   - printable ASCII; \n (line feed: the tty sends \r\n), \r, \b, \t;

@@ -35,7 +35,7 @@ enum emul_result emul_fetch_u16(struct emul *e, uint16_t *v)
 	uint8_t b[2];
 	enum emul_result r = emul_fetch(e, b, 2);
 	if (r == EMUL_OK)
-		*v = (uint16_t)(b[0] | b[1] << 8);
+		*v = le16(b);
 	return r;
 }
 
@@ -44,7 +44,7 @@ enum emul_result emul_fetch_u32(struct emul *e, uint32_t *v)
 	uint8_t b[4];
 	enum emul_result r = emul_fetch(e, b, 4);
 	if (r == EMUL_OK)
-		*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+		*v = le32(b);
 	return r;
 }
 

@@ -7,21 +7,10 @@
 #define VMI_HV_EMUL_INTERNAL_H
 
 #include "emulate.h"
+#include "x86.h"
 
 #define EMUL_MAX_LEN 15		/* longer instructions raise #GP(0) */
 
-#define X86_EFLAGS_CF   (1u << 0)
-#define X86_EFLAGS_IF   (1u << 9)
-#define X86_EFLAGS_DF   (1u << 10)
-#define X86_EFLAGS_IOPL (3u << 12)
-#define X86_EFLAGS_NT   (1u << 14)
-#define X86_EFLAGS_VM   (1u << 17)
-
-#define X86_CR0_PE (1u << 0)
-#define X86_CR0_TS (1u << 3)
-#define X86_CR4_DE (1u << 3)
-
-enum { VEC_UD = 6, VEC_GP = 13, VEC_PF = 14 };
 enum { REG_EAX, REG_ECX, REG_EDX, REG_EBX, REG_ESP, REG_EBP, REG_ESI, REG_EDI };
 
 /* One instruction being emulated. */

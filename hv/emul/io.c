@@ -72,7 +72,7 @@ static enum emul_result ins_outs(struct emul *e)
 		uint8_t b[4];
 		if (out) {
 			TRY(emul_read_mem(e, seg, off, b, size));
-			uint32_t val = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+			uint32_t val = le32(b);
 			if (size < 4)
 				val &= (1u << (8 * size)) - 1;
 			TRY(e->ops->io_out(e->ops->ctx, port, size, val, e->out));

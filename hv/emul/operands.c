@@ -4,6 +4,7 @@
  */
 #include "emul_internal.h"
 #include "hvlib.h"
+#include "pte.h"
 
 /* Register numbers are the x86 encoding (eax, ecx, edx, ebx, esp, ebp,
  * esi, edi).  The guest's esp is the one the trap saved (it came from
@@ -67,15 +68,13 @@ static enum emul_result access_lin(struct emul *e, uint32_t lin, void *buf, unsi
 {
 	uint8_t *p = buf;
 	while (len) {
-		unsigned chunk = 4096 - (lin & 4095);
-		if (chunk > len)
-			chunk = len;
+		unsigned chunk = page_chunk(lin, len);
 		uint32_t err = 0;
 		bool ok = write ? e->ops->write_lin(e->ops->ctx, lin, p, chunk, &err)
 				: e->ops->read_lin(e->ops->ctx, lin, p, chunk, &err);
 		if (!ok) {
 			e->out->cr2 = lin;
-			return emul_fault(e, VEC_PF, true, err);
+			return emul_fault(e, X86_VEC_PF, true, err);
 		}
 		lin += chunk;
 		p += chunk;
@@ -144,12 +143,12 @@ enum emul_result emul_fault(struct emul *e, uint8_t vector, bool has_error, uint
 
 enum emul_result emul_ud(struct emul *e)
 {
-	return emul_fault(e, VEC_UD, false, 0);
+	return emul_fault(e, X86_VEC_UD, false, 0);
 }
 
 enum emul_result emul_gp0(struct emul *e)
 {
-	return emul_fault(e, VEC_GP, true, 0);
+	return emul_fault(e, X86_VEC_GP, true, 0);
 }
 
 /* "unsupported instruction 0f 30" or "... 0f 01 d0 (what)". */

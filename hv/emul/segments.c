@@ -55,6 +55,13 @@ static enum emul_result pop_sreg(struct emul *e, int seg)
 	return EMUL_OK;
 }
 
+/* A far pointer in memory, m16:16 or m16:32: offset then selector. */
+static void split_far_pointer(const uint8_t *b, unsigned size, uint32_t *off, uint32_t *sel)
+{
+	*off = size == 4 ? le32(b) : le16(b);
+	*sel = le16(b + size);
+}
+
 /* lss/lds/les/lfs/lgs r, m16:32: offset then selector. */
 static enum emul_result load_far_pointer(struct emul *e, int seg)
 {
@@ -70,9 +77,8 @@ static enum emul_result load_far_pointer(struct emul *e, int seg)
 	unsigned size = emul_opsize(e);
 	uint8_t b[6];
 	TRY(emul_read_mem(e, e->mem_seg, e->ea, b, size + 2));
-	uint32_t off = size == 4 ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24
-				 : (uint32_t)(b[0] | b[1] << 8);
-	uint32_t sel = (uint32_t)(b[size] | b[size + 1] << 8);
+	uint32_t off, sel;
+	split_far_pointer(b, size, &off, &sel);
 	TRY(load_seg(e, seg, sel));
 	emul_set_reg(e, e->reg, size, off);
 	return EMUL_OK;
@@ -93,9 +99,7 @@ static enum emul_result far_target(struct emul *e, bool indirect, uint32_t *off,
 		return emul_ud(e);
 	uint8_t b[6];
 	TRY(emul_read_mem(e, e->mem_seg, e->ea, b, size + 2));
-	*off = size == 4 ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24
-			 : (uint32_t)(b[0] | b[1] << 8);
-	*sel = (uint32_t)(b[size] | b[size + 1] << 8);
+	split_far_pointer(b, size, off, sel);
 	return EMUL_OK;
 }
 
@@ -138,10 +142,10 @@ static enum emul_result far_call(struct emul *e, bool indirect)
 static enum emul_result check_return_cs(struct emul *e, uint32_t sel, bool *outer)
 {
 	if ((sel & 0xfffc) == 0)
-		return emul_fault(e, VEC_GP, true, 0);
+		return emul_fault(e, X86_VEC_GP, true, 0);
 	unsigned now = guest_level(e->cpl), to = guest_level(sel & 3);
 	if (to < now)		/* a return can never raise the privilege */
-		return emul_fault(e, VEC_GP, true, sel & 0xfffc);
+		return emul_fault(e, X86_VEC_GP, true, sel & 0xfffc);
 	*outer = to > now;
 	return EMUL_OK;
 }

@@ -29,8 +29,8 @@ static enum emul_result load_dtr(struct emul *e, int which)
 {
 	uint8_t b[6];
 	TRY(emul_read_mem(e, e->mem_seg, e->ea, b, 6));
-	uint16_t limit = (uint16_t)(b[0] | b[1] << 8);
-	uint32_t base = (uint32_t)b[2] | (uint32_t)b[3] << 8 | (uint32_t)b[4] << 16 | (uint32_t)b[5] << 24;
+	uint16_t limit = le16(b);
+	uint32_t base = le32(b + 2);
 	if (e->op16)
 		base &= 0x00ffffff;
 	return e->ops->load_dtr(e->ops->ctx, which, base, limit, e->out);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include "hvlib.h"
 
 /* Offsets in the image file and in boot_params (the same numbers). */
 #define BP_SCREEN_INFO          0x000
@@ -83,15 +84,8 @@ bool bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *bi,
  * load_addr aligned to kernel_alignment, never below pref_address). */
 uint64_t bzimage_footprint_end(const struct bzimage_info *bi, uint32_t load_addr);
 
-static inline uint32_t le16(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8; }
-static inline uint32_t le32(const uint8_t *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t le64(const uint8_t *p)
-{
-	return le32(p) | (uint64_t)le32(p + 4) << 32;
-}
+/* Little-endian stores for the boot protocol's structures (le16/le32/le64,
+ * the loads, are in hvlib.h). */
 static inline void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static inline void put32(uint8_t *p, uint32_t v)
 {

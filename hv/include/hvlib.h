@@ -19,6 +19,18 @@ size_t strlen(const char *s);
 int strncmp(const char *a, const char *b, size_t n);
 int strcmp(const char *a, const char *b);
 
+/* Little-endian words in a byte buffer: instruction bytes, operands and
+ * pseudo-descriptors from guest memory, boot-protocol headers. */
+static inline uint32_t le16(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8; }
+static inline uint32_t le32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t le64(const uint8_t *p)
+{
+	return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
 /* printf-style formatting into a buffer (hv/lib/format.c).  Supports
  * %d %i %u %x %X %o %c %s %p %%, the flags '-' '0', a width, a precision
  * for %s, and the length modifiers hh h l ll z.  Always NUL-terminates

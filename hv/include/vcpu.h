@@ -21,30 +21,7 @@
 #include "emulate.h"
 #include "guest.h"
 #include "segments.h"
-
-#define X86_CR0_PE  0x00000001u
-#define X86_CR0_MP  0x00000002u
-#define X86_CR0_EM  0x00000004u
-#define X86_CR0_TS  0x00000008u
-#define X86_CR0_ET  0x00000010u
-#define X86_CR0_NE  0x00000020u
-#define X86_CR0_WP  0x00010000u
-#define X86_CR0_AM  0x00040000u
-#define X86_CR0_PG  0x80000000u
-#define X86_CR4_PSE 0x00000010u
-#define X86_CR4_PAE 0x00000020u
-#define X86_CR4_PGE 0x00000080u
-#define X86_CR4_OSFXSR     0x00000200u
-#define X86_CR4_OSXMMEXCPT 0x00000400u
-
-#define X86_EFLAGS_CF   0x00000001u
-#define X86_EFLAGS_FIXED 0x00000002u
-#define X86_EFLAGS_TF   0x00000100u
-#define X86_EFLAGS_IF   0x00000200u
-#define X86_EFLAGS_IOPL 0x00003000u
-#define X86_EFLAGS_NT   0x00004000u
-#define X86_EFLAGS_RF   0x00010000u
-#define X86_EFLAGS_VM   0x00020000u
+#include "x86.h"
 
 struct desc_reg {
 	uint32_t base;
@@ -126,15 +103,28 @@ void vcpu_init(struct vcpu *v, struct guest *g);
  * (the run loop calls it with interrupts off, devices polled). */
 void vcpu_run_once(struct vcpu *v);
 
-/* The emulator's callbacks (vcpu_ops.c). */
+/* The emulator's callbacks (vcpu_ops.c), and the operations they share
+ * with the VMI calls: one policy whichever way the guest asks. */
 void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops);
+uint32_t vcpu_read_cr(struct vcpu *v, int n);
 enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_outcome *out);
 void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4]);
+/* false: no such MSR for the guest (rdmsr reads 0). */
+bool vcpu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val);
+bool vcpu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val);
+void vcpu_write_dr(struct vcpu *v, uint32_t n, uint32_t val);
+uint32_t vcpu_read_dr(struct vcpu *v, uint32_t n);
+/* EFLAGS as the guest sees them: eflags with the virtual IF. */
+uint32_t vcpu_virtual_eflags(const struct vcpu *v, uint32_t eflags);
 /* Guest-linear memory access with the guest's current paging; false with
  * *pf_error on a #PF the guest should see; v->violation set if the guest
  * broke the rules instead. */
 bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
 bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
+/* The same at CPL 1 for a VMI call's pointer argument: a call cannot
+ * return a fault, so one stops the guest ("what" names the object). */
+void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what);
+void vcpu_call_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, const char *what);
 /* Shadow paging (vcpu_mmu.c): the vTLB before activation, the
  * notification-driven shadows after it. */
 void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde);
@@ -148,6 +138,11 @@ void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin);
 void vcpu_mmu_flush(struct vcpu *v);
 /* The guest changed the page-table entry at lin through a VMI call. */
 void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin);
+/* VMI SetPxE, GetPxE, SwapPxE, TestAndSet/ClearPxEBit on the entry at lin. */
+void vcpu_mmu_set_pxe(struct vcpu *v, uint32_t lin, uint32_t val);
+uint32_t vcpu_mmu_get_pxe(struct vcpu *v, uint32_t lin);
+uint32_t vcpu_mmu_swap_pxe(struct vcpu *v, uint32_t lin, uint32_t val);
+bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool set);
 /* At every exit, before anything else: the entries the ROM wrote and
  * queued in the shared page (F_PXE) get their shadows derived again. */
 void vcpu_mmu_drain(struct vcpu *v);
@@ -162,6 +157,14 @@ void vcpu_mmu_reset_peaks(struct vcpu *v);
 /* Descriptor tables (vcpu_desc.c). */
 enum emul_result vcpu_boot_gdt(struct vcpu *v, struct emul_outcome *out);
 enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, struct emul_outcome *out);
+enum { VCPU_GDTR = 0, VCPU_IDTR = 1 };	/* as struct emul_ops's load_dtr */
+enum emul_result vcpu_load_dtr(struct vcpu *v, int which, uint32_t base, uint16_t limit,
+			       struct emul_outcome *out);
+/* VMI SetGDT/SetIDT and GetGDT/GetIDT: a pseudo-descriptor at lin. */
+enum emul_result vcpu_set_dtr_from(struct vcpu *v, int which, uint32_t lin, struct emul_outcome *out);
+void vcpu_store_dtr(struct vcpu *v, int which, uint32_t lin);
+/* VMI Write{GDT,LDT,IDT}Entry: descriptor lo:hi into entry idx of the table at lin. */
+void vcpu_write_desc(struct vcpu *v, bool gdt, uint32_t table, uint32_t idx, uint32_t lo, uint32_t hi);
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel, struct emul_outcome *out);
 enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
 enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
@@ -179,6 +182,10 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen);
 /* Exception delivery through the guest's IDT (vcpu_exception.c).
  * soft_len: instruction length for a software interrupt (int n), else 0. */
 void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len);
+/* VMI IRET from the frame on the guest's stack; not EMUL_OK: refused, f unchanged. */
+enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out);
+/* VMI UpdateKernelStack. */
+void vcpu_set_kernel_stack(struct vcpu *v, uint32_t ss, uint32_t esp);
 
 /* hlt with the given virtual IF (vcpu_ops.c): the vCPU is halted until
  * an interrupt can be delivered (the run loop waits); with IF clear the

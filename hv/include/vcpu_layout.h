@@ -33,8 +33,8 @@
 /* Offset of cs in struct trap_frame (for trap_common's "from a guest?"). */
 #define HV_TRAP_FRAME_CS     (15 * 4)
 /* Index of the stack page in the switcher page table. */
-#define HV_VCPU_STACK_PTE    ((HV_VCPU_STACK_PAGE - HV_SWITCHER_BASE) >> 12)
+#define HV_VCPU_STACK_PTE    ((HV_VCPU_STACK_PAGE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
 #define HV_VCPU_SHARED_PAGE  (HV_SWITCHER_VCPU_BASE + 2 * HV_PAGE_SIZE)
-#define HV_VCPU_SHARED_PTE   ((HV_VCPU_SHARED_PAGE - HV_SWITCHER_BASE) >> 12)
+#define HV_VCPU_SHARED_PTE   ((HV_VCPU_SHARED_PAGE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
 
 #endif

@@ -1,7 +1,6 @@
 /* vrom_check.c - see vrom_check.h.  Offsets and signature come from the
  * ABI definition (vrom/abi/vmi-13.0.def, generated vmi_abi.h). */
 #include "vrom_check.h"
-#include "bzimage.h"	/* le16/le32 */
 #include "hvlib.h"
 #include "vmi_abi.h"
 

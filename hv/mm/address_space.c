@@ -18,7 +18,7 @@
 #include "stop.h"
 #include "io.h"
 
-extern uint32_t switcher_page_table[1024];
+extern uint32_t switcher_page_table[PT_ENTRIES];
 extern char __switcher_start[], __switcher_end[], __switcher_load[];
 
 static uint32_t *hv_page_dir;
@@ -35,17 +35,17 @@ uint32_t switcher_pde(void)
 
 uint32_t hv_translate(uint32_t linear)
 {
-	uint32_t pde = hv_page_dir[linear >> 22], *pt, pte;
+	uint32_t pde = hv_page_dir[pde_index(linear)], *pt, pte;
 
 	if (!(pde & PTE_P))
 		return ~0u;
 	if (pde & PTE_PS)
-		return (pde & 0xffc00000) | (linear & 0x3fffff);
-	pt = phys_to_virt(pde & ~0xfffu);
-	pte = pt[(linear >> 12) & 1023];
+		return (pde & PDE_LARGE_FRAME_MASK) | (linear & LARGE_PAGE_OFFSET_MASK);
+	pt = phys_to_virt(pte_addr(pde));
+	pte = pt[pte_index(linear)];
 	if (!(pte & PTE_P))
 		return ~0u;
-	return (pte & ~0xfffu) | (linear & 0xfff);
+	return pte_addr(pte) | page_offset(linear);
 }
 
 void address_space_init(void)
@@ -55,11 +55,11 @@ void address_space_init(void)
 
 	hv_page_dir = alloc_zeroed_page();
 	low_pt = alloc_zeroed_page();
-	for (uint32_t i = 1; i < 1024; i++)
-		low_pt[i] = (i << 12) | PTE_P | PTE_W;
+	for (uint32_t i = 1; i < PT_ENTRIES; i++)
+		low_pt[i] = make_pte(i, PTE_P | PTE_W);
 	hv_page_dir[0] = virt_to_phys(low_pt) | PTE_P | PTE_W;
-	for (uint32_t i = 1; i < (HV_DIRECT_MAP_END >> HV_LARGE_PAGE_SHIFT); i++)
-		hv_page_dir[i] = (i << HV_LARGE_PAGE_SHIFT) | PTE_P | PTE_W | PTE_PS;
+	for (uint32_t i = 1; i < pde_index(HV_DIRECT_MAP_END); i++)
+		hv_page_dir[i] = pde_base(i) | PTE_P | PTE_W | PTE_PS;
 	hv_page_dir[HV_SWITCHER_PDE_INDEX] = switcher_pde();
 
 	write_cr3(hv_cr3());

@@ -3,12 +3,7 @@
 #define VMI_HV_ADDRESS_SPACE_H
 
 #include <stdint.h>
-
-#define PTE_P   0x001
-#define PTE_W   0x002
-#define PTE_U   0x004
-#define PTE_PS  0x080
-#define PTE_G   0x100
+#include "pte.h"
 
 /* Build the hypervisor's own page directory and switch to it. */
 void address_space_init(void);

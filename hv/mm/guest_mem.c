@@ -2,6 +2,7 @@
 #include "guest_mem.h"
 #include "machine_mem.h"
 #include "layout.h"
+#include "pte.h"
 #include "stop.h"
 #include "hvlib.h"
 
@@ -75,37 +76,32 @@ static void check_range(const struct guest_mem *gm, uint64_t gpa, size_t len)
 }
 
 /* Copy page by page: neighbouring guest pages need not be neighbours in
- * machine memory. */
-void guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *src, size_t len)
+ * machine memory.  gpa is below 4 GiB here (check_range). */
+void guest_mem_copy(const struct guest_mem *gm, uint64_t gpa, void *buf, size_t len, bool write)
 {
-	const uint8_t *s = src;
+	uint8_t *p = buf;
 
 	check_range(gm, gpa, len);
 	while (len) {
-		size_t chunk = HV_PAGE_SIZE - (size_t)(gpa % HV_PAGE_SIZE);
+		size_t chunk = page_chunk((uint32_t)gpa, len);
+		void *m = phys_to_virt(guest_gpa_to_machine(gm, gpa));
 
-		if (chunk > len)
-			chunk = len;
-		memcpy(phys_to_virt(guest_gpa_to_machine(gm, gpa)), s, chunk);
+		if (write)
+			memcpy(m, p, chunk);
+		else
+			memcpy(p, m, chunk);
 		gpa += chunk;
-		s += chunk;
+		p += chunk;
 		len -= chunk;
 	}
 }
 
+void guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *src, size_t len)
+{
+	guest_mem_copy(gm, gpa, (void *)src, len, true);
+}
+
 void guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *dst, size_t len)
 {
-	uint8_t *d = dst;
-
-	check_range(gm, gpa, len);
-	while (len) {
-		size_t chunk = HV_PAGE_SIZE - (size_t)(gpa % HV_PAGE_SIZE);
-
-		if (chunk > len)
-			chunk = len;
-		memcpy(d, phys_to_virt(guest_gpa_to_machine(gm, gpa)), chunk);
-		gpa += chunk;
-		d += chunk;
-		len -= chunk;
-	}
+	guest_mem_copy(gm, gpa, dst, len, false);
 }

@@ -1,8 +1,9 @@
 /*
  * guest_mem.h - a guest's "physical" memory: machine frames listed in a
  * physical-to-machine (p2m) array, so guest memory need not be
- * contiguous in machine memory.  Shadow paging (issues 6/7) translates
- * guest frame numbers through this array and refuses any frame outside it.
+ * contiguous in machine memory.  Shadow paging (vtlb.c, shadow.c)
+ * translates guest frame numbers through this array and refuses any
+ * frame outside it.
  */
 #ifndef VMI_HV_GUEST_MEM_H
 #define VMI_HV_GUEST_MEM_H
@@ -32,6 +33,8 @@ bool guest_mem_alloc(struct guest_mem *gm, uint64_t size, char *why, size_t whyl
  * is a hypervisor bug: these panic. */
 void guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *src, size_t len);
 void guest_mem_read(const struct guest_mem *gm, uint64_t gpa, void *dst, size_t len);
+/* Either way: buf into guest memory when write, else out of it. */
+void guest_mem_copy(const struct guest_mem *gm, uint64_t gpa, void *buf, size_t len, bool write);
 /* Machine address of a guest-physical address; ~0u if outside. */
 uint32_t guest_gpa_to_machine(const struct guest_mem *gm, uint64_t gpa);
 

@@ -11,29 +11,7 @@
 #include "shadow.h"
 #include "hvlib.h"
 
-#define PTE_P   0x001u
-#define PTE_W   0x002u
-#define PTE_U   0x004u
-#define PTE_A   0x020u
-#define PTE_D   0x040u
-#define PTE_PS  0x080u
-
-#define PDX(lin) ((lin) >> 22)
-#define PTX(lin) (((lin) >> 12) & 0x3FFu)
-
-static enum vtlb_result violation(struct shadow *s, struct vtlb_outcome *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static enum vtlb_result violation(struct shadow *s, struct vtlb_outcome *out, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
-	va_end(ap);
-	s->stats.violations++;
-	return VTLB_VIOLATION;
-}
+#define violation(s, out, ...) vtlb_violation(&(s)->stats.violations, out, __VA_ARGS__)
 
 static uint16_t index_of(const struct shadow *s, const struct shadow_page *sp)
 {
@@ -75,10 +53,10 @@ uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)
 {
 	uint32_t e;
 
-	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g >> 12) >= s->gm->npages)
+	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || pte_frame(g) >= s->gm->npages)
 		return 0;
-	e = (s->gm->p2m[g >> 12] << 12) | PTE_P | (g & PTE_U);
-	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D) && !guest_gfn_is_rom(g >> 12))
+	e = make_pte(s->gm->p2m[pte_frame(g)], PTE_P | (g & PTE_U));
+	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D) && !guest_gfn_is_rom(pte_frame(g)))
 		e |= PTE_W;
 	return e;
 }
@@ -202,7 +180,7 @@ static void derive_table(struct shadow *s, struct shadow_page *pt)
 	const uint32_t *g = guest_table(s, pt->gfn);
 	uint32_t *spt = shadow_table(s, pt);
 
-	for (unsigned i = 0; i < 1024; i++)
+	for (unsigned i = 0; i < PT_ENTRIES; i++)
 		spt[i] = shadow_derive_pte(s, g[i]);
 }
 
@@ -244,19 +222,19 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 
 	if (i >= VTLB_GUEST_PDES)
 		return true;
-	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g & PTE_PS) || (g >> 12) >= s->gm->npages) {
+	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g & PTE_PS) || pte_frame(g) >= s->gm->npages) {
 		set_pde(s, pd, i, 0, 0);
 		return true;
 	}
 	s->pinned = index_of(s, pd);
-	pt = page_table(s, g >> 12, false);
+	pt = page_table(s, pte_frame(g), false);
 	s->pinned = saved;
 	if (!pt) {
 		set_pde(s, pd, i, 0, 0);
-		fmt_snprintf(out->why, sizeof(out->why), lookup(s, g >> 12) ?
+		fmt_snprintf(out->why, sizeof(out->why), lookup(s, pte_frame(g)) ?
 			     "directory 0x%x PDE %u names directory 0x%x as a page table" :
 			     "directory 0x%x PDE %u: out of shadow memory for table 0x%x",
-			     pd->gfn, i, g >> 12);
+			     pd->gfn, i, pte_frame(g));
 		return false;
 	}
 	/* Relinking the table this PDE links already adds nothing. */
@@ -267,7 +245,7 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 			     pd->gfn, i, pt->gfn, pt->links);
 		return false;
 	}
-	set_pde(s, pd, i, (pt->mfn << 12) | (g & (PTE_P | PTE_W | PTE_U)) | PTE_A, index_of(s, pt));
+	set_pde(s, pd, i, make_pte(pt->mfn, (g & (PTE_P | PTE_W | PTE_U)) | PTE_A), index_of(s, pt));
 	return true;
 }
 
@@ -338,7 +316,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 		if (orig >= s->gm->npages)
 			return violation(s, out, "AllocatePage: clone source 0x%x is outside its 0x%x pages",
 					 orig, s->gm->npages);
-		if (base >= 1024 || count > 1024 - base)
+		if (base >= PT_ENTRIES || count > PT_ENTRIES - base)
 			return violation(s, out, "AllocatePage: clone range %u+%u is not inside a page directory",
 					 base, count);
 	}
@@ -379,8 +357,8 @@ enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outc
 
 enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtlb_outcome *out)
 {
-	struct shadow_page *sp = lookup(s, gpa >> 12);
-	unsigned i = (gpa & 0xFFFu) >> 2;
+	struct shadow_page *sp = lookup(s, page_frame(gpa));
+	unsigned i = page_offset(gpa) / sizeof(uint32_t);
 
 	if (!sp) {
 		s->stats.untracked_writes++;
@@ -399,7 +377,7 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 
 enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_outcome *out)
 {
-	uint32_t gfn = cr3 >> 12;
+	uint32_t gfn = pte_frame(cr3);
 	struct shadow_page *sp;
 
 	s->stats.cr3_loads++;
@@ -425,24 +403,24 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 uint32_t shadow_cr3(const struct shadow *s)
 {
 	/* 0 before the first shadow_load_cr3(): the caller loads one first. */
-	return s->current ? s->pages[s->current - 1].mfn << 12 : 0;
+	return s->current ? frame_addr(s->pages[s->current - 1].mfn) : 0;
 }
 
 enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
 {
-	const bool write = (hw_error & VTLB_PF_W) != 0;
+	const bool write = (hw_error & X86_PF_W) != 0;
 	struct shadow_page *pd = record(s, s->current), *pt;
 	uint32_t gpa, gpde, gpte_before, *gpt;
 	enum vtlb_result r;
 
 	if (!pd)
 		return violation(s, out, "page fault at 0x%08x with no page directory loaded", lin);
-	gpde = guest_table(s, pd->gfn)[PDX(lin)];
+	gpde = guest_table(s, pd->gfn)[pde_index(lin)];
 	if (lin >= HV_TOP_RESERVED_BASE) {
 		if (gpde & PTE_P)
 			return violation(s, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x",
-					 lin, PDX(lin), gpde);
+					 lin, pde_index(lin), gpde);
 		return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
 				 write ? "write" : "access", lin);
 	}
@@ -451,8 +429,8 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 		return violation(s, out, "4 MiB page at linear 0x%08x (PDE 0x%08x): not supported in paravirtual mode",
 				 lin, gpde);
 	gpte_before = 0;
-	if ((gpde & PTE_P) && (gpde >> 12) < s->gm->npages)
-		gpte_before = guest_table(s, gpde >> 12)[PTX(lin)];
+	if ((gpde & PTE_P) && pte_frame(gpde) < s->gm->npages)
+		gpte_before = guest_table(s, pte_frame(gpde))[pte_index(lin)];
 
 	r = vtlb_translate(s->walker, gp, lin, write, cpl, &gpa, out);
 	if (r == VTLB_GUEST_FAULT) {
@@ -467,26 +445,26 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 
 	/* The walk may have set A in the PDE and A/D in the PTE: derive both
 	 * shadow entries again. */
-	gpde = guest_table(s, pd->gfn)[PDX(lin)];
-	if (!sync_pde(s, pd, PDX(lin), gpde, out))
+	gpde = guest_table(s, pd->gfn)[pde_index(lin)];
+	if (!sync_pde(s, pd, pde_index(lin), gpde, out))
 		return refused(s);
-	if (!(pt = record(s, pd_links(s, pd)[PDX(lin)])))
+	if (!(pt = record(s, pd_links(s, pd)[pde_index(lin)])))
 		return violation(s, out, "page fault at 0x%08x: PDE 0x%08x links no page table", lin, gpde);
 	gpt = guest_table(s, pt->gfn);
-	shadow_table(s, pt)[PTX(lin)] = shadow_derive_pte(s, gpt[PTX(lin)]);
+	shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, gpt[pte_index(lin)]);
 
 	if (lin == s->last_fault_lin && hw_error == s->last_fault_err) {
 		if (++s->repeats > 8)
 			return violation(s, out, "page fault at 0x%08x (error %x) keeps recurring: shadow PDE 0x%08x PTE 0x%08x, guest PDE 0x%08x PTE 0x%08x",
-					 lin, hw_error, shadow_table(s, pd)[PDX(lin)],
-					 shadow_table(s, pt)[PTX(lin)], gpde, gpt[PTX(lin)]);
+					 lin, hw_error, shadow_table(s, pd)[pde_index(lin)],
+					 shadow_table(s, pt)[pte_index(lin)], gpde, gpt[pte_index(lin)]);
 	} else {
 		s->last_fault_lin = lin;
 		s->last_fault_err = hw_error;
 		s->repeats = 0;
 	}
 	s->stats.fills++;
-	if (write && !(gpte_before & PTE_D) && (gpt[PTX(lin)] & PTE_D))
+	if (write && !(gpte_before & PTE_D) && (gpt[pte_index(lin)] & PTE_D))
 		s->stats.dirty_faults++;
 	return VTLB_FILLED;
 }
@@ -497,13 +475,13 @@ void shadow_invlpg(struct shadow *s, uint32_t lin)
 	struct vtlb_outcome unused;	/* a PDE it cannot link faults later, and stops the guest then */
 
 	s->stats.invlpgs++;
-	if (!pd || PDX(lin) >= VTLB_GUEST_PDES)
+	if (!pd || pde_index(lin) >= VTLB_GUEST_PDES)
 		return;
-	if (!sync_pde(s, pd, PDX(lin), guest_table(s, pd->gfn)[PDX(lin)], &unused))
+	if (!sync_pde(s, pd, pde_index(lin), guest_table(s, pd->gfn)[pde_index(lin)], &unused))
 		return;
-	pt = record(s, pd_links(s, pd)[PDX(lin)]);
+	pt = record(s, pd_links(s, pd)[pde_index(lin)]);
 	if (pt)
-		shadow_table(s, pt)[PTX(lin)] = shadow_derive_pte(s, guest_table(s, pt->gfn)[PTX(lin)]);
+		shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, guest_table(s, pt->gfn)[pte_index(lin)]);
 }
 
 static void mismatch(struct shadow_audit *a, const char *fmt, ...)
@@ -537,7 +515,7 @@ static void audit_directory(const struct shadow *s, const struct shadow_page *pd
 			mismatch(a, "PD 0x%x: reserved-top PDE %u is 0x%08x", pd->gfn, i, spd[i]);
 	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++) {
 		bool want = (g[i] & (PTE_P | PTE_A)) == (PTE_P | PTE_A) && !(g[i] & PTE_PS) &&
-			    (g[i] >> 12) < s->gm->npages;
+			    pte_frame(g[i]) < s->gm->npages;
 		const struct shadow_page *pt = links[i] ? &s->pages[links[i] - 1] : 0;
 		uint32_t expect;
 
@@ -547,13 +525,13 @@ static void audit_directory(const struct shadow *s, const struct shadow_page *pd
 					 pd->gfn, i, spd[i], g[i]);
 			continue;
 		}
-		if (!pt || pt->gfn != g[i] >> 12) {
+		if (!pt || pt->gfn != pte_frame(g[i])) {
 			mismatch(a, "PD 0x%x: PDE %u (guest 0x%08x) does not link the shadow of table 0x%x",
-				 pd->gfn, i, g[i], g[i] >> 12);
+				 pd->gfn, i, g[i], pte_frame(g[i]));
 			continue;
 		}
 		a->entries++;
-		expect = (pt->mfn << 12) | (g[i] & (PTE_P | PTE_W | PTE_U)) | PTE_A;
+		expect = make_pte(pt->mfn, (g[i] & (PTE_P | PTE_W | PTE_U)) | PTE_A);
 		if ((spd[i] | HW_OWNED) != (expect | HW_OWNED))
 			mismatch(a, "PD 0x%x: PDE %u is 0x%08x, expected 0x%08x (guest 0x%08x)",
 				 pd->gfn, i, spd[i], expect, g[i]);
@@ -565,7 +543,7 @@ static void audit_table(const struct shadow *s, const struct shadow_page *pt, st
 	const uint32_t *g = guest_table(s, pt->gfn), *spt = shadow_table(s, pt);
 
 	a->pts++;
-	for (unsigned i = 0; i < 1024; i++) {
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint32_t expect = shadow_derive_pte(s, g[i]);
 
 		if (spt[i])

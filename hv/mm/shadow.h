@@ -72,7 +72,7 @@
  * SHADOW_MAX_PAGES; more links come only from a guest that clones one
  * table into every PDE of directory after directory, which is an attack
  * on the count: if it wrapped, ReleasePage would free a shadow frame that
- * stale PDEs still map (issue 18).  The PDE that would pass the limit is
+ * stale PDEs still map.  The PDE that would pass the limit is
  * refused (VIOLATION).  The count itself is 32 bits wide, far above it.
  */
 #define SHADOW_MAX_LINKS 65535u

@@ -16,23 +16,6 @@
 #include "vtlb.h"
 #include "hvlib.h"
 
-#define PTE_P    0x001u
-#define PTE_W    0x002u
-#define PTE_U    0x004u
-#define PTE_A    0x020u
-#define PTE_D    0x040u
-#define PTE_PS   0x080u
-
-#define PDE_LARGE_FRAME    0xFFC00000u   /* a 4 MiB PDE's frame address */
-/* Bits 13..21 of a 4 MiB PDE: physical address bits 32..39 with PSE-36,
- * reserved otherwise.  Either way not a frame of a guest below 4 GiB.
- * (Bit 12 is PAT, which we do not interpret: guest memory is all RAM.) */
-#define PDE_LARGE_HIGHBITS 0x003FE000u
-#define ENTRY_FRAME        0xFFFFF000u
-
-#define PDX(lin) ((lin) >> 22)
-#define PTX(lin) (((lin) >> 12) & 0x3FFu)
-
 /* The result of walking the guest's tables for one access. */
 struct walk {
 	uint32_t gpa;       /* guest-physical address of lin */
@@ -42,19 +25,18 @@ struct walk {
 	bool set_dirty;     /* this access set the guest's D bit */
 };
 
-static enum vtlb_result violation(struct vtlb *v, struct vtlb_outcome *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static enum vtlb_result violation(struct vtlb *v, struct vtlb_outcome *out, const char *fmt, ...)
+enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
 	va_end(ap);
-	v->stats.violations++;
+	(*count)++;
 	return VTLB_VIOLATION;
 }
+
+#define violation(v, out, ...) vtlb_violation(&(v)->stats.violations, out, __VA_ARGS__)
 
 static enum vtlb_result guest_fault(struct vtlb *v, struct vtlb_outcome *out, uint32_t lin, uint32_t error)
 {
@@ -83,7 +65,7 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 			     bool write, bool user, struct walk *w, struct vtlb_outcome *out)
 {
 	const uint32_t npages = v->gm->npages;
-	const uint32_t access = (write ? VTLB_PF_W : 0) | (user ? VTLB_PF_U : 0);
+	const uint32_t access = (write ? X86_PF_W : 0) | (user ? X86_PF_U : 0);
 	uint32_t *pdep, *ptep = 0, *leafp, pde, leaf, gfn;
 
 	w->large = false;
@@ -92,20 +74,20 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 		/* Paging off: linear is guest-physical, no protection at all. */
 		if (lin >= HV_TOP_RESERVED_BASE)
 			return violation(v, out, "paging off: linear 0x%08x is in the hypervisor's reserved top", lin);
-		if ((lin >> 12) >= npages)
+		if (page_frame(lin) >= npages)
 			return violation(v, out, "paging off: guest-physical 0x%08x is outside its 0x%x pages",
 					 lin, npages);
-		if (write && guest_gfn_is_rom(lin >> 12))
+		if (write && guest_gfn_is_rom(page_frame(lin)))
 			return violation(v, out, "paging off: write to the VMI ROM area at guest-physical 0x%08x", lin);
 		w->gpa = lin;
 		w->user_ok = true;
-		w->write_ok = !guest_gfn_is_rom(lin >> 12);
+		w->write_ok = !guest_gfn_is_rom(page_frame(lin));
 		return VTLB_FILLED;
 	}
 
-	if ((gp->cr3 >> 12) >= npages)
+	if (pte_frame(gp->cr3) >= npages)
 		return violation(v, out, "guest CR3 0x%08x is outside its 0x%x pages", gp->cr3, npages);
-	pdep = (uint32_t *)guest_page(v, gp->cr3 >> 12) + PDX(lin);
+	pdep = (uint32_t *)guest_page(v, pte_frame(gp->cr3)) + pde_index(lin);
 	pde = *pdep;
 	if (!(pde & PTE_P))
 		return guest_fault(v, out, lin, access);
@@ -117,28 +99,28 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 		w->large = true;
 		leafp = pdep;
 		leaf = pde;
-		gfn = ((pde & PDE_LARGE_FRAME) >> 12) + PTX(lin);
+		gfn = pde_large_frame(pde) + pte_index(lin);
 		if (lin >= HV_TOP_RESERVED_BASE)
 			return violation(v, out, "guest maps linear 0x%08x in the reserved top: 4 MiB PDE %u = 0x%08x",
-					 lin, PDX(lin), pde);
+					 lin, pde_index(lin), pde);
 		if (gfn >= npages)
 			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
 					 pde, lin, gfn, npages);
 	} else {
-		uint32_t ptgfn = pde >> 12;
+		uint32_t ptgfn = pte_frame(pde);
 
 		if (ptgfn >= npages)
 			return violation(v, out, "guest PDE 0x%08x for linear 0x%08x: page table frame 0x%x outside its 0x%x pages",
 					 pde, lin, ptgfn, npages);
-		ptep = (uint32_t *)guest_page(v, ptgfn) + PTX(lin);
+		ptep = (uint32_t *)guest_page(v, ptgfn) + pte_index(lin);
 		leafp = ptep;
 		leaf = *ptep;
 		if (!(leaf & PTE_P))
 			return guest_fault(v, out, lin, access);
-		gfn = leaf >> 12;
+		gfn = pte_frame(leaf);
 		if (lin >= HV_TOP_RESERVED_BASE)
 			return violation(v, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x, PTE 0x%08x",
-					 lin, PDX(lin), pde, leaf);
+					 lin, pde_index(lin), pde, leaf);
 		if (gfn >= npages)
 			return violation(v, out, "guest PTE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
 					 leaf, lin, gfn, npages);
@@ -148,12 +130,12 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 	w->user_ok = (pde & leaf & PTE_U) != 0;
 	w->write_ok = (pde & leaf & PTE_W) != 0;
 	if (user && !w->user_ok)
-		return guest_fault(v, out, lin, access | VTLB_PF_P);
+		return guest_fault(v, out, lin, access | X86_PF_P);
 	if (write && !w->write_ok && (user || gp->wp))
-		return guest_fault(v, out, lin, access | VTLB_PF_P);
+		return guest_fault(v, out, lin, access | X86_PF_P);
 	if (write && guest_gfn_is_rom(gfn))
 		return violation(v, out, "write to the VMI ROM area: linear 0x%08x is guest-physical 0x%08x",
-				 lin, (gfn << 12) | (lin & 0xFFFu));
+				 lin, frame_addr(gfn) | page_offset(lin));
 
 	if (!(pde & PTE_A)) {
 		pde |= PTE_A;
@@ -173,18 +155,18 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 	 * write comes back to us: fold "not yet dirty" into write_ok. */
 	if ((!write && !(leaf & PTE_D)) || guest_gfn_is_rom(gfn))
 		w->write_ok = false;
-	w->gpa = (gfn << 12) | (lin & 0xFFFu);
+	w->gpa = frame_addr(gfn) | page_offset(lin);
 	return VTLB_FILLED;
 }
 
 static uint32_t *shadow_pt(struct vtlb *v, unsigned pdx)
 {
-	return v->env.map(v->pd[pdx] >> 12);
+	return v->env.map(pte_frame(v->pd[pdx]));
 }
 
 static void drop_pt(struct vtlb *v, unsigned pdx)
 {
-	v->env.free_frame(v->pd[pdx] >> 12);
+	v->env.free_frame(pte_frame(v->pd[pdx]));
 	v->pd[pdx] = 0;
 	v->from_large[pdx] = 0;
 	v->stats.shadow_pages_in_use--;
@@ -205,7 +187,7 @@ static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx, bool *fresh)
 			return 0;
 	}
 	memset(v->env.map(mfn), 0, HV_PAGE_SIZE);
-	v->pd[pdx] = (mfn << 12) | PTE_P | PTE_W | PTE_U;
+	v->pd[pdx] = make_pte(mfn, PTE_P | PTE_W | PTE_U);
 	if (++v->stats.shadow_pages_in_use > v->stats.shadow_pages_peak)
 		v->stats.shadow_pages_peak = v->stats.shadow_pages_in_use;
 	*fresh = true;
@@ -222,12 +204,12 @@ static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx, bool *fresh)
  */
 static void prefetch_physical(struct vtlb *v, uint32_t *spt, unsigned pdx)
 {
-	uint32_t gfn = pdx << 10;
+	uint32_t gfn = page_frame(pde_base(pdx));
 
-	for (unsigned i = 0; i < 1024 && gfn + i < v->gm->npages; i++) {
+	for (unsigned i = 0; i < PT_ENTRIES && gfn + i < v->gm->npages; i++) {
 		if (!spt[i]) {
-			spt[i] = (v->gm->p2m[gfn + i] << 12) | PTE_P | PTE_U |
-				 (guest_gfn_is_rom(gfn + i) ? 0 : PTE_W);
+			spt[i] = make_pte(v->gm->p2m[gfn + i], PTE_P | PTE_U |
+					 (guest_gfn_is_rom(gfn + i) ? 0 : PTE_W));
 			v->stats.prefetched++;
 		}
 	}
@@ -257,9 +239,9 @@ void vtlb_destroy(struct vtlb *v)
 enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
 			    uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
 {
-	const bool write = (hw_error & VTLB_PF_W) != 0;
+	const bool write = (hw_error & X86_PF_W) != 0;
 	const bool user = cpl == 3;
-	const unsigned pdx = PDX(lin);
+	const unsigned pdx = pde_index(lin);
 	struct walk w;
 	enum vtlb_result r;
 	uint32_t *spt, entry;
@@ -271,7 +253,7 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 		 * do we, or a stale shadow entry could outlive the guest's
 		 * fix-up.  (lin may be in the reserved top: never touch it.) */
 		if (pdx < VTLB_GUEST_PDES && (v->pd[pdx] & PTE_P))
-			shadow_pt(v, pdx)[PTX(lin)] = 0;
+			shadow_pt(v, pdx)[pte_index(lin)] = 0;
 		return r;
 	}
 	if (r != VTLB_FILLED)
@@ -282,7 +264,7 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 	if (!spt)
 		return violation(v, out, "no free machine frame for a shadow page table (linear 0x%08x)", lin);
 
-	entry = (v->gm->p2m[w.gpa >> 12] << 12) | PTE_P;
+	entry = make_pte(v->gm->p2m[page_frame(w.gpa)], PTE_P);
 	if (w.user_ok)
 		entry |= PTE_U;
 	if (w.write_ok)
@@ -294,7 +276,7 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 		 * access faults back here and gets the read-only user view. */
 		entry = (entry | PTE_W) & ~PTE_U;
 	}
-	spt[PTX(lin)] = entry;
+	spt[pte_index(lin)] = entry;
 	if (fresh && !gp->pg)
 		prefetch_physical(v, spt, pdx);
 	if (w.large)
@@ -328,7 +310,7 @@ void vtlb_flush(struct vtlb *v)
 
 void vtlb_invlpg(struct vtlb *v, uint32_t lin)
 {
-	const unsigned pdx = PDX(lin);
+	const unsigned pdx = pde_index(lin);
 
 	v->stats.invlpgs++;
 	if (pdx >= VTLB_GUEST_PDES || !(v->pd[pdx] & PTE_P))
@@ -336,10 +318,10 @@ void vtlb_invlpg(struct vtlb *v, uint32_t lin)
 	if (v->from_large[pdx])
 		drop_pt(v, pdx);
 	else
-		shadow_pt(v, pdx)[PTX(lin)] = 0;
+		shadow_pt(v, pdx)[pte_index(lin)] = 0;
 }
 
 uint32_t vtlb_shadow_cr3(const struct vtlb *v)
 {
-	return v->pd_mfn << 12;
+	return frame_addr(v->pd_mfn);
 }

@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include "guest_mem.h"
 #include "layout.h"
+#include "pte.h"
 
 /*
  * The option-ROM area (the VMI ROM at GUEST_ROM_GPA and the rest of the
@@ -47,13 +48,13 @@
  */
 static inline bool guest_gfn_is_rom(uint32_t gfn)
 {
-	return gfn >= (GUEST_ROM_GPA >> 12) && gfn < (GUEST_ROM_AREA_END >> 12);
+	return gfn >= page_frame(GUEST_ROM_GPA) && gfn < page_frame(GUEST_ROM_AREA_END);
 }
 
 /* How the pure code reaches machine memory and frames. */
 struct vtlb_env {
 	void *(*map)(uint32_t mfn);         /* hv: identity (machine < 3 GiB is mapped 1:1); tests: a fake */
-	bool (*alloc_frame)(uint32_t *mfn); /* a zeroed frame */
+	bool (*alloc_frame)(uint32_t *mfn); /* a frame; its contents are garbage (vtlb.c and shadow.c zero it) */
 	void (*free_frame)(uint32_t mfn);
 	uint32_t switcher_pde;              /* installed in PDE 1023 of every shadow PD */
 };
@@ -72,16 +73,16 @@ enum vtlb_result {
 	VTLB_VIOLATION,    /* the guest broke the rules (or the hypervisor is out of frames): stop it, out->why says why */
 };
 
-/* Page-fault error code bits, as hardware pushes them. */
-#define VTLB_PF_P   0x1u   /* 0: not present; 1: protection violation */
-#define VTLB_PF_W   0x2u   /* the access was a write */
-#define VTLB_PF_U   0x4u   /* the access was from CPL 3 */
-
 struct vtlb_outcome {
 	uint32_t guest_error;   /* VTLB_GUEST_FAULT: the #PF error code */
 	uint32_t cr2;           /* VTLB_GUEST_FAULT: the faulting linear address */
 	char why[96];           /* VTLB_VIOLATION: human-readable reason */
 };
+
+/* A rule broken (for vtlb.c and shadow.c alike): the reason into
+ * out->why, *count (the module's violation counter) up by one. */
+enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 struct vtlb_stats {
 	uint64_t fills;              /* shadow PTEs installed (incl. D-bit upgrades) */
@@ -97,7 +98,7 @@ struct vtlb_stats {
 };
 
 /* Shadow PDE slots that guest mappings may fill: below HV_TOP_RESERVED_BASE. */
-#define VTLB_GUEST_PDES  (HV_TOP_RESERVED_BASE >> 22)   /* 1008 */
+#define VTLB_GUEST_PDES  (HV_TOP_RESERVED_BASE >> PDE_SHIFT)   /* 1008 */
 
 struct vtlb {
 	struct vtlb_env env;

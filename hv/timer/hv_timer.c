@@ -1,10 +1,12 @@
 /*
  * hv_timer.c - the hypervisor's own periodic interrupt: PIT channel 0 in
- * rate-generator mode at HV_TICK_HZ on IRQ0.  The scheduler (issue 7 and
- * later) hangs off this tick; for now it counts.
+ * rate-generator mode at HV_TICK_HZ on IRQ0.  It counts, and brings a
+ * halted vCPU back to poll its devices; a vCPU scheduler would hang off
+ * it.
  */
 #include "timer.h"
 #include "io.h"
+#include "x86.h"
 #include "pic.h"
 #include "traps.h"
 #include "segments.h"
@@ -29,7 +31,7 @@ uint64_t hv_ticks(void)
 	uint32_t flags = read_eflags();
 	irq_disable();
 	t = ticks;
-	if (flags & 0x200)
+	if (flags & X86_EFLAGS_IF)
 		irq_enable();
 	return t;
 }

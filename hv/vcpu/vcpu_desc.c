@@ -76,7 +76,7 @@ static enum emul_result read_guest_desc(struct vcpu *v, unsigned idx, uint64_t *
 	}
 	if (!vcpu_read_lin(v, v->gdtr.base + idx * 8, d, 8, 1, &pf)) {
 		out->cr2 = v->gdtr.base + idx * 8;
-		return fault(out, 14, pf);
+		return fault(out, X86_VEC_PF, pf);
 	}
 	return EMUL_OK;
 }
@@ -123,7 +123,7 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 	memset(table, 0, sizeof(table));
 	if (!vcpu_read_lin(v, base, table, (unsigned)limit + 1, 1, &pf)) {
 		out->cr2 = base;	/* approximately: the first page */
-		return fault(out, 14, pf);
+		return fault(out, X86_VEC_PF, pf);
 	}
 	for (unsigned i = 1; i < HV_GDT_ENTRIES; i++) {
 		uint64_t d = i < n ? table[i] : 0;
@@ -140,6 +140,67 @@ enum emul_result vcpu_load_gdt(struct vcpu *v, uint32_t base, uint16_t limit, st
 	v->boot_gdt = false;
 	log_debug("guest lgdt base %08x limit %04x", base, limit);
 	return EMUL_OK;
+}
+
+/* lgdt/lidt and VMI SetGDT/SetIDT: the IDT is only remembered, for
+ * delivery through it (vcpu_exception.c). */
+enum emul_result vcpu_load_dtr(struct vcpu *v, int which, uint32_t base, uint16_t limit,
+			       struct emul_outcome *out)
+{
+	if (which == VCPU_GDTR)
+		return vcpu_load_gdt(v, base, limit, out);
+	v->idtr.base = base;
+	v->idtr.limit = limit;
+	log_debug("guest lidt base %08x limit %04x", base, limit);
+	return EMUL_OK;
+}
+
+/* VMI SetGDT/SetIDT: from the 6-byte pseudo-descriptor at lin. */
+enum emul_result vcpu_set_dtr_from(struct vcpu *v, int which, uint32_t lin, struct emul_outcome *out)
+{
+	uint8_t dtr[6];
+
+	vcpu_call_read(v, lin, dtr, 6, "a descriptor-table pointer");
+	return vcpu_load_dtr(v, which, le32(dtr + 2), le16(dtr), out);
+}
+
+/* VMI GetGDT/GetIDT: the pseudo-descriptor, stored at lin. */
+void vcpu_store_dtr(struct vcpu *v, int which, uint32_t lin)
+{
+	const struct desc_reg *r = which == VCPU_GDTR ? &v->gdtr : &v->idtr;
+	uint8_t dtr[6];
+
+	dtr[0] = (uint8_t)r->limit; dtr[1] = (uint8_t)(r->limit >> 8);
+	memcpy(&dtr[2], &r->base, 4);
+	vcpu_call_write(v, lin, dtr, 6, "a descriptor-table pointer");
+}
+
+/* Linux writes its GDT through the per-CPU mapping and loads a read-only
+ * fixmap alias of it: the same guest-physical bytes at two linear
+ * addresses.  True if lin_a and lin_b reach the same guest-physical byte. */
+static bool same_page(struct vcpu *v, uint32_t lin_a, uint32_t lin_b)
+{
+	struct vtlb_outcome out;
+	uint32_t pa, pb;
+
+	if (lin_a == lin_b)
+		return true;
+	if (vtlb_translate(&v->vtlb, &v->paging, lin_a, false, 1, &pa, &out) != VTLB_FILLED ||
+	    vtlb_translate(&v->vtlb, &v->paging, lin_b, false, 1, &pb, &out) != VTLB_FILLED)
+		return false;
+	return pa == pb;
+}
+
+/* VMI WriteGDTEntry/WriteLDTEntry/WriteIDTEntry: descriptor lo:hi into
+ * entry idx of the table at linear table.  An entry of the loaded GDT
+ * (through any alias) is installed in ours at once. */
+void vcpu_write_desc(struct vcpu *v, bool gdt, uint32_t table, uint32_t idx, uint32_t lo, uint32_t hi)
+{
+	uint32_t desc[2] = { lo, hi };
+
+	vcpu_call_write(v, table + idx * 8, desc, 8, "a descriptor");
+	if (gdt && idx * 8 + 7 <= v->gdtr.limit && same_page(v, table + idx * 8, v->gdtr.base + idx * 8))
+		vcpu_gdt_entry_changed(v, idx);
 }
 
 /* WriteGDTEntry into the loaded GDT.  Linux writes only code, data, TSS
@@ -160,29 +221,44 @@ void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
 	install(v, idx, d);
 }
 
-uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
+/* The slot of our GDT a selector names; 0 for the null selector, an
+ * LDT selector or one beyond the table. */
+static unsigned gdt_slot(uint16_t sel)
 {
 	unsigned idx = sel >> 3;
 
-	if (idx == 0 || (sel & 4) || idx >= HV_GDT_ENTRIES)
-		return 0;
-	return guest_desc_base(v->gdt[idx]);
+	return (sel & 4) || idx >= HV_GDT_ENTRIES ? 0 : idx;
+}
+
+uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
+{
+	unsigned idx = gdt_slot(sel);
+
+	return idx ? guest_desc_base(v->gdt[idx]) : 0;
 }
 
 uint32_t vcpu_cs_limit(const struct vcpu *v, uint16_t cs)
 {
-	unsigned idx = cs >> 3;
+	unsigned idx = gdt_slot(cs);
 
-	if (idx == 0 || (cs & 4) || idx >= HV_GDT_ENTRIES)
-		return 0;
-	return guest_desc_limit(v->gdt[idx]);
+	return idx ? guest_desc_limit(v->gdt[idx]) : 0;
 }
 
 bool vcpu_eip_in_cs(const struct vcpu *v, uint16_t cs, uint32_t eip)
 {
-	unsigned idx = cs >> 3;
+	return gdt_slot(cs) && eip <= vcpu_cs_limit(v, cs);
+}
 
-	return idx && !(cs & 4) && idx < HV_GDT_ENTRIES && eip <= vcpu_cs_limit(v, cs);
+/* ds, es, fs or gs of the frame; false for another register. */
+static bool set_data_seg(struct trap_frame *f, int seg, uint16_t sel)
+{
+	switch (seg) {
+	case SEG_DS: f->ds = sel; return true;
+	case SEG_ES: f->es = sel; return true;
+	case SEG_FS: f->fs = sel; return true;
+	case SEG_GS: f->gs = sel; return true;
+	}
+	return false;
 }
 
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
@@ -195,19 +271,14 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 
 	if (idx == 0 && !(sel & 4)) {
 		if (seg == SEG_SS || seg == SEG_CS)
-			return fault(out, 13, 0);
-		switch (seg) {
-		case SEG_DS: f->ds = sel; break;
-		case SEG_ES: f->es = sel; break;
-		case SEG_FS: f->fs = sel; break;
-		case SEG_GS: f->gs = sel; break;
-		}
+			return fault(out, X86_VEC_GP, 0);
+		set_data_seg(f, seg, sel);
 		return EMUL_OK;
 	}
 	if (sel & 4)
 		return refuse(out, "segment load of LDT selector 0x%x (no LDT support)", sel, 0);
 	if (idx * 8 + 7 > v->gdtr.limit)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	if (guest_desc_hv_slot(idx))
 		return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
 	r = read_guest_desc(v, idx, &gd, out);
@@ -216,37 +287,31 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
 	d = v->gdt[idx];
 	if (!d)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	type = DESC_TYPE(d);
 	dpl = DESC_DPL(d);	/* 1: the guest's DPL 0; 3: user */
 	switch (seg) {
 	case SEG_SS:
 		if ((type & DESC_TYPE_CODE) || !(type & DESC_TYPE_RW))
-			return fault(out, 13, sel & 0xfffc);
+			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
-			return fault(out, 12, sel & 0xfffc);
+			return fault(out, X86_VEC_SS, sel & 0xfffc);
 		f->ss = (sel & ~3u) | dpl;
 		return EMUL_OK;
 	case SEG_CS:
 		if (!(type & DESC_TYPE_CODE))
-			return fault(out, 13, sel & 0xfffc);
+			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
-			return fault(out, 11, sel & 0xfffc);
+			return fault(out, X86_VEC_NP, sel & 0xfffc);
 		f->cs = (sel & ~3u) | dpl;
 		return EMUL_OK;
 	default:
 		if ((type & DESC_TYPE_CODE) && !(type & DESC_TYPE_RW))
-			return fault(out, 13, sel & 0xfffc);
+			return fault(out, X86_VEC_GP, sel & 0xfffc);
 		if (!(d & DESC_P))
-			return fault(out, 11, sel & 0xfffc);
-		switch (seg) {
-		case SEG_DS: f->ds = sel; break;
-		case SEG_ES: f->es = sel; break;
-		case SEG_FS: f->fs = sel; break;
-		case SEG_GS: f->gs = sel; break;
-		default:
+			return fault(out, X86_VEC_NP, sel & 0xfffc);
+		if (!set_data_seg(f, seg, sel))
 			return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
-		}
 		return EMUL_OK;
 	}
 }
@@ -258,14 +323,14 @@ enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome 
 	enum emul_result r;
 
 	if (idx == 0 || (sel & 4) || idx * 8 + 7 > v->gdtr.limit)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	r = read_guest_desc(v, idx, &d, out);
 	if (r != EMUL_OK)
 		return r;
 	if ((d & DESC_S) || DESC_TYPE(d) != 0x9)
-		return fault(out, 13, sel & 0xfffc);
+		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	if (!(d & DESC_P))
-		return fault(out, 11, sel & 0xfffc);
+		return fault(out, X86_VEC_NP, sel & 0xfffc);
 	v->tr = sel;
 	v->tr_base = guest_desc_base(d);
 	log_debug("guest ltr 0x%x: TSS at %08x", sel, v->tr_base);

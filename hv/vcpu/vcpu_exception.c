@@ -32,9 +32,17 @@ struct delivery_fault {
 	const char *what;
 };
 
+/* VMI UpdateKernelStack: the ring-0 stack for a delivery from ring 3,
+ * in place of the guest TSS's. */
+void vcpu_set_kernel_stack(struct vcpu *v, uint32_t ss, uint32_t esp)
+{
+	v->kernel_ss = ss;
+	v->kernel_esp = esp;
+}
+
 static bool contributory(unsigned vector)
 {
-	return vector == 0 || (vector >= 10 && vector <= 13);
+	return vector == X86_VEC_DE || (vector >= X86_VEC_TS && vector <= X86_VEC_GP);
 }
 
 /* One attempt; false with *df filled if delivering faults. */
@@ -49,50 +57,50 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	bool to_ring0_stack = cpl == 3;
 
 	if (vector * 8 + 7 > v->idtr.limit) {
-		*df = (struct delivery_fault){ 13, vector * 8 + 2, "beyond the IDT limit" };
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "beyond the IDT limit" };
 		return false;
 	}
 	if (!vcpu_read_lin(v, v->idtr.base + vector * 8, gate, 8, 1, &pf)) {
-		*df = (struct delivery_fault){ 14, pf, "IDT not mapped" };
+		*df = (struct delivery_fault){ X86_VEC_PF, pf, "IDT not mapped" };
 		v->cr2 = v->last_fault_lin;
 		return false;
 	}
 	type = (gate[1] >> 8) & 0x1f;
 	dpl = (gate[1] >> 13) & 3;
 	if (!(gate[1] & 0x8000)) {
-		*df = (struct delivery_fault){ 11, vector * 8 + 2, "gate not present" };
+		*df = (struct delivery_fault){ X86_VEC_NP, vector * 8 + 2, "gate not present" };
 		return false;
 	}
 	if (type != 0x0e && type != 0x0f) {
-		*df = (struct delivery_fault){ 13, vector * 8 + 2,
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2,
 			type == 0x05 ? "task gate (not supported)" : "not a 32-bit interrupt or trap gate" };
 		return false;
 	}
 	/* int n from user space needs a DPL 3 gate; the guest kernel's own
 	 * int n (its CPL 0) may use any gate. */
 	if (soft_len && cpl == 3 && dpl < 3) {
-		*df = (struct delivery_fault){ 13, vector * 8 + 2, "software interrupt through a privileged gate" };
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "software interrupt through a privileged gate" };
 		return false;
 	}
 	new_cs = gate[0] >> 16;
 	offset = (gate[0] & 0xffff) | (gate[1] & 0xffff0000u);
 	if ((new_cs & 4) || (new_cs >> 3) == 0 || (new_cs >> 3) >= HV_GDT_ENTRIES ||
 	    !(v->gdt[new_cs >> 3] & (1ull << 47)) || !(v->gdt[new_cs >> 3] & (1ull << 43))) {
-		*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate selector is not a present code segment" };
+		*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate selector is not a present code segment" };
 		return false;
 	}
 	cd = v->gdt[new_cs >> 3];
 	/* The CPU checks the handler's offset against the segment limit
 	 * before it pushes anything. */
 	if (offset > guest_desc_limit(cd)) {
-		*df = (struct delivery_fault){ 13, 0, "gate offset beyond the code segment limit" };
+		*df = (struct delivery_fault){ X86_VEC_GP, 0, "gate offset beyond the code segment limit" };
 		return false;
 	}
 	if (((cd >> 45) & 3) == 3) {
 		/* A handler at the guest's user privilege: same as the
 		 * caller's, only possible from ring 3. */
 		if (cpl != 3) {
-			*df = (struct delivery_fault){ 13, new_cs & 0xfffc, "gate to a user code segment" };
+			*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate to a user code segment" };
 			return false;
 		}
 		to_ring0_stack = false;
@@ -101,7 +109,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		new_cs = (new_cs & ~3u) | 1;
 	}
 
-	eflags = (f->eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
+	eflags = vcpu_virtual_eflags(v, f->eflags);
 	if (to_ring0_stack) {
 		uint32_t tss[3];	/* link, esp0, ss0 */
 
@@ -110,7 +118,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 			tss[1] = v->kernel_esp;
 			tss[2] = v->kernel_ss;
 		} else if (!v->tr || !vcpu_read_lin(v, v->tr_base, tss, sizeof(tss), 1, &pf)) {
-			*df = (struct delivery_fault){ 10, v->tr & 0xfffc, "no guest TSS for the ring-0 stack" };
+			*df = (struct delivery_fault){ X86_VEC_TS, v->tr & 0xfffc, "no guest TSS for the ring-0 stack" };
 			return false;
 		}
 		esp = tss[1];
@@ -125,7 +133,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		.has_error = has_error, .error = error }, stack);
 	esp -= n * 4;
 	if (!vcpu_write_lin(v, vcpu_seg_base(v, (uint16_t)ss) + esp, stack, n * 4, 1, &pf)) {
-		*df = (struct delivery_fault){ 14, pf, "guest stack not writable" };
+		*df = (struct delivery_fault){ X86_VEC_PF, pf, "guest stack not writable" };
 		v->cr2 = v->last_fault_lin;
 		return false;
 	}
@@ -136,7 +144,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	f->eflags &= ~(X86_EFLAGS_TF | X86_EFLAGS_NT | X86_EFLAGS_RF | X86_EFLAGS_VM);
 	if (type == 0x0e)
 		v->vif = false;
-	if (vector < 32)
+	if (vector < X86_NR_EXCEPTIONS)
 		v->stats.reflected_by_vector[vector]++;
 	log_debug("delivered vector %u (error %x) to guest handler %04x:%08x", vector, error,
 		  new_cs, offset);
@@ -154,21 +162,60 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 	if (v->violation)
 		vcpu_stop(v, "%s", v->violation_why);
 	log_warn("guest: delivering vector %u failed (%s): raising %u", vector, first.what, first.vector);
-	if (vector == 8)
+	if (vector == X86_VEC_DF)
 		vcpu_stop(v, "triple fault: delivering the guest's double fault failed (%s)", first.what);
 	/* Benign + anything, or page fault then contributory-only: the CPU
 	 * delivers the second exception serially.  Otherwise #DF. */
 	if ((contributory(vector) && contributory(first.vector)) ||
-	    (vector == 14 && (first.vector == 14 || contributory(first.vector)))) {
-		if (try_deliver(v, 8, true, 0, 0, &second))
+	    (vector == X86_VEC_PF && (first.vector == X86_VEC_PF || contributory(first.vector)))) {
+		if (try_deliver(v, X86_VEC_DF, true, 0, 0, &second))
 			return;
 		vcpu_stop(v, "triple fault: vector %u (%s), then %u (%s), then the double fault (%s)",
 			  vector, "delivery failed", first.vector, first.what, second.what);
 	}
 	if (try_deliver(v, first.vector, true, first.error, 0, &second))
 		return;
-	if (try_deliver(v, 8, true, 0, 0, &second))
+	if (try_deliver(v, X86_VEC_DF, true, 0, 0, &second))
 		return;
 	vcpu_stop(v, "triple fault: vector %u, then %u (%s), then the double fault (%s)",
 		  vector, first.vector, first.what, second.what);
+}
+
+/*
+ * VMI IRET: the return from a delivery.  The stack holds the guest's edi
+ * (the ROM's scratch register), then eip, cs, eflags [, esp, ss for a
+ * return to ring 3].  Anything but EMUL_OK leaves the frame as it was.
+ * An eip beyond the new cs's limit is the CPU's #GP(0), which the call
+ * cannot return to its caller: refused (out->why).
+ */
+enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out)
+{
+	uint32_t w[6];
+	struct trap_frame nf = *f;
+	enum emul_result r;
+
+	vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp, w, 4 * 4, "the IRET frame");
+	nf.edi = w[0];
+	nf.eip = w[1];
+	nf.eflags = w[3];
+	nf.esp = f->esp + 16;
+	if ((w[2] & 3) == 3) {
+		vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp + 16, &w[4], 8, "the IRET frame");
+		nf.esp = w[4];
+		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], out);
+		if (r == EMUL_OK)
+			r = vcpu_load_seg(v, &nf, SEG_SS, (uint16_t)w[5], out);
+	} else {
+		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], out);
+	}
+	if (r != EMUL_OK)
+		return r;
+	if (!vcpu_eip_in_cs(v, (uint16_t)nf.cs, nf.eip)) {
+		fmt_snprintf(out->why, sizeof(out->why), "eip %08x is beyond the limit %08x of cs %04x (#GP)",
+			     nf.eip, vcpu_cs_limit(v, (uint16_t)nf.cs), nf.cs & 0xffff);
+		return EMUL_UNSUPPORTED;
+	}
+	v->vif = (w[3] & X86_EFLAGS_IF) != 0;
+	*f = nf;
+	return EMUL_OK;
 }

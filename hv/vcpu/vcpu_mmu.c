@@ -124,7 +124,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 	case VTLB_GUEST_FAULT:
 		v->stats.guest_page_faults++;
 		v->cr2 = out.cr2;
-		vcpu_deliver(v, 14, true, out.guest_error, 0);
+		vcpu_deliver(v, X86_VEC_PF, true, out.guest_error, 0);
 		return;
 	case VTLB_VIOLATION:
 		vcpu_stop(v, "page fault at %08x (error %x) breaks the rules: %s",
@@ -159,6 +159,40 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
 	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
 		vcpu_stop(v, "page-table entry at %08x no longer translates", lin);
 	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
+}
+
+/* VMI SetPxE, GetPxE, SwapPxE (returns the old entry) and
+ * TestAndSetPxEBit/TestAndClearPxEBit (returns the bit before): the
+ * entry at guest-linear lin, written through the guest's own mapping. */
+void vcpu_mmu_set_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
+{
+	vcpu_call_write(v, lin, &val, 4, "a page-table entry");
+	vcpu_mmu_entry_written(v, lin);
+}
+
+uint32_t vcpu_mmu_get_pxe(struct vcpu *v, uint32_t lin)
+{
+	uint32_t e;
+
+	vcpu_call_read(v, lin, &e, 4, "a page-table entry");
+	return e;
+}
+
+uint32_t vcpu_mmu_swap_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
+{
+	uint32_t old = vcpu_mmu_get_pxe(v, lin);
+
+	vcpu_mmu_set_pxe(v, lin, val);
+	return old;
+}
+
+bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool set)
+{
+	uint32_t e = vcpu_mmu_get_pxe(v, lin), mask = 1u << (bit & 31);
+	bool was = (e & mask) != 0;
+
+	vcpu_mmu_set_pxe(v, lin, set ? e | mask : e & ~mask);
+	return was;
 }
 
 /*

@@ -13,7 +13,6 @@
 #include "io.h"
 #include "hvlib.h"
 #include "timer.h"
-#include "machine_mem.h"
 
 static struct vcpu *V(void *ctx)
 {
@@ -29,12 +28,10 @@ static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bo
 
 	*pf_error = 0;
 	while (len) {
-		unsigned chunk = HV_PAGE_SIZE - (lin & (HV_PAGE_SIZE - 1));
+		unsigned chunk = page_chunk(lin, len);
 		struct vtlb_outcome out;
-		uint32_t gpa, ma;
+		uint32_t gpa;
 
-		if (chunk > len)
-			chunk = len;
 		switch (vtlb_translate(&v->vtlb, &v->paging, lin, write, cpl, &gpa, &out)) {
 		case VTLB_FILLED:
 			break;
@@ -48,12 +45,9 @@ static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bo
 				     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
 			return false;
 		}
-		ma = guest_gpa_to_machine(&v->guest->mem, gpa);
-		HV_ASSERT(ma != ~0u);	/* vtlb_translate promises it is inside */
-		if (write)
-			memcpy(phys_to_virt(ma), p, chunk);
-		else
-			memcpy(p, phys_to_virt(ma), chunk);
+		/* Inside guest memory (vtlb_translate promises it) and
+		 * inside one page. */
+		guest_mem_copy(&v->guest->mem, gpa, p, chunk, write);
 		lin += chunk;
 		p += chunk;
 		len -= chunk;
@@ -69,6 +63,28 @@ bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsign
 bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error)
 {
 	return access_lin(v, lin, (void *)buf, len, true, cpl, pf_error);
+}
+
+/* A VMI call's pointer argument: the call has no way to return a fault,
+ * so one the guest would take here, or a rule broken, stops it. */
+static void call_access(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bool write,
+			const char *what)
+{
+	uint32_t pf;
+
+	if (!access_lin(v, lin, buf, len, write, 1, &pf))
+		vcpu_stop(v, "VMI call: cannot %s %s at %08x (%s)", write ? "write" : "read", what, lin,
+			  v->violation ? v->violation_why : "page fault");
+}
+
+void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what)
+{
+	call_access(v, lin, buf, len, false, what);
+}
+
+void vcpu_call_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, const char *what)
+{
+	call_access(v, lin, (void *)buf, len, true, what);
 }
 
 static bool op_read_lin(void *ctx, uint32_t lin, void *buf, unsigned len, uint32_t *fault_error)
@@ -98,10 +114,8 @@ static uint32_t op_seg_base(void *ctx, int seg)
 	return vcpu_seg_base(V(ctx), (uint16_t)sel);
 }
 
-static uint32_t op_read_cr(void *ctx, int n)
+uint32_t vcpu_read_cr(struct vcpu *v, int n)
 {
-	struct vcpu *v = V(ctx);
-
 	switch (n) {
 	case 0: return v->cr0;
 	case 2: return v->cr2;
@@ -109,6 +123,11 @@ static uint32_t op_read_cr(void *ctx, int n)
 	case 4: return v->cr4;
 	}
 	return 0;
+}
+
+static uint32_t op_read_cr(void *ctx, int n)
+{
+	return vcpu_read_cr(V(ctx), n);
 }
 
 static enum emul_result unsupported(struct emul_outcome *out, const char *fmt, uint32_t a)
@@ -169,14 +188,7 @@ static enum emul_result op_load_seg(void *ctx, struct trap_frame *f, int seg, ui
 static enum emul_result op_load_dtr(void *ctx, int which, uint32_t base, uint16_t limit,
 				    struct emul_outcome *out)
 {
-	struct vcpu *v = V(ctx);
-
-	if (which == 0)
-		return vcpu_load_gdt(v, base, limit, out);
-	v->idtr.base = base;
-	v->idtr.limit = limit;
-	log_debug("guest lidt base %08x limit %04x", base, limit);
-	return EMUL_OK;
+	return vcpu_load_dtr(V(ctx), which, base, limit, out);
 }
 
 static enum emul_result op_load_ldtr(void *ctx, uint16_t sel, struct emul_outcome *out)
@@ -246,34 +258,70 @@ static void op_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs_o
 	vcpu_cpuid(V(ctx), leaf, subleaf, regs_out);
 }
 
-/* MSRs are not virtualized yet (issue 7), except the microcode revision
- * (0x8b: Linux writes 0, runs CPUID, reads it) which reads as 0.  Any
- * other gets #GP, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
- * that does not exist. */
-#define MSR_IA32_UCODE_REV 0x8b
-
-static enum emul_result op_rdmsr(void *ctx, uint32_t msr, uint64_t *val, struct emul_outcome *out)
+/*
+ * The MSR policy, for rdmsr/wrmsr (the emulator) and the VMI RDMSR/WRMSR
+ * calls alike.  MSRs are not virtualized, except the microcode revision
+ * (0x8b: Linux writes 0, runs CPUID, reads it), which reads as 0.  Any
+ * other does not exist for the guest: false (and 0 read).  The emulator
+ * raises #GP then, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
+ * that does not exist; the VMI calls have no way to fault, so RDMSR reads
+ * 0 and WRMSR is dropped (the guest's feature-control lock and the like
+ * never reach the real CPU).
+ */
+bool vcpu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
-	if (msr == MSR_IA32_UCODE_REV) {
-		*val = 0;
-		return EMUL_OK;
-	}
-	log_debug("guest rdmsr 0x%x denied (#GP)", msr);
-	out->vector = 13;
+	*val = 0;
+	return msr == X86_MSR_IA32_UCODE_REV;
+}
+
+bool vcpu_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	return msr == X86_MSR_IA32_UCODE_REV;
+}
+
+static enum emul_result gp0(struct emul_outcome *out)
+{
+	out->vector = X86_VEC_GP;
 	out->has_error = true;
 	out->error = 0;
 	return EMUL_FAULT;
 }
 
+static enum emul_result op_rdmsr(void *ctx, uint32_t msr, uint64_t *val, struct emul_outcome *out)
+{
+	if (vcpu_rdmsr(V(ctx), msr, val))
+		return EMUL_OK;
+	log_debug("guest rdmsr 0x%x denied (#GP)", msr);
+	return gp0(out);
+}
+
 static enum emul_result op_wrmsr(void *ctx, uint32_t msr, uint64_t val, struct emul_outcome *out)
 {
-	if (msr == MSR_IA32_UCODE_REV)
+	if (vcpu_wrmsr(V(ctx), msr, val))
 		return EMUL_OK;
 	log_debug("guest wrmsr 0x%x <- %llx denied (#GP)", msr, (unsigned long long)val);
-	out->vector = 13;
-	out->has_error = true;
-	out->error = 0;
-	return EMUL_FAULT;
+	return gp0(out);
+}
+
+/* Debug registers are kept, not loaded (VMI SetDR/GetDR): the guest's
+ * breakpoints would fire in the hypervisor too.  The emulator has no
+ * mov to/from DR op, so before activation such an instruction stops
+ * the guest as unsupported. */
+void vcpu_write_dr(struct vcpu *v, uint32_t n, uint32_t val)
+{
+	if (n < 8)
+		v->dr[n] = val;
+}
+
+uint32_t vcpu_read_dr(struct vcpu *v, uint32_t n)
+{
+	return n < 8 ? v->dr[n] : 0;
+}
+
+/* The guest's view of its EFLAGS: the real ones with the virtual IF. */
+uint32_t vcpu_virtual_eflags(const struct vcpu *v, uint32_t eflags)
+{
+	return (eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
 }
 
 static bool op_get_if(void *ctx)

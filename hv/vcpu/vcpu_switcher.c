@@ -45,7 +45,7 @@ static void pcpu_switcher_init(struct pcpu *c)
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_STACK_PTE] & PTE_P));
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_SHARED_PTE] & PTE_P));
 	c->guest_switcher_pt = alloc_zeroed_page();
-	for (unsigned i = 0; i < 1024; i++) {
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint32_t pte = switcher_page_table[i];
 
 		if (pte & PTE_P)

@@ -2,13 +2,9 @@
  * Unit tests for the paravirtual shadow page tables (hv/mm/shadow.c),
  * written against the specification in hv/mm/shadow.h.
  *
- * Fake machine memory as in test_vtlb.c: an array of pages whose machine
- * frame numbers are offset by MFN_BASE, so a guest frame number used where
- * a machine one belongs shows up as a bad map().  The guest owns
- * GUEST_PAGES frames scattered through the first part of it by a p2m that
- * is a permutation (gfn != mfn everywhere); the rest is the frame pool for
- * shadow pages, with allocation counts (and a limit) to catch leaks and to
- * make the shadow cache run out.
+ * Machine memory is the fake of fake_machine.h: 512 pages, of which the
+ * guest's 128 are scattered through the first part; the rest is the pool
+ * for shadow pages, with a limit to make the shadow cache run out.
  *
  * The walker (the vCPU's vTLB) takes one frame from the same pool for its
  * own page directory; every test records that as the baseline.
@@ -22,101 +18,39 @@
 #include <cmocka.h>
 #include "shadow.h"
 
-#define MFN_BASE      0x500u
 #define MACHINE_PAGES 512u
 #define GUEST_PAGES   128u
-#define SWITCHER_PDE  0x0badc003u
-
-#define P  0x001u
-#define W  0x002u
-#define U  0x004u
-#define A  0x020u
-#define D  0x040u
-#define PS 0x080u
-#define G  0x100u
+#include "fake_machine.h"
 
 /* The bits of a shadow entry the specification pins down: frame, P, RW,
  * US and G (never set: shadows are per directory).  A, D, PWT/PCD and the
  * available bits are the implementation's business. */
 #define SPEC_BITS 0xFFFFF107u
 
-static uint8_t machine[MACHINE_PAGES][4096] __attribute__((aligned(4096)));
-static uint8_t frame_used[MACHINE_PAGES];
-static unsigned allocs, frees, alloc_limit;
 static unsigned baseline;	/* frames held by the walker */
-static uint32_t p2m[GUEST_PAGES];
 static uint16_t by_gfn[GUEST_PAGES];
-static struct guest_mem gm;
 static struct vtlb walker;
 static struct shadow s;
 static struct guest_paging gp;
 static struct vtlb_outcome out;
 
-static void *fake_map(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE && mfn < MFN_BASE + MACHINE_PAGES);
-	return machine[mfn - MFN_BASE];
-}
-
-static bool fake_alloc(uint32_t *mfn)
-{
-	if (allocs - frees >= alloc_limit)
-		return false;
-	for (uint32_t i = GUEST_PAGES; i < MACHINE_PAGES; i++) {
-		if (!frame_used[i]) {
-			frame_used[i] = 1;
-			memset(machine[i], 0, 4096);	/* the contract: a zeroed frame */
-			*mfn = MFN_BASE + i;
-			allocs++;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void fake_free(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE + GUEST_PAGES && mfn < MFN_BASE + MACHINE_PAGES);
-	assert_true(frame_used[mfn - MFN_BASE]);
-	frame_used[mfn - MFN_BASE] = 0;
-	/* Poison it: a freed shadow still in use shows up as garbage. */
-	memset(machine[mfn - MFN_BASE], 0x5A, 4096);
-	frees++;
-}
-
-static const struct vtlb_env env = {
-	.map = fake_map, .alloc_frame = fake_alloc, .free_frame = fake_free,
-	.switcher_pde = SWITCHER_PDE,
-};
-
-/* ---- the guest's memory, through the p2m like the hypervisor ---------- */
-
-static uint32_t *gpage(uint32_t gfn)
-{
-	assert_true(gfn < GUEST_PAGES);
-	return (uint32_t *)machine[p2m[gfn] - MFN_BASE];
-}
-
-#define PDX(lin) ((lin) >> 22)
-#define PTX(lin) (((lin) >> 12) & 0x3ffu)
-
 /* Poke an entry straight into guest memory (no notification). */
-static void poke_pde(uint32_t pd, uint32_t lin, uint32_t val) { gpage(pd)[PDX(lin)] = val; }
-static void poke_pte(uint32_t pt, uint32_t lin, uint32_t val) { gpage(pt)[PTX(lin)] = val; }
-static uint32_t get_pde(uint32_t pd, uint32_t lin) { return gpage(pd)[PDX(lin)]; }
-static uint32_t get_pte(uint32_t pt, uint32_t lin) { return gpage(pt)[PTX(lin)]; }
+static void poke_pde(uint32_t pd, uint32_t lin, uint32_t val) { gpage(pd)[pde_index(lin)] = val; }
+static void poke_pte(uint32_t pt, uint32_t lin, uint32_t val) { gpage(pt)[pte_index(lin)] = val; }
+static uint32_t get_pde(uint32_t pd, uint32_t lin) { return gpage(pd)[pde_index(lin)]; }
+static uint32_t get_pte(uint32_t pt, uint32_t lin) { return gpage(pt)[pte_index(lin)]; }
 
 /* The guest's SetPxE: write the entry, then tell the shadow. */
 static void set_pde(uint32_t pd, uint32_t lin, uint32_t val)
 {
 	poke_pde(pd, lin, val);
-	assert_int_equal(shadow_entry_written(&s, (pd << 12) + PDX(lin) * 4, &out), VTLB_FILLED);
+	assert_int_equal(shadow_entry_written(&s, (pd << 12) + pde_index(lin) * 4, &out), VTLB_FILLED);
 }
 
 static void set_pte(uint32_t pt, uint32_t lin, uint32_t val)
 {
 	poke_pte(pt, lin, val);
-	assert_int_equal(shadow_entry_written(&s, (pt << 12) + PTX(lin) * 4, &out), VTLB_FILLED);
+	assert_int_equal(shadow_entry_written(&s, (pt << 12) + pte_index(lin) * 4, &out), VTLB_FILLED);
 }
 
 /* ---- looking at the shadow ------------------------------------------- */
@@ -150,11 +84,11 @@ static const uint32_t *loaded_pd(void)
 /* The shadow PTE the CPU would use for lin now, 0 if none. */
 static uint32_t shadow_pte(uint32_t lin)
 {
-	uint32_t pde = loaded_pd()[PDX(lin)];
+	uint32_t pde = loaded_pd()[pde_index(lin)];
 
 	if (!(pde & P))
 		return 0;
-	return ((const uint32_t *)fake_map(pde >> 12))[PTX(lin)];
+	return ((const uint32_t *)fake_map(pde >> 12))[pte_index(lin)];
 }
 
 /* What the specification says a shadow PTE is (in SPEC_BITS). */
@@ -209,21 +143,8 @@ static void assert_frames_consistent(void)
 
 static int setup(void **state)
 {
-	memset(machine, 0, sizeof(machine));
-	memset(frame_used, 0, sizeof(frame_used));
+	fake_machine_reset();
 	memset(by_gfn, 0xEE, sizeof(by_gfn));	/* shadow_init must clear it */
-	allocs = frees = 0;
-	alloc_limit = ~0u;
-	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % GUEST_PAGES. */
-	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
-		p2m[g] = MFN_BASE + (g * 37 + 11) % GUEST_PAGES;
-		frame_used[p2m[g] - MFN_BASE] = 1;
-	}
-	gm.size = GUEST_PAGES * 4096ull;
-	gm.npages = GUEST_PAGES;
-	gm.p2m = p2m;
-	gm.p2m_pages = 1;
-	gm.extents = GUEST_PAGES;
 	assert_true(vtlb_init(&walker, &env, &gm));
 	baseline = allocs - frees;
 	shadow_init(&s, &env, &gm, &walker, by_gfn);
@@ -374,13 +295,13 @@ static void load_cr3_adopts_the_pd_and_its_tables(void **state)
 	assert_int_equal(checksum_guest(), sum);	/* the guest's tables untouched */
 	pd = loaded_pd();
 	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
-	assert_linked(pd[PDX(ULIN)], UPDE);
-	assert_linked(pd[PDX(KLIN)], KPDE);
-	assert_int_equal(pd[PDX(0x40000000)], 0);
-	assert_int_equal(pd[PDX(0xFC000000)], 0);
+	assert_linked(pd[pde_index(ULIN)], UPDE);
+	assert_linked(pd[pde_index(KLIN)], KPDE);
+	assert_int_equal(pd[pde_index(0x40000000)], 0);
+	assert_int_equal(pd[pde_index(0xFC000000)], 0);
 	assert_int_equal(pd[1023], SWITCHER_PDE);
 	for (int i = 0; i < 1023; i++)
-		if (i != (int)PDX(ULIN) && i != (int)PDX(KLIN))
+		if (i != (int)pde_index(ULIN) && i != (int)pde_index(KLIN))
 			assert_int_equal(pd[i], 0);
 	/* The shadow tables came from the guest's content. */
 	assert_pte_is(ULIN, get_pte(UPT, ULIN));
@@ -450,8 +371,8 @@ static void pde_pointing_outside_guest_memory_is_not_linked(void **state)
 	/* Whether the load itself objects is the implementation's choice;
 	 * it must not link (or map) anything outside the guest. */
 	if (shadow_load_cr3(&s, PD1 << 12, &out) == VTLB_FILLED) {
-		assert_int_equal(loaded_pd()[PDX(0x00400000)], 0);
-		assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+		assert_int_equal(loaded_pd()[pde_index(0x00400000)], 0);
+		assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	}
 }
 
@@ -506,7 +427,7 @@ static void pde_write_links_and_unlinks(void **state)
 	set_pte(7, lin, (23 << 12) | P | W | U | A | D);
 	adopted = s.stats.adopted;
 	set_pde(PD1, lin, pde);
-	assert_linked(loaded_pd()[PDX(lin)], pde);
+	assert_linked(loaded_pd()[pde_index(lin)], pde);
 	assert_int_equal(rec(7)->links, 1);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[23] << 12) | P | W | U);
 	assert_int_equal(s.stats.adopted, adopted);
@@ -514,30 +435,30 @@ static void pde_write_links_and_unlinks(void **state)
 
 	/* Read-only and supervisor PDE: the link carries the guest's bits. */
 	set_pde(PD1, lin, (7 << 12) | P | A);
-	assert_linked(loaded_pd()[PDX(lin)], (7 << 12) | P | A);
+	assert_linked(loaded_pd()[pde_index(lin)], (7 << 12) | P | A);
 	assert_int_equal(rec(7)->links, 1);
 
 	/* Unlink. */
 	set_pde(PD1, lin, 0);
-	assert_int_equal(loaded_pd()[PDX(lin)], 0);
+	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
 	assert_int_equal(rec(7)->links, 0);
 	assert_int_equal(shadow_pte(lin), 0);
 
 	/* A table nobody announced is adopted when linked. */
 	poke_pte(8, lin + 0x400000, (24 << 12) | P | U | A);
 	set_pde(PD1, lin + 0x400000, (8 << 12) | P | W | U | A);
-	assert_linked(loaded_pd()[PDX(lin + 0x400000)], (8 << 12) | P | W | U | A);
+	assert_linked(loaded_pd()[pde_index(lin + 0x400000)], (8 << 12) | P | W | U | A);
 	assert_int_equal(s.stats.adopted, adopted + 1);
 	assert_int_equal(shadow_pte(lin + 0x400000) & SPEC_BITS, (p2m[24] << 12) | P | U);
 
 	/* Present but not accessed: no link. */
 	set_pde(PD1, lin + 0x800000, (7 << 12) | P | W | U);
-	assert_int_equal(loaded_pd()[PDX(lin + 0x800000)], 0);
+	assert_int_equal(loaded_pd()[pde_index(lin + 0x800000)], 0);
 
 	/* The reserved top and the switcher slot are never the guest's. */
 	set_pde(PD1, 0xFC000000, (7 << 12) | P | W | U | A);
 	set_pde(PD1, 0xFFC00000, (7 << 12) | P | W | U | A);
-	assert_int_equal(loaded_pd()[PDX(0xFC000000)], 0);
+	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 	assert_int_equal(s.stats.pde_writes, 7);
 	assert_frames_consistent();
@@ -583,8 +504,8 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	assert_non_null(rec(6));
 	assert_int_equal(rec(6)->kind, SHADOW_PD);
 	spd = rec_page(6);
-	assert_linked(spd[PDX(KLIN)], KPDE);
-	assert_int_equal(spd[PDX(ULIN)], 0);	/* user half is the new PD's own */
+	assert_linked(spd[pde_index(KLIN)], KPDE);
+	assert_int_equal(spd[pde_index(ULIN)], 0);	/* user half is the new PD's own */
 	assert_int_equal(spd[1023], SWITCHER_PDE);
 	assert_int_equal(rec(KPT)->links, 2);
 	assert_int_equal(rec(UPT)->links, 1);
@@ -594,7 +515,7 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.cr3_hits, 1);
 	assert_int_equal(shadow_cr3(&s) >> 12, rec(6)->mfn);
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	assert_int_equal(shadow_pte(ULIN), 0);
 	assert_frames_consistent();
@@ -618,8 +539,8 @@ static void two_pds_share_one_kernel_shadow_pt(void **state)
 	poke_pde(6, KLIN, KPDE);
 	poke_pde(6, 0x08000000, (7 << 12) | P | W | U | A);
 	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
-	spde1 = rec_page(PD1)[PDX(KLIN)];
-	spde6 = loaded_pd()[PDX(KLIN)];
+	spde1 = rec_page(PD1)[pde_index(KLIN)];
+	spde6 = loaded_pd()[pde_index(KLIN)];
 	assert_linked(spde1, KPDE);
 	assert_linked(spde6, KPDE);
 	assert_int_equal(spde1 >> 12, spde6 >> 12);
@@ -631,7 +552,7 @@ static void two_pds_share_one_kernel_shadow_pt(void **state)
 	/* A write through one is seen through both. */
 	set_pte(KPT, KLIN + 0x7000, (25 << 12) | P | W | A | D);
 	assert_int_equal(shadow_pte(KLIN + 0x7000) & SPEC_BITS, (p2m[25] << 12) | P | W);
-	assert_int_equal(((const uint32_t *)fake_map(spde1 >> 12))[PTX(KLIN + 0x7000)],
+	assert_int_equal(((const uint32_t *)fake_map(spde1 >> 12))[pte_index(KLIN + 0x7000)],
 			 shadow_pte(KLIN + 0x7000));
 	assert_frames_consistent();
 }
@@ -658,12 +579,12 @@ static void release_pt_frees_it_and_unlinks(void **state)
 	assert_null(rec(7));
 	assert_int_equal(s.stats.pages_in_use, in_use - 1);
 	assert_int_equal(s.stats.released, 1);
-	assert_int_equal(loaded_pd()[PDX(lin)], 0);
-	assert_int_equal(rec_page(PD1)[PDX(lin)], 0);
+	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
+	assert_int_equal(rec_page(PD1)[pde_index(lin)], 0);
 	assert_int_equal(shadow_pte(lin), 0);
 	/* The rest is intact. */
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
-	assert_linked(rec_page(PD1)[PDX(ULIN)], UPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
+	assert_linked(rec_page(PD1)[pde_index(ULIN)], UPDE);
 	assert_frames_consistent();
 }
 
@@ -689,7 +610,7 @@ static void release_pd_frees_it_and_drops_its_links(void **state)
 	} else {
 		assert_int_equal(s.stats.pages_in_use, in_use - 2);
 	}
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	assert_frames_consistent();
 }
@@ -707,7 +628,7 @@ static void release_of_the_loaded_pd_is_a_violation(void **state)
 	assert_non_null(rec(PD1));
 	assert_int_equal(shadow_cr3(&s), cr3);
 	assert_int_equal(s.stats.pages_in_use, 3);
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 }
 
@@ -722,8 +643,8 @@ static void release_of_an_unknown_page_is_harmless(void **state)
 	assert_int_equal(s.stats.pages_in_use, 3);
 	assert_int_equal(allocs, before);
 	assert_frames_consistent();
-	assert_linked(loaded_pd()[PDX(ULIN)], UPDE);
-	assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+	assert_linked(loaded_pd()[pde_index(ULIN)], UPDE);
+	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 }
 
 /* ---- back to the baseline --------------------------------------------- */
@@ -752,7 +673,7 @@ static void process_lifetime_returns_to_the_baseline(void **state)
 		assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
 		assert_int_equal(shadow_pte(0x00000000) & SPEC_BITS, (p2m[27] << 12) | P | W | U);
 		assert_int_equal(shadow_pte(0x00400000) & SPEC_BITS, (p2m[28] << 12) | P | W | U);
-		assert_linked(loaded_pd()[PDX(KLIN)], KPDE);
+		assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 		/* exit: tables torn down, switch away, directory freed */
 		for (uint32_t pt = 7; pt <= 8; pt++) {
 			set_pde(6, (pt - 7) << 22, 0);
@@ -776,9 +697,9 @@ static void fault_on_not_present_is_reflected(void **state)
 {
 	load_world();
 	/* No PTE. */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x3004, VTLB_PF_W | VTLB_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x3004, X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.guest_error, X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, ULIN + 0x3004);
 	/* No PDE. */
 	assert_int_equal(shadow_fault(&s, &gp, 0x40000010, 0, 1, &out), VTLB_GUEST_FAULT);
@@ -795,7 +716,7 @@ static void fault_on_unaccessed_pte_sets_a_and_fills(void **state)
 	load_world();
 	set_pte(UPT, lin, (26 << 12) | P | W | U);
 	assert_int_equal(shadow_pte(lin), 0);
-	assert_int_equal(shadow_fault(&s, &gp, lin + 0x10, VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, lin + 0x10, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A);
 	/* Writable in the guest, not dirty: read-only shadow. */
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
@@ -813,11 +734,11 @@ static void fault_on_unaccessed_pde_links_and_fills(void **state)
 	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
 	set_pte(7, lin, (27 << 12) | P | W | U);
 	set_pde(PD1, lin, (7 << 12) | P | W | U);	/* no A: not linked yet */
-	assert_int_equal(loaded_pd()[PDX(lin)], 0);
-	assert_int_equal(shadow_fault(&s, &gp, lin, VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pde(PD1, lin), (7 << 12) | P | W | U | A);
 	assert_int_equal(get_pte(7, lin), (27 << 12) | P | W | U | A);
-	assert_linked(loaded_pd()[PDX(lin)], (7 << 12) | P | W | U | A);
+	assert_linked(loaded_pd()[pde_index(lin)], (7 << 12) | P | W | U | A);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[27] << 12) | P | U);
 	assert_int_equal(rec(7)->links, 1);
 }
@@ -829,7 +750,7 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	load_world();
 	set_pte(UPT, lin, (26 << 12) | P | W | U | A);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
-	assert_int_equal(shadow_fault(&s, &gp, lin, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_FILLED);
 	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A | D);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | W | U);
@@ -837,7 +758,7 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	assert_int_equal(s.stats.dirty_faults, 1);
 	/* Same from ring 1 on a never-touched kernel page: A and D at once. */
 	set_pte(KPT, KLIN + 0x9000, (28 << 12) | P | W);
-	assert_int_equal(shadow_fault(&s, &gp, KLIN + 0x9000, VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, KLIN + 0x9000, X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(KPT, KLIN + 0x9000), (28 << 12) | P | W | A | D);
 	assert_int_equal(shadow_pte(KLIN + 0x9000) & SPEC_BITS, (p2m[28] << 12) | P | W);
 	assert_int_equal(s.stats.dirty_faults, 2);
@@ -847,14 +768,14 @@ static void user_write_to_read_only_page_is_reflected(void **state)
 {
 	load_world();
 	/* ULIN + 0x1000 is the world's read-only user page (gfn 11). */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x1008, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x1008, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, ULIN + 0x1008);
 	assert_int_equal(get_pte(UPT, ULIN + 0x1000), (11 << 12) | P | U | A);
 	/* User access to a supervisor page, too. */
-	assert_int_equal(shadow_fault(&s, &gp, KLIN, VTLB_PF_P | VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_U);
+	assert_int_equal(shadow_fault(&s, &gp, KLIN, X86_PF_P | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_U);
 	assert_int_equal(s.stats.guest_faults, 2);
 	assert_int_equal(s.stats.fills, 0);
 }
@@ -863,7 +784,7 @@ static void fault_on_frame_outside_memory_is_a_violation(void **state)
 {
 	load_world();
 	poke_pte(UPT, ULIN + 0x6000, (GUEST_PAGES << 12) | P | W | U);
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, VTLB_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_VIOLATION);
 	assert_true(out.why[0] != 0);
 	assert_int_equal(shadow_pte(ULIN + 0x6000), 0);
 	assert_true(s.stats.violations >= 1 || walker.stats.violations >= 1);
@@ -874,8 +795,8 @@ static void large_pde_with_guest_pse_is_a_violation(void **state)
 	load_world();
 	gp.pse = true;
 	poke_pde(PD1, 0x80000000, P | W | U | A | D | PS);
-	assert_int_equal(shadow_fault(&s, &gp, 0x80001000, VTLB_PF_U, 3, &out), VTLB_VIOLATION);
-	assert_int_equal(loaded_pd()[PDX(0x80000000)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, 0x80001000, X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[pde_index(0x80000000)], 0);
 }
 
 static void mapping_in_the_reserved_top_is_a_violation(void **state)
@@ -887,8 +808,8 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 	assert_true(out.why[0] != 0);
 	poke_pde(PD1, 0xFFC00000, (4 << 12) | P | W | A);
 	poke_pte(4, 0xFFC00000, (14 << 12) | P | W | A | D);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, VTLB_PF_W, 1, &out), VTLB_VIOLATION);
-	assert_int_equal(loaded_pd()[PDX(0xFC000000)], 0);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 }
 
@@ -949,7 +870,7 @@ static void audit_finds_an_unnotified_guest_edit(void **state)
 	snprintf(lin_hex, sizeof(lin_hex), "%08x", ULIN);
 	assert_true(strstr(a.first, pte_hex) || strstr(a.first, lin_hex));
 	/* Once told, it is clean again. */
-	assert_int_equal(shadow_entry_written(&s, (UPT << 12) + PTX(ULIN) * 4, &out), VTLB_FILLED);
+	assert_int_equal(shadow_entry_written(&s, (UPT << 12) + pte_index(ULIN) * 4, &out), VTLB_FILLED);
 	shadow_audit(&s, &a);
 	assert_int_equal(a.mismatches, 0);
 }
@@ -965,8 +886,8 @@ static void check_process_loaded(uint32_t i)
 
 	assert_int_equal(shadow_cr3(&s) >> 12, rec(10 + i)->mfn);
 	assert_int_equal(pd[1023], SWITCHER_PDE);
-	assert_linked(pd[PDX(0x08000000)], ((30 + i) << 12) | P | W | U | A);
-	assert_linked(pd[PDX(KLIN)], KPDE);
+	assert_linked(pd[pde_index(0x08000000)], ((30 + i) << 12) | P | W | U | A);
+	assert_linked(pd[pde_index(KLIN)], KPDE);
 	assert_int_equal(shadow_pte(0x08000000) & SPEC_BITS, (p2m[50 + i] << 12) | P | W | U);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	shadow_audit(&s, &a);
@@ -1004,12 +925,12 @@ static void running_out_of_frames_evicts_old_directories(void **state)
 	/* And a fault in the loaded one still fills. */
 	set_pte(30 + n - 1, 0x08001000, (62 << 12) | P | W | U);
 	gp.cr3 = (10 + n - 1) << 12;
-	assert_int_equal(shadow_fault(&s, &gp, 0x08001000, VTLB_PF_W | VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, 0x08001000, X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(shadow_pte(0x08001000) & SPEC_BITS, (p2m[62] << 12) | P | W | U);
 	alloc_limit = ~0u;
 }
 
-/* ---- link counts (issue 18, F1) ---------------------------------------- */
+/* ---- link counts: a count that wrapped would free a linked shadow ----- */
 
 /*
  * A hostile guest can link one page table from as many shadow PDEs as it

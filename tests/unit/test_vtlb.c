@@ -1,11 +1,8 @@
 /*
  * Unit tests for the pre-activation virtual TLB (hv/mm/vtlb.c).
  *
- * Fake machine memory: an array of pages, machine frame numbers offset by
- * MFN_BASE so that a guest frame number used where a machine one belongs
- * shows up as a bad map().  The guest owns GUEST_PAGES frames scattered
- * through the first part of it by the p2m; the rest is the frame pool for
- * shadow page tables, with allocation counts to catch leaks.
+ * Machine memory is the fake of fake_machine.h: 256 pages, of which the
+ * guest's 64 are scattered through the first part.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,103 +12,35 @@
 #include <cmocka.h>
 #include "vtlb.h"
 
-#define MFN_BASE     0x500u
 #define MACHINE_PAGES 256u
-#define GUEST_PAGES  64u
-#define SWITCHER_PDE 0x0badc003u
+#define GUEST_PAGES   64u
+#include "fake_machine.h"
 
-#define P 0x001u
-#define W 0x002u
-#define U 0x004u
-#define A 0x020u
-#define D 0x040u
-#define PS 0x080u
-
-static uint8_t machine[MACHINE_PAGES][4096] __attribute__((aligned(4096)));
-static uint8_t frame_used[MACHINE_PAGES];
-static unsigned allocs, frees, alloc_limit;
-static uint32_t p2m[GUEST_PAGES];
-static struct guest_mem gm;
 static struct vtlb v;
 static struct guest_paging gp;
 static struct vtlb_outcome out;
 
-static void *fake_map(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE && mfn < MFN_BASE + MACHINE_PAGES);
-	return machine[mfn - MFN_BASE];
-}
-
-static bool fake_alloc(uint32_t *mfn)
-{
-	if (allocs - frees >= alloc_limit)
-		return false;
-	for (uint32_t i = GUEST_PAGES; i < MACHINE_PAGES; i++) {
-		if (!frame_used[i]) {
-			frame_used[i] = 1;
-			/* Dirty it: vtlb must not rely on the caller zeroing. */
-			memset(machine[i], 0xA5, 4096);
-			*mfn = MFN_BASE + i;
-			allocs++;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void fake_free(uint32_t mfn)
-{
-	assert_true(mfn >= MFN_BASE + GUEST_PAGES && mfn < MFN_BASE + MACHINE_PAGES);
-	assert_true(frame_used[mfn - MFN_BASE]);
-	frame_used[mfn - MFN_BASE] = 0;
-	frees++;
-}
-
-static const struct vtlb_env env = {
-	.map = fake_map, .alloc_frame = fake_alloc, .free_frame = fake_free,
-	.switcher_pde = SWITCHER_PDE,
-};
-
-/* A guest frame's page, through the p2m like the hypervisor. */
-static uint32_t *gpage(uint32_t gfn)
-{
-	return (uint32_t *)machine[p2m[gfn] - MFN_BASE];
-}
-
 /* Guest page directory at gfn 1; page tables wherever tests put them. */
 #define GPD 1u
-static void set_pde(uint32_t lin, uint32_t val) { gpage(GPD)[lin >> 22] = val; }
-static uint32_t get_pde(uint32_t lin) { return gpage(GPD)[lin >> 22]; }
-static void set_pte(uint32_t ptgfn, uint32_t lin, uint32_t val) { gpage(ptgfn)[(lin >> 12) & 0x3ff] = val; }
-static uint32_t get_pte(uint32_t ptgfn, uint32_t lin) { return gpage(ptgfn)[(lin >> 12) & 0x3ff]; }
+static void set_pde(uint32_t lin, uint32_t val) { gpage(GPD)[pde_index(lin)] = val; }
+static uint32_t get_pde(uint32_t lin) { return gpage(GPD)[pde_index(lin)]; }
+static void set_pte(uint32_t ptgfn, uint32_t lin, uint32_t val) { gpage(ptgfn)[pte_index(lin)] = val; }
+static uint32_t get_pte(uint32_t ptgfn, uint32_t lin) { return gpage(ptgfn)[pte_index(lin)]; }
 
 /* The shadow PTE the CPU would use for lin, 0 if none. */
 static uint32_t shadow_pte(uint32_t lin)
 {
 	uint32_t *pd = fake_map(vtlb_shadow_cr3(&v) >> 12);
-	uint32_t pde = pd[lin >> 22];
+	uint32_t pde = pd[pde_index(lin)];
 
 	if (!(pde & P))
 		return 0;
-	return ((uint32_t *)fake_map(pde >> 12))[(lin >> 12) & 0x3ff];
+	return ((uint32_t *)fake_map(pde >> 12))[pte_index(lin)];
 }
 
 static int setup(void **state)
 {
-	memset(machine, 0, sizeof(machine));
-	memset(frame_used, 0, sizeof(frame_used));
-	allocs = frees = 0;
-	alloc_limit = ~0u;
-	/* Scatter: guest frame g lives at machine frame (g * 37 + 11) % 64. */
-	for (uint32_t g = 0; g < GUEST_PAGES; g++) {
-		p2m[g] = MFN_BASE + (g * 37 + 11) % GUEST_PAGES;
-		frame_used[p2m[g] - MFN_BASE] = 1;
-	}
-	gm.size = GUEST_PAGES * 4096ull;
-	gm.npages = GUEST_PAGES;
-	gm.p2m = p2m;
-	gm.p2m_pages = 1;
-	gm.extents = GUEST_PAGES;
+	fake_machine_reset();
 	assert_true(vtlb_init(&v, &env, &gm));
 	gp = (struct guest_paging){ .pg = true, .wp = true, .pse = false, .cr3 = GPD << 12 };
 	memset(&out, 0, sizeof(out));
@@ -164,7 +93,7 @@ static void physical_mode_fills_identity_writable(void **state)
 	assert_int_equal(shadow_pte(0x0000), (p2m[0] << 12) | P | W | U);
 	assert_int_equal(shadow_pte(0x3F000), (p2m[0x3F] << 12) | P | W | U);
 	assert_int_equal(shadow_pte(0x40000), 0);
-	assert_int_equal(vtlb_fault(&v, &gp, 0x3F000, VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, 0x3F000, X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(v.stats.prefetched, GUEST_PAGES - 1);
 }
 
@@ -182,7 +111,7 @@ static void paging_on_fills_only_the_faulting_page(void **state)
 static void physical_mode_outside_memory_is_a_violation(void **state)
 {
 	gp.pg = false;
-	assert_int_equal(vtlb_fault(&v, &gp, GUEST_PAGES * 4096, VTLB_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(vtlb_fault(&v, &gp, GUEST_PAGES * 4096, X86_PF_W, 1, &out), VTLB_VIOLATION);
 	assert_string_equal(out.why, "paging off: guest-physical 0x00040000 is outside its 0x40 pages");
 	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, 0, 1, &out), VTLB_VIOLATION);
 	assert_non_null(strstr(out.why, "reserved top"));
@@ -206,7 +135,7 @@ static void read_sets_accessed_only_and_maps_read_only(void **state)
 	assert_int_equal(shadow_pte(lin), (p2m[7] << 12) | P | U);
 
 	/* The first write faults (protection, write), sets D, upgrades. */
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_P | VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_P | X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(2, lin), (7 << 12) | P | W | U | A | D);
 	assert_int_equal(shadow_pte(lin), (p2m[7] << 12) | P | W | U);
 	assert_int_equal(v.stats.fills, 2);
@@ -220,7 +149,7 @@ static void write_sets_accessed_and_dirty(void **state)
 
 	set_pde(lin, (3 << 12) | P | W | U);
 	set_pte(3, lin, (9 << 12) | P | W | U);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_W | VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(3, lin), (9 << 12) | P | W | U | A | D);
 	assert_int_equal(get_pde(lin) & (A | D), A);   /* D is a leaf bit only */
 	assert_int_equal(shadow_pte(lin), (p2m[9] << 12) | P | W | U);
@@ -246,10 +175,10 @@ static void permissions_combine_pde_and_pte(void **state)
 	set_pte(4, lin, (10 << 12) | P | W | U | D);
 	assert_int_equal(vtlb_fault(&v, &gp, lin, 0, 1, &out), VTLB_FILLED);
 	assert_int_equal(shadow_pte(lin), (p2m[10] << 12) | P);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_P | VTLB_PF_W, 1, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_P | VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_U);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_P | X86_PF_W, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_U);
 }
 
 static void pse_off_ignores_the_ps_bit(void **state)
@@ -273,7 +202,7 @@ static void large_page_is_shadowed_as_4k_entries(void **state)
 	assert_int_equal(vtlb_fault(&v, &gp, lin, 0, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pde(lin), P | W | PS | A);
 	assert_int_equal(shadow_pte(lin), (p2m[5] << 12) | P);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_P | VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_P | X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pde(lin), P | W | PS | A | D);
 	assert_int_equal(shadow_pte(lin), (p2m[5] << 12) | P | W);
 	/* A second page of the same 4 MiB page, already dirty: writable. */
@@ -331,12 +260,12 @@ static void not_present_pde_and_pte(void **state)
 {
 	const uint32_t lin = 0xC0100000;
 
-	assert_int_equal(vtlb_fault(&v, &gp, lin + 4, VTLB_PF_W, 1, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_W);
+	assert_int_equal(vtlb_fault(&v, &gp, lin + 4, X86_PF_W, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_W);
 	assert_int_equal(out.cr2, lin + 4);
 	set_pde(lin, (2 << 12) | P | W | U);
-	assert_int_equal(vtlb_fault(&v, &gp, lin + 8, VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_U);
+	assert_int_equal(vtlb_fault(&v, &gp, lin + 8, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_U);
 	assert_int_equal(out.cr2, lin + 8);
 	/* No side effects on a fault: the PDE's A stays clear. */
 	assert_int_equal(get_pde(lin), (2 << 12) | P | W | U);
@@ -350,10 +279,10 @@ static void user_access_to_supervisor_page(void **state)
 
 	set_pde(lin, (2 << 12) | P | W | U);
 	set_pte(2, lin, (7 << 12) | P | W);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_U);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_U | VTLB_PF_W, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_U);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_U | X86_PF_W, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 	assert_int_equal(get_pte(2, lin), (7 << 12) | P | W);
 	/* The same page from ring 1 is fine. */
 	assert_int_equal(vtlb_fault(&v, &gp, lin, 0, 1, &out), VTLB_FILLED);
@@ -366,12 +295,12 @@ static void user_write_to_read_only_page(void **state)
 
 	set_pde(lin, (2 << 12) | P | W | U);
 	set_pte(2, lin, (7 << 12) | P | U);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_W | VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 	/* User writes ignore CR0.WP = 0. */
 	gp.wp = false;
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_W | VTLB_PF_U, 3, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 }
 
 static void supervisor_write_to_read_only_with_wp(void **state)
@@ -380,8 +309,8 @@ static void supervisor_write_to_read_only_with_wp(void **state)
 
 	set_pde(lin, (2 << 12) | P | W | U);
 	set_pte(2, lin, (7 << 12) | P | U);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_W, 1, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W);
 	assert_int_equal(out.cr2, lin);
 	assert_int_equal(get_pte(2, lin), (7 << 12) | P | U);
 }
@@ -393,12 +322,12 @@ static void supervisor_write_to_read_only_without_wp(void **state)
 	gp.wp = false;
 	set_pde(lin, (2 << 12) | P | W | U);
 	set_pte(2, lin, (7 << 12) | P | U);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(2, lin), (7 << 12) | P | U | A | D);
 	/* Writable for ring 1, so hidden from ring 3 ... */
 	assert_int_equal(shadow_pte(lin), (p2m[7] << 12) | P | W);
 	/* ... whose read faults back and gets the read-only user view. */
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_P | VTLB_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(shadow_pte(lin), (p2m[7] << 12) | P | U);
 	assert_int_equal(v.stats.guest_faults, 0);
 }
@@ -415,8 +344,8 @@ static void guest_fault_drops_a_stale_shadow_entry(void **state)
 	 * read-only entry: the guest sees "not present", as on hardware,
 	 * and the entry is gone. */
 	set_pte(2, lin, 0);
-	assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_P | VTLB_PF_W, 1, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_W);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_P | X86_PF_W, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_W);
 	assert_int_equal(shadow_pte(lin), 0);
 }
 
@@ -462,7 +391,7 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 		"guest maps linear 0xfc001234 in the reserved top: PDE 1008 = 0x00002003, PTE 0x00007003");
 	gp.pse = true;
 	set_pde(0xFFC00000, P | W | PS);
-	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, VTLB_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
 	assert_string_equal(out.why,
 		"guest maps linear 0xffc00010 in the reserved top: 4 MiB PDE 1023 = 0x00000083");
 	assert_int_equal(((uint32_t *)fake_map(vtlb_shadow_cr3(&v) >> 12))[1023], SWITCHER_PDE);
@@ -472,8 +401,8 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 static void unmapped_reserved_top_is_a_plain_guest_fault(void **state)
 {
 	/* Nothing mapped there by the guest: what hardware would say. */
-	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, VTLB_PF_P | VTLB_PF_W, 1, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_W);
+	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, X86_PF_P | X86_PF_W, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_W);
 	assert_int_equal(out.cr2, 0xFFC00010);
 	assert_int_equal(((uint32_t *)fake_map(vtlb_shadow_cr3(&v) >> 12))[1023], SWITCHER_PDE);
 	vtlb_invlpg(&v, 0xFFC00010);
@@ -491,7 +420,7 @@ static void fill_several(void)
 
 		set_pde(lin, ((2 + i) << 12) | P | W | U);
 		set_pte(2 + i, lin, ((20 + i) << 12) | P | W | U);
-		assert_int_equal(vtlb_fault(&v, &gp, lin, VTLB_PF_W, 1, &out), VTLB_FILLED);
+		assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W, 1, &out), VTLB_FILLED);
 		assert_int_equal(shadow_pte(lin), (p2m[20 + i] << 12) | P | W | U);
 	}
 	assert_int_equal(v.stats.shadow_pages_in_use, 6);
@@ -581,7 +510,7 @@ static void translate_walks_and_sets_bits_without_filling(void **state)
 	assert_int_equal(v.stats.translates, 2);
 	/* User access to this supervisor page: the #PF the guest gets. */
 	assert_int_equal(vtlb_translate(&v, &gp, lin, true, 3, &gpa, &out), VTLB_GUEST_FAULT);
-	assert_int_equal(out.guest_error, VTLB_PF_P | VTLB_PF_W | VTLB_PF_U);
+	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, lin);
 }
 
