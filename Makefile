@@ -49,7 +49,7 @@ BENCH_INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/bench/*) \
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd bench-initrd iso hv vrom unit run debug debug-native test bench compare clean distclean
+.PHONY: all deps guest initrd bench-initrd iso hv vrom unit run debug debug-native test bench compare stress clean distclean
 all: iso
 
 deps:
@@ -131,6 +131,13 @@ bench: iso bench-initrd
 # (docs/COMPARE.md).  COMPAREARGS="--reps 5" and so on: tests/compare.py --help.
 compare: guest hv bench-initrd
 	@python3 tests/compare.py $(COMPAREARGS)
+
+# Page-table stress under vmi-hv with the continuous shadow audit on
+# (audit=every=1): ptstress with 1, then 4 workers; operations by kind,
+# audits, mismatches and shadow pages per run.  STRESSARGS="--audit exit
+# --workers 1,2,4": tests/stress.py --help.
+stress: guest initrd hv
+	@python3 tests/stress.py $(STRESSARGS)
 
 clean:
 	rm -rf $(BUILD)/hv $(BUILD)/vrom $(BUILD)/include $(BUILD)/tests $(ISO) test-logs

@@ -10,6 +10,15 @@
  *   selftest_fault=KIND   deliberately fault after start-up, for the tests
  *                         of the exception dump: page, invalid-opcode,
  *                         divide, double
+ *   audit=WHEN            continuous shadow audit of the shadows that changed:
+ *                         off (default), exit (at every exit), every=N (every
+ *                         N page-table notifications, N >= 1), cr3 (at every
+ *                         CR3 load, with the directory loaded)
+ *   audit_action=WHAT     at a mismatch: stop (default) the guest with the
+ *                         report, or log it and derive the table again
+ *   audit_selftest=N      debug: after N queued page-table writes, drop the
+ *                         next one that would change a shadow entry (a
+ *                         planted hypervisor bug for the audit to find)
  *
  * Anything else is an error.
  *
@@ -32,6 +41,15 @@ enum selftest_fault {
 
 enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 
+enum audit_mode { AUDIT_OFF, AUDIT_EXIT, AUDIT_EVERY, AUDIT_CR3 };
+
+struct audit_options {
+	enum audit_mode mode;
+	uint32_t every;			/* AUDIT_EVERY: notifications between audits, >= 1 */
+	bool log_only;			/* audit_action=log: log and resync, do not stop */
+	uint32_t selftest;		/* audit_selftest=N, 0 = off */
+};
+
 struct hv_options {
 	uint64_t guest_mem;		/* bytes */
 	bool guest_mem_given;
@@ -42,6 +60,7 @@ struct hv_options {
 	/* selftest=two-guests: load the guest twice and enter each in turn
 	 * (run_selftest_two_guests). */
 	bool two_guests;
+	struct audit_options audit;
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

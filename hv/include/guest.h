@@ -47,6 +47,16 @@ enum guest_state {
 
 #define GUEST_MAX_VCPUS 1
 
+/* The continuous shadow audit (audit= option): when it runs, what it
+ * found, and the audit_selftest's planted bug. */
+struct guest_audit {
+	struct audit_options opt;
+	uint32_t since;			/* AUDIT_EVERY: notifications since the last audit */
+	uint64_t runs, entries, mismatches, unfilled;
+	uint64_t queued_seen;		/* audit_selftest: queued writes drained */
+	bool selftest_done;
+};
+
 struct vcpu;
 
 struct guest {
@@ -66,6 +76,7 @@ struct guest {
 	 * tables are the guest's, whichever of its vCPUs loads them. */
 	struct shadow shadow;
 	bool shadow_ready;
+	struct guest_audit audit;
 	/* Virtual devices. */
 	struct vpic vpic;
 	struct vuart vuart;

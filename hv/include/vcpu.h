@@ -150,6 +150,8 @@ void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t or
 		       uint32_t base, uint32_t count);
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn);
 void vcpu_mmu_print_stats(const struct vcpu *v);
+/* audit=exit: at every exit, audit the shadows changed since the last. */
+void vcpu_mmu_audit_exit(struct vcpu *v);
 /* Restart the shadow-page peaks at the pages in use now (Ctrl-] r), so
  * that a later peak measures what ran since. */
 void vcpu_mmu_reset_peaks(struct vcpu *v);

@@ -73,6 +73,49 @@ static bool set_error(char *err, size_t errlen, const char *fmt,
 	return false;
 }
 
+/* A decimal count from 1 to 2^32-1, no suffix. */
+static bool parse_count(const char *s, size_t len, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (!len || len > 10)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (!v || v > 0xffffffffull)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static bool parse_audit(const char *w, size_t len, const char *v, size_t vlen,
+			struct audit_options *a, char *err, size_t errlen)
+{
+	static const char every[] = "every=";
+	const size_t elen = sizeof(every) - 1;
+
+	if (word_is(v, vlen, "off")) {
+		a->mode = AUDIT_OFF;
+	} else if (word_is(v, vlen, "exit")) {
+		a->mode = AUDIT_EXIT;
+	} else if (word_is(v, vlen, "cr3")) {
+		a->mode = AUDIT_CR3;
+	} else if (vlen > elen && !strncmp(v, every, elen)) {
+		if (!parse_count(v + elen, vlen - elen, &a->every))
+			return set_error(err, errlen,
+				"malformed option '%.*s': audit=every=N takes a count N from 1 to 4294967295",
+				w, len);
+		a->mode = AUDIT_EVERY;
+	} else {
+		return set_error(err, errlen,
+			"malformed option '%.*s': audit is off, exit, every=N or cr3", w, len);
+	}
+	return true;
+}
+
 static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			 char *err, size_t errlen)
 {
@@ -84,7 +127,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, audit=, audit_action=, audit_selftest=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
@@ -160,9 +203,24 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			return set_error(err, errlen,
 				"malformed option '%.*s': selftest is two-guests",
 				w, len);
+	} else if (word_is(w, klen, "audit")) {
+		return parse_audit(w, len, v, vlen, &o->audit, err, errlen);
+	} else if (word_is(w, klen, "audit_action")) {
+		if (word_is(v, vlen, "stop"))
+			o->audit.log_only = false;
+		else if (word_is(v, vlen, "log"))
+			o->audit.log_only = true;
+		else
+			return set_error(err, errlen,
+				"malformed option '%.*s': audit_action is stop or log", w, len);
+	} else if (word_is(w, klen, "audit_selftest")) {
+		if (!parse_count(v, vlen, &o->audit.selftest))
+			return set_error(err, errlen,
+				"malformed option '%.*s': audit_selftest takes a count from 1 to 4294967295",
+				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, audit=, audit_action=, audit_selftest=)",
 			w, len);
 	}
 	return true;
@@ -180,6 +238,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->fault = FAULT_NONE;
 	o->fastpaths = true;
 	o->two_guests = false;
+	memset(&o->audit, 0, sizeof(o->audit));
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

@@ -197,6 +197,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, sizeof(name));
 	g->fastpaths = opt->fastpaths;
+	g->audit.opt = opt->audit;
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
 		hv_fail("no guest kernel: the boot loader passed no modules "
 			"(expected module 1 = bzImage with the guest command line, module 2 = initrd)");

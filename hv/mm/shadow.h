@@ -59,6 +59,7 @@
 #ifndef VMI_HV_SHADOW_H
 #define VMI_HV_SHADOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include "vtlb.h"
@@ -77,6 +78,25 @@
  */
 #define SHADOW_MAX_LINKS 65535u
 
+/* The notifications that change a shadow: what the audit's report names
+ * as the last one made to a table, and as the one that was missed. */
+enum shadow_op {
+	SHADOW_OP_NONE = 0,
+	SHADOW_OP_SET_PXE,
+	SHADOW_OP_SWAP_PXE,
+	SHADOW_OP_TEST_AND_CLEAR,	/* TestAndClearPxEBit */
+	SHADOW_OP_TEST_AND_SET,		/* TestAndSetPxEBit */
+	SHADOW_OP_QUEUED,		/* one of the above through the ROM's queue */
+	SHADOW_OP_ALLOCATE,		/* AllocatePage */
+	SHADOW_OP_RELEASE,		/* ReleasePage */
+	SHADOW_OP_INVAL_PAGE,		/* InvalPage / INVLPG */
+	SHADOW_OP_COUNT
+};
+
+/* Shadow pages noted as changed between two continuous audits; past
+ * this many the next audit checks every shadow page. */
+#define SHADOW_TOUCHED_MAX 256u
+
 enum shadow_kind {
 	SHADOW_FREE = 0,
 	SHADOW_PT = 1,	/* VMI_PAGE_PT */
@@ -89,6 +109,17 @@ struct shadow_page {
 	uint32_t aux_mfn;	/* PD: a frame of uint16_t, per PDE 1 + index of the linked PT */
 	uint32_t links;		/* PT: shadow PDEs that point at it, <= SHADOW_MAX_LINKS */
 	uint8_t kind;		/* enum shadow_kind */
+	/* Continuous audit only (shadow_track): the last notification that
+	 * named this table, where the guest made it, and whether the page
+	 * is in touched[]. */
+	uint8_t last_op;	/* enum shadow_op */
+	bool touched;
+	uint32_t last_eip;
+	/* PD announced as a clone, until it is first loaded: PDEs
+	 * clone_base.. +clone_count were derived from the original before
+	 * the guest copied them, so a guest PDE still 0 there is a copy not
+	 * yet made, not a stale shadow. */
+	uint16_t clone_base, clone_count;
 };
 
 struct shadow_stats {
@@ -123,6 +154,24 @@ struct shadow {
 	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
 	uint32_t last_fault_lin, last_fault_err, repeats;
 	struct shadow_stats stats;
+	/* Continuous audit: off, nothing below is kept (no cost). */
+	bool tracking;
+	bool touched_overflow;
+	uint32_t ntouched;
+	uint16_t touched[SHADOW_TOUCHED_MAX];	/* 1 + index into pages[] */
+};
+
+/* The first stale entry an audit found, with what explains it. */
+struct shadow_mismatch {
+	uint32_t gfn;			/* the guest's page table or directory */
+	uint8_t kind;			/* enum shadow_kind */
+	uint16_t index;			/* entry in it */
+	bool linked;			/* lin is known (a PT is linked from some PDE) */
+	uint32_t lin, lin_size;		/* the linear range the entry maps */
+	uint32_t guest, shadow, expect;	/* the guest entry, its shadow, what it should be */
+	uint8_t expected_op;		/* enum shadow_op: the notification that would have fixed it */
+	uint8_t last_op;		/* enum shadow_op: the last one made to this table */
+	uint32_t last_eip;
 };
 
 /* What shadow_audit() found. */
@@ -130,7 +179,15 @@ struct shadow_audit {
 	uint32_t pds, pts;		/* shadow pages checked */
 	uint32_t entries;		/* present shadow entries checked */
 	uint32_t mismatches;
-	char first[128];		/* the first mismatch, if any */
+	/* shadow_audit_touched() only: entries the shadow does not map yet
+	 * where the guest's do (a hidden fault will fill them), counted here
+	 * and not as mismatches; only a shadow that lets the hardware do
+	 * what the guest's entry does not (stale) is a mismatch. */
+	bool stale_only;
+	uint32_t unfilled;
+	bool have_entry;		/* m describes the first mismatch (an entry's) */
+	struct shadow_mismatch m;
+	char first[256];		/* the first mismatch, if any */
 };
 
 /*
@@ -190,5 +247,31 @@ void shadow_invlpg(struct shadow *s, uint32_t lin);
 
 /* Compare every shadow entry with what the guest's tables say now. */
 void shadow_audit(const struct shadow *s, struct shadow_audit *a);
+
+/*
+ * Continuous audit (the hypervisor's audit= option).  With tracking on,
+ * every shadow page a notification names or the shadow code changes is
+ * noted as touched; shadow_audit_touched() compares those (all of them
+ * after an overflow) and forgets them.  With tracking off nothing is
+ * noted and these cost nothing.
+ */
+void shadow_track(struct shadow *s, bool on);
+/* A notification op named guest frame gfn (an entry in it, or the page
+ * itself), made by the guest at eip: remembered for the report, and the
+ * page is touched.  Nothing if gfn has no shadow. */
+void shadow_note(struct shadow *s, uint32_t gfn, enum shadow_op op, uint32_t eip);
+/* Audit the touched pages into a (stale entries only, see
+ * shadow_audit.stale_only); with resync, every page found stale is
+ * derived again from the guest's table. */
+void shadow_audit_touched(struct shadow *s, bool resync, struct shadow_audit *a);
+/* Audit the one shadow page of gfn into a (nothing if it has none). */
+void shadow_audit_page(const struct shadow *s, uint32_t gfn, struct shadow_audit *a);
+/* Write one line describing m into buf. */
+void shadow_describe(const struct shadow_mismatch *m, char *buf, size_t len);
+const char *shadow_op_name(enum shadow_op op);
+/* Would the shadow of the entry at guest-physical gpa be stale (let the
+ * hardware do what the guest's entry does not) if it were not derived
+ * again?  (The audit self-test drops only a write that matters.) */
+bool shadow_entry_stale(const struct shadow *s, uint32_t gpa);
 
 #endif

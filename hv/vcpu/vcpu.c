@@ -282,5 +282,7 @@ void vcpu_run_once(struct vcpu *v)
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
 	take_shared_state(v);
+	if (v->guest->audit.opt.mode == AUDIT_EXIT)
+		vcpu_mmu_audit_exit(v);
 	handle_exit(v, f, cr2);
 }

@@ -54,7 +54,137 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	/* The guest's first vCPU lends the shadows its walker: walking the
 	 * guest's tables needs only the guest's memory and paging mode. */
 	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
+	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
 	v->guest->shadow_ready = true;
+}
+
+/* ---- continuous audit (audit= option) ----------------------------------
+ * Off, each hook below is one test of the mode and the shadows note
+ * nothing (shadow_track). */
+
+static bool auditing(const struct vcpu *v)
+{
+	return v->guest->audit.opt.mode != AUDIT_OFF;
+}
+
+/* "exit", "every=16", ... into buf. */
+static const char *audit_mode_name(const struct audit_options *o, char *buf, size_t len)
+{
+	static const char *const names[] = { "off", "exit", "every", "cr3" };
+
+	if (o->mode == AUDIT_EVERY)
+		fmt_snprintf(buf, len, "every=%u", o->every);
+	else
+		fmt_snprintf(buf, len, "%s", o->mode < ARRAY_SIZE(names) ? names[o->mode] : "?");
+	return buf;
+}
+
+/* Where the kernel called the VMI call being handled: the return address
+ * the ROM's stub left above the saved words it pushed (vrom/vmi.S: edi,
+ * then ebx and esi for stack arguments).  For the report only: 0 if the
+ * stack does not read. */
+static uint32_t call_site(struct vcpu *v, unsigned saved_words)
+{
+	uint32_t ret, pf;
+
+	if (!vcpu_read_lin(v, v->frame->esp + 4 * saved_words, &ret, 4, 1, &pf)) {
+		v->violation = false;	/* the guest did not make this access */
+		return 0;
+	}
+	return ret;
+}
+
+static void note(struct vcpu *v, uint32_t gfn, enum shadow_op op, uint32_t eip)
+{
+	if (auditing(v))
+		shadow_note(&v->guest->shadow, gfn, op, eip);
+}
+
+/* An audit found stale entries: stop the guest with the first, or with
+ * audit_action=log say so (the stale pages were derived again). */
+static void audit_found(struct vcpu *v, const char *when, const struct shadow_audit *a)
+{
+	if (v->guest->audit.opt.log_only) {
+		log_warn("shadow audit at %s: %u stale entries, derived again; first: %s",
+			 when, a->mismatches, a->first);
+		return;
+	}
+	kprintf("vmi-hv: shadow audit at %s: %u stale entries; first: %s\n", when, a->mismatches, a->first);
+	vcpu_stop(v, "shadow audit at %s: %s", when, a->first);
+}
+
+/* Audit the shadows touched since the last audit, and the directory
+ * extra_gfn too unless it is ~0u. */
+static void audit_now(struct vcpu *v, const char *when, uint32_t extra_gfn)
+{
+	struct guest_audit *ga = &v->guest->audit;
+	struct shadow *s = &v->guest->shadow;
+	struct shadow_audit a;
+
+	if (!v->shadows_active || (!s->ntouched && !s->touched_overflow && extra_gfn == ~0u))
+		return;
+	shadow_audit_touched(s, ga->opt.log_only, &a);
+	if (extra_gfn != ~0u)
+		shadow_audit_page(s, extra_gfn, &a);
+	ga->runs++;
+	ga->entries += a.entries;
+	ga->mismatches += a.mismatches;
+	ga->unfilled += a.unfilled;
+	if (a.mismatches)
+		audit_found(v, when, &a);
+}
+
+/*
+ * Might the ROM's fast path have written an entry and not queued it yet?
+ * Only if this exit interrupted it between the two, and it runs that with
+ * the virtual IF clear and makes no hypercall there: so never at a
+ * hypercall, nor with the virtual IF set.  An audit now could see that
+ * entry stale; it waits for a later exit (the pages stay touched).
+ */
+static bool write_may_be_in_flight(const struct vcpu *v)
+{
+	return !v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
+	       (v->shared->features & VMI_SHARED_F_PXE);
+}
+
+/* n page-table notifications were handled (all of them: an audit
+ * between two entries of one drained queue would see the second one
+ * written but not yet derived). */
+static void count_ops(struct vcpu *v, uint32_t n)
+{
+	struct guest_audit *ga = &v->guest->audit;
+
+	if (ga->opt.mode != AUDIT_EVERY)
+		return;
+	ga->since += n;
+	if (ga->since >= ga->opt.every && !write_may_be_in_flight(v)) {
+		ga->since = 0;
+		audit_now(v, "a page-table notification", ~0u);
+	}
+}
+
+void vcpu_mmu_audit_exit(struct vcpu *v)
+{
+	if (!write_may_be_in_flight(v))
+		audit_now(v, "an exit", ~0u);
+}
+
+/*
+ * audit_selftest=N: a planted hypervisor bug for the audit to find.  From
+ * the Nth queued write on, the first one that changes a shadow entry is
+ * not derived (as if the drain had lost it).
+ */
+static bool selftest_drops(struct vcpu *v, uint32_t gpa, uint32_t lin)
+{
+	struct guest_audit *ga = &v->guest->audit;
+
+	if (!ga->opt.selftest || ga->selftest_done || ++ga->queued_seen < ga->opt.selftest ||
+	    !shadow_entry_stale(&v->guest->shadow, gpa))
+		return false;
+	ga->selftest_done = true;
+	kprintf("vmi-hv: audit_selftest: dropped queued page-table write %llu (entry at %08x, guest-physical %08x)\n",
+		(unsigned long long)ga->queued_seen, lin, gpa);
+	return true;
 }
 
 static void check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what)
@@ -101,8 +231,13 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 		if (!gp.pg || !gp.wp)
 			vcpu_stop(v, "paravirtual guest turned %s off (cr0=%08x): not supported",
 				  gp.pg ? "CR0.WP" : "paging", v->cr0);
-		if (gp.cr3 != v->paging.cr3)
+		if (gp.cr3 != v->paging.cr3) {
 			check(v, shadow_load_cr3(&v->guest->shadow, gp.cr3, &out), &out, "a CR3 write");
+			if (v->guest->audit.opt.mode == AUDIT_CR3) {
+				v->paging = gp;
+				audit_now(v, "a CR3 load", pte_frame(gp.cr3));
+			}
+		}
 	} else if (force_flush || gp.pg != v->paging.pg || gp.wp != v->paging.wp ||
 		   gp.pse != v->paging.pse || gp.cr3 != v->paging.cr3) {
 		vtlb_flush(&v->vtlb);
@@ -134,9 +269,10 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 
 void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin)
 {
-	if (v->shadows_active)
+	if (v->shadows_active) {
 		shadow_invlpg(&v->guest->shadow, lin);
-	else
+		count_ops(v, 1);
+	} else
 		vtlb_invlpg(&v->vtlb, lin);
 }
 
@@ -148,7 +284,8 @@ void vcpu_mmu_flush(struct vcpu *v)
 		vtlb_flush(&v->vtlb);
 }
 
-void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
+/* The guest's VMI call op changed the page-table entry at lin. */
+static void entry_written(struct vcpu *v, uint32_t lin, enum shadow_op op)
 {
 	struct vtlb_outcome out;
 	uint32_t gpa;
@@ -158,7 +295,21 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
 	/* The caller has just written lin, so it translates. */
 	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
 		vcpu_stop(v, "page-table entry at %08x no longer translates", lin);
+	if (auditing(v))
+		note(v, page_frame(gpa), op, call_site(v, 1));
 	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
+	count_ops(v, 1);
+}
+
+void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
+{
+	entry_written(v, lin, SHADOW_OP_SET_PXE);
+}
+
+static void write_pxe(struct vcpu *v, uint32_t lin, uint32_t val, enum shadow_op op)
+{
+	vcpu_call_write(v, lin, &val, 4, "a page-table entry");
+	entry_written(v, lin, op);
 }
 
 /* VMI SetPxE, GetPxE, SwapPxE (returns the old entry) and
@@ -166,8 +317,7 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
  * entry at guest-linear lin, written through the guest's own mapping. */
 void vcpu_mmu_set_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
 {
-	vcpu_call_write(v, lin, &val, 4, "a page-table entry");
-	vcpu_mmu_entry_written(v, lin);
+	write_pxe(v, lin, val, SHADOW_OP_SET_PXE);
 }
 
 uint32_t vcpu_mmu_get_pxe(struct vcpu *v, uint32_t lin)
@@ -182,7 +332,7 @@ uint32_t vcpu_mmu_swap_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
 {
 	uint32_t old = vcpu_mmu_get_pxe(v, lin);
 
-	vcpu_mmu_set_pxe(v, lin, val);
+	write_pxe(v, lin, val, SHADOW_OP_SWAP_PXE);
 	return old;
 }
 
@@ -191,7 +341,8 @@ bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool se
 	uint32_t e = vcpu_mmu_get_pxe(v, lin), mask = 1u << (bit & 31);
 	bool was = (e & mask) != 0;
 
-	vcpu_mmu_set_pxe(v, lin, set ? e | mask : e & ~mask);
+	write_pxe(v, lin, set ? e | mask : e & ~mask,
+		  set ? SHADOW_OP_TEST_AND_SET : SHADOW_OP_TEST_AND_CLEAR);
 	return was;
 }
 
@@ -222,11 +373,19 @@ void vcpu_mmu_drain(struct vcpu *v)
 		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
 			vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
 				  i, n, lin);
-		if (v->shadows_active)
-			check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
-			      "a queued page-table entry write");
+		if (!v->shadows_active)
+			continue;
+		/* The ROM does not say where the kernel wrote it: the exit's
+		 * EIP is the nearest the report can name. */
+		note(v, page_frame(gpa), SHADOW_OP_QUEUED, v->frame->eip);
+		if (selftest_drops(v, gpa, lin))
+			continue;
+		check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
+		      "a queued page-table entry write");
 	}
 	sh->pxe_count = 0;
+	if (v->shadows_active)
+		count_ops(v, n);
 	v->stats.pxe_drained += n;
 	v->stats.pxe_drains++;
 	if (n > v->stats.pxe_max_batch)
@@ -251,6 +410,9 @@ void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t or
 		vcpu_stop(v, "AllocatePage(%x, flags %x): a non-PAE guest announces a page table (%x) or a page directory (%x)",
 			  ppn, flags, VMI_PAGE_PT, VMI_PAGE_PD);
 	check(v, shadow_announce(&v->guest->shadow, ppn, kind, orig, base, count, &out), &out, "AllocatePage");
+	if (auditing(v))
+		note(v, ppn, SHADOW_OP_ALLOCATE, call_site(v, 3));
+	count_ops(v, 1);
 }
 
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
@@ -259,7 +421,10 @@ void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
 
 	if (!v->shadows_active)
 		return;
+	if (auditing(v))
+		note(v, ppn, SHADOW_OP_RELEASE, call_site(v, 1));
 	check(v, shadow_release(&v->guest->shadow, ppn, &out), &out, "ReleasePage");
+	count_ops(v, 1);
 }
 
 void vcpu_mmu_reset_peaks(struct vcpu *v)
@@ -275,6 +440,7 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 	const struct vtlb_stats *t = &v->vtlb.stats;
 	const struct shadow_stats *s = &v->guest->shadow.stats;
 	struct shadow_audit a;
+	char mode[24];
 
 	kprintf("vmi-hv: vTLB (before activation): %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
 		(unsigned long long)t->fills, (unsigned long long)t->dirty_faults,
@@ -292,6 +458,12 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+	if (auditing(v))
+		kprintf("vmi-hv: continuous audit (%s): %llu audits, %llu entries checked, %llu mismatches, %llu entries not filled yet\n",
+			audit_mode_name(&v->guest->audit.opt, mode, sizeof(mode)), (unsigned long long)v->guest->audit.runs,
+			(unsigned long long)v->guest->audit.entries,
+			(unsigned long long)v->guest->audit.mismatches,
+			(unsigned long long)v->guest->audit.unfilled);
 	shadow_audit(&v->guest->shadow, &a);
 	kprintf("vmi-hv: shadow audit: %u page directories, %u page tables, %u entries checked, %u mismatches%s%s\n",
 		a.pds, a.pts, a.entries, a.mismatches, a.mismatches ? "; first: " : "", a.first);

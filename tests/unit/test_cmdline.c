@@ -55,6 +55,9 @@ static void malformed_sizes(void **state)
 		"x guest_mem=128MB", "x guest_mem=99999999999", "x guest_mem=5G",
 		"x guest_mem=1000", "x guest_mem=8M", "x loglevel=loud",
 		"x after_load=maybe", "x selftest_fault=x",
+		"x audit=", "x audit=on", "x audit=every=", "x audit=every=0", "x audit=every=x",
+		"x audit=every=4294967296", "x audit=every=1k", "x audit=every", "x audit_action=panic",
+		"x audit_selftest=0", "x audit_selftest=", "x audit_selftest=-1",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -97,6 +100,30 @@ static void image_path_skipping(void **state)
 	assert_false(loader_puts_path_first(NULL));
 }
 
+static void audit_options(void **state)
+{
+	assert_true(hv_parse_cmdline("x", true, &o, err, sizeof(err)));
+	assert_int_equal(o.audit.mode, AUDIT_OFF);
+	assert_false(o.audit.log_only);
+	assert_int_equal(o.audit.selftest, 0);
+	assert_true(hv_parse_cmdline("x audit=exit", true, &o, err, sizeof(err)));
+	assert_int_equal(o.audit.mode, AUDIT_EXIT);
+	assert_true(hv_parse_cmdline("x audit=cr3 audit_action=log", true, &o, err, sizeof(err)));
+	assert_int_equal(o.audit.mode, AUDIT_CR3);
+	assert_true(o.audit.log_only);
+	assert_true(hv_parse_cmdline("x audit=every=1 audit_selftest=300", true, &o, err, sizeof(err)));
+	assert_int_equal(o.audit.mode, AUDIT_EVERY);
+	assert_int_equal(o.audit.every, 1);
+	assert_int_equal(o.audit.selftest, 300);
+	assert_false(o.audit.log_only);		/* every parse starts from the defaults */
+	assert_true(hv_parse_cmdline("x audit=every=4294967295 audit=off", true, &o, err, sizeof(err)));
+	assert_int_equal(o.audit.mode, AUDIT_OFF);
+	assert_false(hv_parse_cmdline("x audit=every=0", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "audit=every=N takes a count"));
+	assert_false(hv_parse_cmdline("x audit=sometimes", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "audit is off, exit, every=N or cr3"));
+}
+
 static void bare_word_without_path_is_an_error(void **state)
 {
 	/* Under GRUB 2 there is no path, so a bare first word is an option. */
@@ -115,6 +142,7 @@ int main(void)
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(image_path_skipping),
 		cmocka_unit_test(bare_word_without_path_is_an_error),
+		cmocka_unit_test(audit_options),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

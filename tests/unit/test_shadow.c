@@ -1063,6 +1063,204 @@ static void release_of_a_heavily_linked_table_leaves_no_stale_link(void **state)
 	assert_frames_consistent();
 }
 
+/* ---- continuous audit (shadow_track / shadow_audit_touched) ----------- */
+
+#define CALLER_EIP 0xC0123456u
+
+/* The world loaded with tracking on and nothing touched yet. */
+static void load_tracked_world(void)
+{
+	struct shadow_audit a;
+
+	shadow_track(&s, true);
+	load_world();
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_int_equal(s.ntouched, 0);
+}
+
+static void continuous_audit_finds_and_describes_a_stale_pte(void **state)
+{
+	struct shadow_audit a;
+	uint32_t old_shadow;
+
+	load_tracked_world();
+	old_shadow = rec_page(UPT)[pte_index(ULIN)];
+	assert_true(old_shadow & P);
+	/* The guest cleared the entry and queued it; the hypervisor noted
+	 * the queued write but never derived it (the planted bug). */
+	poke_pte(UPT, ULIN, 0);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	assert_true(shadow_entry_stale(&s, (UPT << 12) + pte_index(ULIN) * 4));
+	shadow_audit_touched(&s, false, &a);
+	print_message("report: %s\n", a.first);
+	assert_int_equal(a.mismatches, 1);
+	assert_int_equal(a.pts, 1);
+	assert_int_equal(a.pds, 0);
+	assert_true(a.have_entry);
+	assert_int_equal(a.m.gfn, UPT);
+	assert_int_equal(a.m.kind, SHADOW_PT);
+	assert_int_equal(a.m.index, pte_index(ULIN));
+	assert_true(a.m.linked);
+	assert_int_equal(a.m.lin, ULIN);
+	assert_int_equal(a.m.lin_size, 0x1000);
+	assert_int_equal(a.m.guest, 0);
+	assert_int_equal(a.m.shadow, old_shadow);
+	assert_int_equal(a.m.expect, 0);
+	assert_int_equal(a.m.expected_op, SHADOW_OP_SWAP_PXE);
+	assert_int_equal(a.m.last_op, SHADOW_OP_QUEUED);
+	assert_int_equal(a.m.last_eip, CALLER_EIP);
+	assert_non_null(strstr(a.first, "PT 0x2 entry 1 "));
+	assert_non_null(strstr(a.first, "linear 00001000-00001fff"));
+	assert_non_null(strstr(a.first, "missed SwapPxE"));
+	assert_non_null(strstr(a.first, "at EIP c0123456"));
+	/* Audited pages are forgotten: the next audit checks nothing. */
+	assert_int_equal(s.ntouched, 0);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.pts + a.pds, 0);
+}
+
+static void continuous_audit_checks_only_touched_pages(void **state)
+{
+	struct shadow_audit a;
+
+	load_tracked_world();
+	/* Stale, but in a table no notification named. */
+	poke_pte(KPT, KLIN, 0);
+	set_pte(UPT, ULIN + 0x1000, (14 << 12) | P | U | A);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_int_equal(a.pts, 1);
+	/* The full audit sees it, and so does an audit of that page. */
+	shadow_audit(&s, &a);
+	assert_int_equal(a.mismatches, 1);
+	memset(&a, 0, sizeof(a));
+	shadow_audit_page(&s, KPT, &a);
+	assert_int_equal(a.mismatches, 1);
+	assert_int_equal(a.m.lin, KLIN);
+}
+
+static void continuous_audit_resyncs_when_asked(void **state)
+{
+	struct shadow_audit a;
+
+	load_tracked_world();
+	/* Write-protected without being told: the shadow is still writable. */
+	poke_pte(UPT, ULIN, (10 << 12) | P | U | A | D);
+	shadow_note(&s, UPT, SHADOW_OP_SET_PXE, CALLER_EIP);
+	shadow_audit_touched(&s, true, &a);
+	assert_int_equal(a.mismatches, 1);
+	assert_int_equal(a.m.expected_op, SHADOW_OP_TEST_AND_CLEAR);
+	assert_pte_is(ULIN, get_pte(UPT, ULIN));
+	shadow_audit(&s, &a);
+	assert_int_equal(a.mismatches, 0);
+}
+
+static void continuous_audit_names_a_missed_set_and_a_stale_pde(void **state)
+{
+	struct shadow_audit a;
+
+	load_tracked_world();
+	/* A new entry the shadow never got: only unfilled (the access
+	 * faults and the fault fills it), not a mismatch. */
+	poke_pte(UPT, ULIN + 0x2000, (15 << 12) | P | U | A);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_int_equal(a.unfilled, 1);
+	/* An entry moved to another page: stale. */
+	poke_pte(UPT, ULIN, (16 << 12) | P | W | U | A | D);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_audit_touched(&s, true, &a);
+	assert_int_equal(a.mismatches, 1);
+	assert_int_equal(a.m.expected_op, SHADOW_OP_SET_PXE);
+	assert_int_equal(a.m.guest, get_pte(UPT, ULIN));
+	/* A directory entry cleared without a notification. */
+	poke_pde(PD1, ULIN, 0);
+	shadow_note(&s, PD1, SHADOW_OP_SWAP_PXE, CALLER_EIP);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches, 1);
+	assert_int_equal(a.m.kind, SHADOW_PD);
+	assert_int_equal(a.m.gfn, PD1);
+	assert_int_equal(a.m.index, 0);
+	assert_int_equal(a.m.lin_size, 1u << 22);
+	assert_int_equal(a.m.expected_op, SHADOW_OP_SWAP_PXE);
+	assert_non_null(strstr(a.first, "PD 0x1 entry 0 (linear 00000000-003fffff)"));
+}
+
+static void continuous_audit_off_notes_nothing(void **state)
+{
+	struct shadow_audit a;
+
+	load_world();
+	shadow_note(&s, UPT, SHADOW_OP_SET_PXE, CALLER_EIP);
+	set_pte(UPT, ULIN, 0);
+	assert_int_equal(s.ntouched, 0);
+	assert_int_equal(rec(UPT)->last_op, SHADOW_OP_NONE);
+	assert_int_equal(rec(UPT)->last_eip, 0);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.pts + a.pds, 0);
+}
+
+static void continuous_audit_of_a_released_table_checks_its_directories(void **state)
+{
+	struct shadow_audit a;
+
+	load_tracked_world();
+	assert_int_equal(shadow_release(&s, UPT, &out), VTLB_FILLED);
+	/* The freed record is skipped; the directory that linked it is
+	 * checked: its PDE was unlinked, so it is unfilled, not stale. */
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.pds, 1);
+	assert_int_equal(a.pts, 0);
+	assert_int_equal(a.mismatches, 0);
+	assert_int_equal(a.unfilled, 1);
+	/* The guest clears the PDE as Linux does before ReleasePage: clean. */
+	set_pde(PD1, ULIN, 0);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches + a.unfilled, 0);
+}
+
+static void continuous_audit_waits_for_the_clone_copy(void **state)
+{
+	struct shadow_audit a;
+
+	load_tracked_world();
+	memset(gpage(6), 0, 4096);
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+	shadow_note(&s, 6, SHADOW_OP_ALLOCATE, CALLER_EIP);
+	/* Before clone_pgd_range: the shadow's kernel half is ahead of the
+	 * guest's, which is no stale entry. */
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches, 0);
+	assert_true(a.unfilled > 0);
+	memcpy(&gpage(6)[768], &gpage(PD1)[768], 256 * 4);
+	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(rec(6)->clone_count, 0);
+	/* Loaded, the directory is the guest's: a kernel PDE it clears
+	 * without telling is stale. */
+	poke_pde(6, KLIN, 0);
+	shadow_note(&s, 6, SHADOW_OP_SET_PXE, CALLER_EIP);
+	shadow_audit_touched(&s, false, &a);
+	assert_int_equal(a.mismatches, 1);
+	assert_int_equal(a.m.index, pde_index(KLIN));
+}
+
+static void describe_an_unlinked_table(void **state)
+{
+	struct shadow_mismatch m = {
+		.gfn = 0x1234, .kind = SHADOW_PT, .index = 7, .linked = false,
+		.guest = 0x5067, .shadow = 0, .expect = 0x9065,
+		.expected_op = SHADOW_OP_SET_PXE, .last_op = SHADOW_OP_ALLOCATE, .last_eip = 0xc1000000,
+	};
+	char buf[256];
+
+	shadow_describe(&m, buf, sizeof(buf));
+	assert_string_equal(buf, "PT 0x1234 entry 7 (linked from no PDE): guest 00005067, shadow 00000000, "
+				 "expected 00009065; missed SetPxE; last notified: AllocatePage at EIP c1000000");
+	assert_string_equal(shadow_op_name(SHADOW_OP_COUNT), "?");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1104,6 +1302,14 @@ int main(void)
 		T(running_out_of_frames_evicts_old_directories),
 		T(link_count_never_wraps),
 		T(release_of_a_heavily_linked_table_leaves_no_stale_link),
+		T(continuous_audit_finds_and_describes_a_stale_pte),
+		T(continuous_audit_checks_only_touched_pages),
+		T(continuous_audit_resyncs_when_asked),
+		T(continuous_audit_names_a_missed_set_and_a_stale_pde),
+		T(continuous_audit_off_notes_nothing),
+		T(continuous_audit_of_a_released_table_checks_its_directories),
+		T(continuous_audit_waits_for_the_clone_copy),
+		T(describe_an_unlinked_table),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
