@@ -38,6 +38,11 @@ struct vcpu_stats {
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
 	uint64_t hypercalls, hypercalls_by_call[128];
 	uint64_t injected;		/* virtual interrupts delivered */
+	/* Delivered in paravirtual mode before the guest's first IRET
+	 * call: at most 1 (the first interrupt returns through IRET).
+	 * More means interrupts returned through a raw iret, which cannot
+	 * set IF at CPL 1: the virtual IF stayed off behind its back. */
+	uint64_t injected_before_iret;
 	/* F_PXE: entry writes the ROM made without an exit and queued in
 	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
 	uint64_t pxe_drained, pxe_drains, pxe_max_batch;

@@ -74,6 +74,8 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late)\n",
 		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
 		(unsigned long long)tsc_to_us(v->guest->valarm.max_late));
+	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
+		(unsigned long long)s->injected_before_iret);
 }
 
 static void print_guest_state(const struct vcpu *v)

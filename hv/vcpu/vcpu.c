@@ -241,6 +241,8 @@ static void inject_interrupt(struct vcpu *v)
 {
 	if (!v->vif || !vpic_pending(&v->guest->vpic))
 		return;
+	if (v->paravirtual && !v->stats.hypercalls_by_call[VMI_CALL_IRET])
+		v->stats.injected_before_iret++;
 	v->stats.injected++;
 	vcpu_deliver(v, vpic_ack(&v->guest->vpic), false, 0, 0);
 }

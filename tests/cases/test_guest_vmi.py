@@ -19,6 +19,7 @@ CMDLINE = SERIAL_CMDLINE
 
 VROM_HEADER_LENGTH = 0x02      # VROMHeader.romLength, 512-byte units
 VROM_HEADER_API_MAJOR = 0x0d   # VROMHeader.APIVersionMajor
+VROM_HEADER_RESERVED2 = 0x10   # VROMHeader.reserved2: bytes reserved at the top
 VROM_SLOT_LEN = 32
 VMI_CALL_INIT = 4
 
@@ -80,6 +81,41 @@ def guest_rom_init_fails(t):
     q.expect(r"Detected VMI ROM version 13\.0", timeout=60)
     q.expect(r"VMI ROM failed to initialize", timeout=30)
     expect_native(t, q)
+
+
+def bad_reserve(t, name, size):
+    """A VMI 13.0 ROM publishing a reserved-top size the kernel must refuse
+    before Init (whose real slot would hypercall into nothing here) and
+    before clearing any page directory entry: reported, native boot.  The
+    series before issue 21 item 4 cleared PDEs from -size up, i.e. with
+    0 every one of them, the kernel's own mappings included."""
+    def edit(rom):
+        rom[VROM_HEADER_RESERVED2:VROM_HEADER_RESERVED2 + 4] = size.to_bytes(4, "little")
+    rom = rom_variant(t, name, edit)
+    q = boot(t, "-option-rom", rom)
+    q.expect(r"Detected VMI ROM version 13\.0", timeout=60)
+    q.expect(rf"VMI ROM reserved top size 0x{size:x} invalid \([^)]*\)"
+             r" - falling back to native mode", timeout=30)
+    expect_native(t, q)
+
+
+@test("guest-rom-reserve-zero")
+def guest_rom_reserve_zero(t):
+    """VROMHeader.reserved2 = 0: refused, native."""
+    bad_reserve(t, "vmi-reserve0.rom", 0)
+
+
+@test("guest-rom-reserve-unaligned")
+def guest_rom_reserve_unaligned(t):
+    """VROMHeader.reserved2 = 64 MiB + 4 KiB (not whole 4 MiB PDEs): refused,
+    native."""
+    bad_reserve(t, "vmi-reserve-unaligned.rom", 0x04001000)
+
+
+@test("guest-rom-reserve-too-big")
+def guest_rom_reserve_too_big(t):
+    """VROMHeader.reserved2 = 1 GiB (all of kernel space): refused, native."""
+    bad_reserve(t, "vmi-reserve-1g.rom", 0x40000000)
 
 
 @test("guest-require-hypervisor-panics")

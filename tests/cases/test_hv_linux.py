@@ -80,6 +80,17 @@ def linux_proc_vmi_info(t):
     fewer = [f"{name} guest {n} > hypervisor {hv.get(name, 0)}"
              for name, n in guest.items() if n > hv.get(name, 0) and name not in fast]
     t.check(not fewer, "the hypervisor saw fewer calls than the guest counted: " + "; ".join(fewer))
+    # Every interrupt after activation must return through IRET: a raw
+    # iret at CPL 1 cannot set IF, the virtual IF would stay off.  The
+    # first interrupt is delivered before the first IRET call; a second
+    # one means the first returned through a raw iret (the IRET
+    # alternative patched after local_irq_enable(), issue 21 item 1).
+    m = q.expect(r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: (\d+)",
+                 timeout=30)
+    t.note(f"virtual interrupts before the first IRET call: {m.group(1)}")
+    t.check(int(m.group(1)) <= 1,
+            f"{m.group(1)} virtual interrupts delivered before the guest's first IRET call: "
+            "interrupts returned through a raw iret (the pv IRET was patched too late)")
 
     q.send("\n")
     q.expect(r"vmi-guest# ", timeout=60)
