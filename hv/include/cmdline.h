@@ -10,6 +10,14 @@
  *   selftest_fault=KIND   deliberately fault after start-up, for the tests
  *                         of the exception dump: page, invalid-opcode,
  *                         divide, double
+ *   fastpaths=on|off      the shared page's ROM fast paths (default on)
+ *   selftest=two-guests   two guests from one module pair, entered in turn
+ *
+ * Several guests (one bzImage + initrd module pair each, in module order,
+ * numbered from 1): guest_mem= is every guest's size, and
+ *   guestN.mem=SIZE       guest N's size (overrides guest_mem=)
+ *   guestN.name=NAME      1-15 of [A-Za-z0-9._-]; default "guestN"
+ *   guestN.weight=W       1-100, its share of the CPU (default 1)
  *
  * Anything else is an error.
  *
@@ -32,6 +40,18 @@ enum selftest_fault {
 
 enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 
+/* The most guests one hypervisor runs (module pairs). */
+#define HV_MAX_GUESTS 4
+#define GUEST_NAME_LEN 16		/* with the NUL */
+#define GUEST_WEIGHT_MAX 100
+
+/* guestN.*: what the command line says about guest N (all optional). */
+struct guest_options {
+	uint64_t mem;			/* bytes; 0: not given */
+	char name[GUEST_NAME_LEN];	/* "": not given */
+	unsigned weight;		/* 0: not given */
+};
+
 struct hv_options {
 	uint64_t guest_mem;		/* bytes */
 	bool guest_mem_given;
@@ -42,6 +62,7 @@ struct hv_options {
 	/* selftest=two-guests: load the guest twice and enter each in turn
 	 * (run_selftest_two_guests). */
 	bool two_guests;
+	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on
