@@ -158,5 +158,5 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	for (unsigned i = 0; i < n; i++)
 		vcpu_create(guests[i]);
-	run_guests(guests, n);
+	run_guests(guests, n, opt.slice_ms * 1000);
 }

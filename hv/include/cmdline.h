@@ -12,6 +12,8 @@
  *                         divide, double
  *   fastpaths=on|off      the shared page's ROM fast paths (default on)
  *   selftest=two-guests   two guests from one module pair, entered in turn
+ *   slice=MS              the scheduler's time slice, 1-1000 ms (default 10);
+ *                         a guest of weight W runs W slices in a turn
  *
  * Several guests (one bzImage + initrd module pair each, in module order,
  * numbered from 1): guest_mem= is every guest's size, and
@@ -44,6 +46,8 @@ enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 #define HV_MAX_GUESTS 4
 #define GUEST_NAME_LEN 16		/* with the NUL */
 #define GUEST_WEIGHT_MAX 100
+#define SLICE_MS_DEFAULT 10
+#define SLICE_MS_MAX 1000
 
 /* guestN.*: what the command line says about guest N (all optional). */
 struct guest_options {
@@ -63,6 +67,7 @@ struct hv_options {
 	 * (run_selftest_two_guests). */
 	bool two_guests;
 	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
+	uint32_t slice_ms;		/* the scheduler's time slice */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

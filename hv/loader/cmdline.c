@@ -165,7 +165,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, guestN.mem=, guestN.name=, guestN.weight=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
@@ -243,6 +243,14 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			return set_error(err, errlen,
 				"malformed option '%.*s': fastpaths is on or off",
 				w, len);
+	} else if (word_is(w, klen, "slice")) {
+		unsigned ms;
+
+		if (!parse_uint(v, vlen, SLICE_MS_MAX, &ms) || !ms)
+			return set_error(err, errlen,
+				"malformed option '%.*s': slice is a time in milliseconds, 1-1000",
+				w, len);
+		o->slice_ms = ms;
 	} else if (word_is(w, klen, "selftest")) {
 		if (word_is(v, vlen, "two-guests"))
 			o->two_guests = true;
@@ -252,7 +260,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, guestN.mem=, guestN.name=, guestN.weight=)",
 			w, len);
 	}
 	return true;
@@ -271,6 +279,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->fastpaths = true;
 	o->two_guests = false;
 	memset(o->guests, 0, sizeof(o->guests));
+	o->slice_ms = SLICE_MS_DEFAULT;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

@@ -7,7 +7,8 @@ fit the machine together, stop at load time naming the guest."""
 import re
 
 from vmitest import paths, test
-from hvguest import BAD_INPUT, DONE, SERIAL_CMDLINE
+from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, REGS, SERIAL_CMDLINE,
+                     stays_responsive)
 
 
 def hv(t, modules=None, append=None, mem="320"):
@@ -77,3 +78,85 @@ def hv_multi_error_memory(t):
 def hv_multi_error_option(t):
     q = hv(t, append="guest1.weight=0")
     expect_error(t, q, r"malformed option 'guest1.weight=0': a guest's weight is 1-100")
+
+
+# ---- two Linux guests at once (the scheduler) ---------------------------
+
+def expect_all(q, patterns, timeout=300):
+    """Each regex somewhere after the current point, in any order (two
+    guests' output interleaves); returns the matches, the cursor after the
+    last of them."""
+    start, end, found = q.cursor, q.cursor, []
+    for p in patterns:
+        q.cursor = start
+        m = q.expect(p, timeout=timeout)
+        found.append(m)
+        end = max(end, m.end())
+    q.cursor = end
+    return found
+
+
+def prompt(name):
+    return r"\[%s\] [^\n]*vmi-guest# " % re.escape(name)
+
+
+def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append=""):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    mods = guest_modules() + "," + guest_modules(cmdline=second_cmdline)
+    return t.qemu("-m", "400", "-kernel", paths.HV_ELF, "-initrd", mods, "-append",
+                  f"guest_mem=64M guest1.name=one guest2.name=two {append}".strip(),
+                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p])
+
+
+def type_into(t, q, n, name, word):
+    """Give guest n the console, run a command there: its answer comes back
+    from that guest only."""
+    q.send("\x1d%d" % n)
+    q.expect(r"vmi-hv: console input goes to guest %d \(%s\)" % (n, name), timeout=60)
+    q.send("\n")
+    q.expect(prompt(name), timeout=120)
+    before = len(q.output)
+    q.send(f"echo {word}-$((6 * 7))-back\n")
+    q.expect(r"\[%s\] %s-42-back\n" % (name, word), timeout=120)
+    answers = re.findall(r"\[(\w+)\] %s-42-back" % word, q.output[before:])
+    t.check(answers == [name], f"'{word}' answered by {answers}, expected only {name}")
+
+
+@test("hv-multi-two-linux-guests")
+def hv_multi_two_linux_guests(t):
+    q = two_linux_guests(t)
+    q.expect(r"vmi-hv: 2 guests share the CPU: 10000 us slices", timeout=60)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    t.note(f"both guests at their shells {q.elapsed():.1f}s after QEMU started")
+    type_into(t, q, 1, "one", "first")
+    type_into(t, q, 2, "two", "second")
+    q.send("\x1dl")
+    expect_all(q, [r"\* 2 two +(running|halted|runnable) +weight 1",
+                   r"  1 one +(running|halted|runnable) +weight 1"], timeout=60)
+    # Both reboot; only the last one ends the hypervisor.
+    q.send("reboot -f\n")
+    q.expect(r"vmi-hv: guest 2 \(two\) has ended; 1 other goes on", timeout=120)
+    q.expect(r"vmi-hv: guest reboot: ", timeout=60)
+    q.send("\n")
+    q.expect(prompt("one"), timeout=120)
+    q.send("reboot -f\n")
+    q.expect(r"vmi-hv: stopped \(exit code 7\): guest reboot", timeout=120)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT}")
+
+
+@test("hv-multi-rule-breaker")
+def hv_multi_rule_breaker(t):
+    q = two_linux_guests(t, f"{SERIAL_CMDLINE} vmi_selftest=bad-descriptor")
+    q.expect(r"vmi-hv: guest 2 \(two\) has ended; 1 other goes on", timeout=400)
+    m = q.expect(r"vmi-hv: guest stopped: ([^\n]*)\n", timeout=60)
+    t.check(m.group(1).startswith("WriteGDTEntry 28"), f"stop reason {m.group(1)}")
+    q.expect(REGS, timeout=30)
+    q.send("\x1d2")
+    q.expect(r"vmi-hv: guest 2 \(two\) has ended; the console stays with one", timeout=60)
+    q.expect(prompt("one"), timeout=400)
+    type_into(t, q, 1, "one", "still")
+    q.send("\x1dq")
+    q.expect(r"vmi-hv: guest stopped: stopped from the console", timeout=60)
+    stays_responsive(t, q)
+

@@ -133,7 +133,7 @@ static void guest_option_syntax(void **state)
 		"guest0.mem=64M", "guest5.name=x", "guest1.mem=8M", "guest1.mem=64Q",
 		"guest1.name=", "guest1.name=a/b", "guest1.name=abcdefghijklmnop",
 		"guest1.weight=0", "guest1.weight=101", "guest1.weight=x", "guest1.color=red",
-		"guest12.mem=64M",
+		"guest12.mem=64M", "slice=0", "slice=1001", "slice=5ms",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -141,6 +141,10 @@ static void guest_option_syntax(void **state)
 		assert_false(hv_parse_cmdline(bad[i], false, &o, err, sizeof(err)));
 		assert_non_null(strstr(err, bad[i]));
 	}
+	parse("");
+	assert_int_equal(o.slice_ms, 10);
+	parse("slice=25");
+	assert_int_equal(o.slice_ms, 25);
 	parse("guest4.name=a-b_c.9 guest4.weight=100 guest4.mem=1G");
 	assert_string_equal(o.guests[3].name, "a-b_c.9");
 	assert_int_equal(o.guests[3].weight, 100);
