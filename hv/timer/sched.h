@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+/* SCHED_RUNNING is 0: a vCPU outside any scheduler (selftest=two-guests
+ * enters vCPUs itself) counts all its time as its own. */
 enum sched_state {
-	SCHED_READY,		/* runnable, waiting for the CPU: stolen time */
 	SCHED_RUNNING,		/* has the CPU */
+	SCHED_READY,		/* runnable, waiting for the CPU: stolen time */
 	SCHED_HALTED,		/* waits for an interrupt: not runnable */
 	SCHED_GONE,		/* its guest ended; the clock stops */
 	SCHED_STATES

@@ -86,6 +86,31 @@ static void list_guests(const struct run *r)
 	}
 }
 
+/*
+ * Where every vCPU's time went since its guest started, in TSC cycles:
+ * REAL = AVAILABLE (running + halted) + STOLEN (runnable, not running),
+ * exactly, all read at one instant.
+ */
+static void print_times(const struct run *r)
+{
+	const uint64_t now = rdtsc();
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct guest *g = r->guests[i];
+
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
+			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
+
+			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen\n",
+				i + 1, g->name, j, (unsigned long long)t.real,
+				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
+				(unsigned long long)t.running, (unsigned long long)t.halted,
+				(unsigned long long)stolen_ms, (unsigned long long)real_ms);
+		}
+	}
+}
+
 static void focus(struct run *r, unsigned n)
 {
 	if (n < 1 || n > r->n) {
@@ -122,6 +147,7 @@ static void console_commands(struct run *r)
 			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
 			vcpu_print_counters(g->vcpus[0]);
+			print_times(r);
 		} else if (c == 'r') {
 			vcpu_mmu_reset_peaks(g->vcpus[0]);
 		} else if (c == 'q') {
@@ -140,7 +166,7 @@ static void poll_devices(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
 		if (alive(r->guests[i]))
-			valarm_poll(&r->guests[i]->valarm);
+			valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched);
 	console_commands(r);
 }
 

@@ -5,6 +5,7 @@ two guests; a module list that does not pair up, and guests that do not
 fit the machine together, stop at load time naming the guest."""
 
 import re
+import time
 
 from vmitest import paths, test
 from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, REGS, SERIAL_CMDLINE,
@@ -160,3 +161,70 @@ def hv_multi_rule_breaker(t):
     q.expect(r"vmi-hv: guest stopped: stopped from the console", timeout=60)
     stays_responsive(t, q)
 
+
+TIME_LINE = (r"vmi-hv: vcpu time: guest (\d) \((\w+)\) vcpu 0: real=(\d+) available=(\d+) stolen=(\d+) "
+             r"cycles \(running=(\d+) halted=(\d+)\); \d+ of \d+ ms stolen\n")
+
+
+def vcpu_times(t, q):
+    """Ctrl-] s: every vCPU's real, available and stolen cycles, which must
+    add up exactly."""
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    found = {}
+    for _ in range(2):
+        m = q.expect(TIME_LINE, timeout=60)
+        real, avail, stolen, running, halted = map(int, m.groups()[2:])
+        t.check(avail + stolen == real, f"guest {m.group(2)}: available {avail} + stolen {stolen} != real {real}")
+        t.check(running + halted == avail, f"guest {m.group(2)}: running + halted != available")
+        found[m.group(2)] = (real, stolen, running)
+    return found
+
+
+def both_busy(t, append=""):
+    """Two guests at their shells, each running a busy loop; their time
+    (real, stolen, running cycles) over 6 seconds of that.  The window is
+    long because the TSC runs on while the host deschedules QEMU, which
+    is charged to whichever guest had the CPU."""
+    q = two_linux_guests(t, append=append)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    for n, name in ((1, "one"), (2, "two")):
+        q.send("\x1d%d" % n)
+        q.expect(r"vmi-hv: console input goes to guest %d \(%s\)" % (n, name), timeout=60)
+        q.send("while :; do :; done &\n")
+        q.expect(prompt(name), timeout=120)
+    before = vcpu_times(t, q)
+    time.sleep(6)
+    after = vcpu_times(t, q)
+    spent = {name: tuple(a - b for a, b in zip(after[name], before[name])) for name in after}
+    return q, spent
+
+
+def end_both(q):
+    q.send("\x1dq")
+    q.expect(r"has ended; 1 other goes on", timeout=60)
+    q.send("\x1dq")
+    q.expect(r"has ended; 0 others go on", timeout=60)
+
+
+@test("hv-multi-stolen-time")
+def hv_multi_stolen_time(t):
+    q, spent = both_busy(t)
+    for name in ("one", "two"):
+        real, stolen, _ = spent[name]
+        share = stolen / real if real else 0
+        t.note(f"guest {name}: {share:.0%} of {real} cycles stolen with both guests busy")
+        t.check(share > 0.2, f"guest {name}: only {share:.0%} stolen with both guests busy")
+    end_both(q)
+    stays_responsive(t, q)
+
+
+@test("hv-multi-weights")
+def hv_multi_weights(t):
+    q, spent = both_busy(t, "guest2.weight=3")
+    one, two = spent["one"][2], spent["two"][2]
+    share = two / (one + two) if one + two else 0
+    t.note(f"weights 1:3, both busy: guest two ran {share:.0%} of the time")
+    t.check(0.6 < share < 0.9, f"guest two (weight 3) ran {share:.0%}, expected about 75%")
+    end_both(q)
+    stays_responsive(t, q)
