@@ -228,3 +228,20 @@ def hv_multi_weights(t):
     t.check(0.6 < share < 0.9, f"guest two (weight 3) ran {share:.0%}, expected about 75%")
     end_both(q)
     stays_responsive(t, q)
+
+
+@test("hv-multi-iso-entry")
+def hv_multi_iso_entry(t):
+    """The ISO's "two Linux guests" entry (hotkey 2): GRUB loads the same
+    bzImage and initrd twice, and both guests reach their shells."""
+    t.require(paths.ISO)
+    q = t.qemu("-m", "320", "-cdrom", paths.ISO,
+               fatal=[p for p in GUEST_FATAL if "guest stopped" not in p])
+    q.expect(r"two Linux guests", timeout=60)
+    q.send("2")
+    q.expect(r"vmi-hv: 2 guests from 4 modules", timeout=120)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    t.note(f"both guests at their shells {q.elapsed():.1f}s after QEMU started, through GRUB")
+    type_into(t, q, 2, "two", "iso")
+    end_both(q)
+    stays_responsive(t, q)
