@@ -18,6 +18,7 @@
 #include "vcpu.h"
 #include "kbd.h"
 #include "run.h"
+#include "guest_set.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -115,23 +116,47 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	if (opt.two_guests) {
 		struct guest *a = guest_create("guest A"), *b = guest_create("guest B");
+		struct guest_spec one = { .number = 1, .kernel_module = 0, .weight = 1,
+					  .mem = opt.guest_mem, .mem_given = opt.guest_mem_given };
 
-		guest_load(mbi, &opt, a, true);
-		guest_load(mbi, &opt, b, false);
+		guest_load(mbi, &opt, &one, 1, a, true);
+		guest_load(mbi, &opt, &one, 1, b, false);
 		vcpu_create(a);
 		vcpu_create(b);
 		run_selftest_two_guests(a, b);
 	}
 
-	struct guest *g = guest_create("guest 0");
+	struct guest_spec specs[HV_MAX_GUESTS];
+	struct guest *guests[HV_MAX_GUESTS];
+	unsigned n;
 
-	guest_load(mbi, &opt, g, false);
+	if (!guest_set_plan(mbi->flags & MBI_FLAG_MODS ? mbi->mods_count : 0, &opt,
+			    machine_frames.nfree, HV_RESERVED_FRAMES, specs, &n, err, sizeof(err)))
+		hv_fail("%s", err);
+	if (n > 1)
+		log_info("%u guests from %u modules", n, mbi->mods_count);
+	for (unsigned i = 0; i < n; i++) {
+		if (n > 1 && !specs[i].mem_given_by_user)
+			log_warn("guest %u (%s): no size given and the default %llu MiB does not fit every guest: using %llu MiB",
+				 specs[i].number, specs[i].name,
+				 (unsigned long long)(opt.guest_mem >> 20),
+				 (unsigned long long)(specs[i].mem >> 20));
+		if (n > 1)
+			log_info("guest %u (%s): modules %u and %u, %llu MiB, weight %u",
+				 specs[i].number, specs[i].name, specs[i].kernel_module + 1,
+				 specs[i].kernel_module + 2,
+				 (unsigned long long)(specs[i].mem >> 20), specs[i].weight);
+		guests[i] = guest_create(specs[i].name);
+		guest_load(mbi, &opt, &specs[i], n, guests[i], false);
+	}
 
 	if (opt.after_load == AFTER_LOAD_IDLE)
 		idle_loop();
 	if (opt.after_load == AFTER_LOAD_STOP)
-		hv_stop(HV_EXIT_DONE, "guest loaded and checked (after_load=stop)");
+		hv_stop(HV_EXIT_DONE, n == 1 ? "guest loaded and checked (after_load=stop)" :
+			"guests loaded and checked (after_load=stop)");
 
-	vcpu_create(g);
-	run_guests(&g, 1);
+	for (unsigned i = 0; i < n; i++)
+		vcpu_create(guests[i]);
+	run_guests(guests, n, opt.slice_ms * 1000);
 }

@@ -10,6 +10,9 @@
 
 static enum log_level level = LOG_INFO;
 static bool guest_output_last;	/* the guest's bytes were the last on VGA */
+/* With several guests: whose line the guest output is in (0: none, at the
+ * start of a line), so that each line carries one guest's name. */
+static const void *guest_line_owner;
 
 void console_init(void)
 {
@@ -29,6 +32,10 @@ enum log_level console_level(void)
 
 void console_putc(char c)
 {
+	if (guest_line_owner) {	/* several guests: ours start their own line */
+		guest_line_owner = 0;
+		serial_putc('\n');
+	}
 	serial_putc(c);
 	if (guest_output_last) {	/* on VGA, our messages start their own line */
 		guest_output_last = false;
@@ -42,6 +49,31 @@ void console_guest_putc(char c)
 	serial_putc_raw(c);
 	vga_guest_putc(c);
 	guest_output_last = true;
+}
+
+void console_guest_putc_from(const void *owner, const char *label, char c)
+{
+	if (!label) {
+		console_guest_putc(c);
+		return;
+	}
+	if (guest_line_owner && guest_line_owner != owner) {
+		/* Another guest's line was cut short: end it first. */
+		console_guest_putc('\r');
+		console_guest_putc('\n');
+		guest_line_owner = 0;
+	}
+	if (!guest_line_owner) {
+		console_guest_putc('[');
+		for (const char *p = label; *p; p++)
+			console_guest_putc(*p);
+		console_guest_putc(']');
+		console_guest_putc(' ');
+		guest_line_owner = owner;
+	}
+	console_guest_putc(c);
+	if (c == '\n')
+		guest_line_owner = 0;
 }
 
 int console_getc(void)

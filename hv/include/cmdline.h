@@ -10,6 +10,10 @@
  *   selftest_fault=KIND   deliberately fault after start-up, for the tests
  *                         of the exception dump: page, invalid-opcode,
  *                         divide, double
+ *   fastpaths=on|off      the shared page's ROM fast paths (default on)
+ *   selftest=two-guests   two guests from one module pair, entered in turn
+ *   slice=MS              the scheduler's time slice, 1-1000 ms (default 10);
+ *                         a guest of weight W runs W slices in a turn
  *   audit=WHEN            continuous shadow audit of the shadows that changed:
  *                         off (default), exit (at every exit), every=N (every
  *                         N page-table notifications, N >= 1), cr3 (at every
@@ -19,6 +23,12 @@
  *   audit_selftest=N      debug: after N queued page-table writes, drop the
  *                         next one that would change a shadow entry (a
  *                         planted hypervisor bug for the audit to find)
+ *
+ * Several guests (one bzImage + initrd module pair each, in module order,
+ * numbered from 1): guest_mem= is every guest's size, and
+ *   guestN.mem=SIZE       guest N's size (overrides guest_mem=)
+ *   guestN.name=NAME      1-15 of [A-Za-z0-9._-]; default "guestN"
+ *   guestN.weight=W       1-100, its share of the CPU (default 1)
  *
  * Anything else is an error.
  *
@@ -41,6 +51,20 @@ enum selftest_fault {
 
 enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 
+/* The most guests one hypervisor runs (module pairs). */
+#define HV_MAX_GUESTS 4
+#define GUEST_NAME_LEN 16		/* with the NUL */
+#define GUEST_WEIGHT_MAX 100
+#define SLICE_MS_DEFAULT 10
+#define SLICE_MS_MAX 1000
+
+/* guestN.*: what the command line says about guest N (all optional). */
+struct guest_options {
+	uint64_t mem;			/* bytes; 0: not given */
+	char name[GUEST_NAME_LEN];	/* "": not given */
+	unsigned weight;		/* 0: not given */
+};
+
 enum audit_mode { AUDIT_OFF, AUDIT_EXIT, AUDIT_EVERY, AUDIT_CR3 };
 
 struct audit_options {
@@ -61,6 +85,8 @@ struct hv_options {
 	 * (run_selftest_two_guests). */
 	bool two_guests;
 	struct audit_options audit;
+	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
+	uint32_t slice_ms;		/* the scheduler's time slice */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

@@ -50,6 +50,10 @@ int console_wait_char(int (*source)(void));
 /* The guest's console output (the bytes it sends to its virtual COM1):
  * to the real COM1 as they are, and rendered on the VGA text screen. */
 void console_guest_putc(char c);
+/* A guest's byte when several guests share the console: label (its name)
+ * starts each of its lines; owner tells the guests apart.  label 0: as
+ * console_guest_putc. */
+void console_guest_putc_from(const void *owner, const char *label, char c);
 
 /* VGA text mode (hv/drivers/vga.c, rendering by hv/drivers/vterm.c).  Hypervisor messages
  * and the guest's output share the screen in different colours. */

@@ -17,6 +17,7 @@
 #include "vuart.h"
 #include "valarm.h"
 #include "shadow.h"
+#include "guest_set.h"
 
 /* The state the 32-bit boot protocol promises the kernel at its entry:
  * flat 4 GiB CS (__BOOT_CS 0x10) and DS/ES/SS (__BOOT_DS 0x18), paging
@@ -60,7 +61,8 @@ struct guest_audit {
 struct vcpu;
 
 struct guest {
-	char name[16];
+	char name[GUEST_NAME_LEN];
+	unsigned weight;	/* its share of the CPU against the others' */
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
 	enum guest_state state;
@@ -87,11 +89,13 @@ struct guest {
 /* The devices in their power-on state, wired to this guest's vPIC. */
 void guest_devices_reset(struct guest *g);
 
-/* Load the guest from the multiboot modules, or stop with a
- * "vmi-hv: error:" line explaining what is wrong with the input.  The
- * modules' frames are given back unless keep_modules (another guest is
- * loaded from them next). */
+/* Load the guest from its module pair (spec, one of nr_guests), or stop
+ * with a "vmi-hv: error:" line explaining what is wrong with the input
+ * (naming the guest when there are several).  The modules' frames are
+ * given back unless keep_modules (another guest is loaded from them
+ * next). */
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
+		const struct guest_spec *spec, unsigned nr_guests,
 		struct guest *g, bool keep_modules);
 /* A zeroed guest named name, in memory of its own. */
 struct guest *guest_create(const char *name);

@@ -15,8 +15,9 @@ __attribute__((returns_twice)) int hv_setjmp(struct hv_jmp *j);
 __attribute__((noreturn)) void hv_longjmp(struct hv_jmp *j, int val);
 
 /* Run the guests, each with its vCPUs built (vcpu_init), until none is
- * left; never returns. */
-__attribute__((noreturn)) void run_guests(struct guest **guests, unsigned n);
+ * left, sharing the CPU in slices of slice_us times each guest's weight;
+ * never returns. */
+__attribute__((noreturn)) void run_guests(struct guest **guests, unsigned n, uint32_t slice_us);
 
 /* selftest=two-guests: enter two guests loaded from the same bzImage in
  * turn, a few thousand exits each, and check that their devices and

@@ -13,6 +13,7 @@
 #ifndef VMI_HV_VCPU_H
 #define VMI_HV_VCPU_H
 
+#include "sched.h"
 #include <stdint.h>
 #include <stdbool.h>
 #include "traps.h"
@@ -97,6 +98,8 @@ struct vcpu {
 	char violation_why[128];
 	uint64_t start_tsc;		/* when the guest started */
 	struct vcpu_stats stats;
+	/* Its place in the scheduler, and where its time went. */
+	struct sched_entity sched;
 };
 
 /* A new vCPU of a loaded guest (vcpu_init on memory of its own). */

@@ -16,6 +16,9 @@ struct vuart {
 	uint8_t rx[VUART_RX_SIZE];
 	unsigned rx_head, rx_tail, rx_dropped;
 	uint64_t tx_bytes;		/* bytes the guest sent to COM1 */
+	/* Its guest's name at the start of each output line when several
+	 * guests share the console; 0 with one guest. */
+	const char *label;
 };
 
 /* Wire the UART to its guest's vPIC and reset it. */

@@ -73,6 +73,87 @@ static bool set_error(char *err, size_t errlen, const char *fmt,
 	return false;
 }
 
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+static bool parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
+{
+	unsigned v = 0;
+
+	if (!len || len > 9)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	if (v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* guestN.KEY=VALUE, the word w being all of it and key/v past "guestN.". */
+static bool parse_guest_option(const char *w, size_t len, unsigned n,
+			       const char *key, size_t klen, const char *v, size_t vlen,
+			       struct hv_options *o, char *err, size_t errlen)
+{
+	struct guest_options *g = &o->guests[n - 1];
+
+	if (word_is(key, klen, "mem")) {
+		uint64_t size;
+
+		if (!parse_size(v, vlen, &size) || size % 4096)
+			return set_error(err, errlen,
+				"malformed option '%.*s': guestN.mem takes a size such as 64M, a multiple of 4K",
+				w, len);
+		if (size < GUEST_MEM_MIN)
+			return set_error(err, errlen,
+				"option '%.*s': a guest's memory must be at least 16M", w, len);
+		g->mem = size;
+	} else if (word_is(key, klen, "name")) {
+		bool ok = vlen >= 1 && vlen < GUEST_NAME_LEN;
+
+		for (size_t i = 0; ok && i < vlen; i++)
+			ok = name_char(v[i]);
+		if (!ok)
+			return set_error(err, errlen,
+				"malformed option '%.*s': a guest name is 1-15 letters, digits, '.', '_' or '-'",
+				w, len);
+		memcpy(g->name, v, vlen);
+		g->name[vlen] = 0;
+	} else if (word_is(key, klen, "weight")) {
+		unsigned weight;
+
+		if (!parse_uint(v, vlen, GUEST_WEIGHT_MAX, &weight) || !weight)
+			return set_error(err, errlen,
+				"malformed option '%.*s': a guest's weight is 1-100", w, len);
+		g->weight = weight;
+	} else {
+		return set_error(err, errlen,
+			"unknown hypervisor option '%.*s' (a guest's options are guestN.mem=, guestN.name=, guestN.weight=)",
+			w, len);
+	}
+	return true;
+}
+
+_Static_assert(HV_MAX_GUESTS == 4, "the message below names the guests");
+
+/* "guestN." with N in 1..9: N, else 0 (the caller checks HV_MAX_GUESTS). */
+static unsigned guest_prefix(const char *w, size_t klen, size_t *plen)
+{
+	unsigned n;
+
+	if (klen < 7 || strncmp(w, "guest", 5) || w[5] < '1' || w[5] > '9' || w[6] != '.')
+		return 0;
+	n = (unsigned)(w[5] - '0');
+	*plen = 7;
+	return n;
+}
+
 /* A decimal count from 1 to 2^32-1, no suffix. */
 static bool parse_count(const char *s, size_t len, uint32_t *out)
 {
@@ -127,12 +208,21 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, audit=, audit_action=, audit_selftest=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, guestN.mem=, guestN.name=, guestN.weight=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
 	vlen = len - klen - 1;
 
+	size_t plen = 0;
+	unsigned n = guest_prefix(w, klen, &plen);
+
+	if (n) {
+		if (n > HV_MAX_GUESTS)
+			return set_error(err, errlen,
+				"option '%.*s': at most 4 guests (guest1 to guest4)", w, len);
+		return parse_guest_option(w, len, n, w + plen, klen - plen, v, vlen, o, err, errlen);
+	}
 	if (word_is(w, klen, "guest_mem")) {
 		uint64_t size;
 
@@ -196,6 +286,14 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			return set_error(err, errlen,
 				"malformed option '%.*s': fastpaths is on or off",
 				w, len);
+	} else if (word_is(w, klen, "slice")) {
+		unsigned ms;
+
+		if (!parse_uint(v, vlen, SLICE_MS_MAX, &ms) || !ms)
+			return set_error(err, errlen,
+				"malformed option '%.*s': slice is a time in milliseconds, 1-1000",
+				w, len);
+		o->slice_ms = ms;
 	} else if (word_is(w, klen, "selftest")) {
 		if (word_is(v, vlen, "two-guests"))
 			o->two_guests = true;
@@ -220,7 +318,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, audit=, audit_action=, audit_selftest=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, guestN.mem=, guestN.name=, guestN.weight=)",
 			w, len);
 	}
 	return true;
@@ -239,6 +337,8 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->fastpaths = true;
 	o->two_guests = false;
 	memset(&o->audit, 0, sizeof(o->audit));
+	memset(o->guests, 0, sizeof(o->guests));
+	o->slice_ms = SLICE_MS_DEFAULT;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

@@ -1,8 +1,9 @@
 /*
- * guest_loader.c - build a guest from the multiboot modules:
- *   module 1: the bzImage; its module string (after the path) is the
- *             guest command line;
- *   module 2: the initrd.
+ * guest_loader.c - build a guest from its pair of multiboot modules
+ * (guest_set.c decides the pairs):
+ *   the bzImage; its module string (after the path) is the guest command
+ *             line;
+ *   the initrd, the module after it.
  * Everything is checked before anything is copied, and the result is
  * read back from guest memory and checked again afterwards.
  */
@@ -13,6 +14,7 @@
 #include "console.h"
 #include "stop.h"
 #include "hvlib.h"
+#include <stdarg.h>
 
 extern const uint8_t vrom_image[], vrom_image_end[];
 
@@ -24,7 +26,6 @@ _Static_assert(VMI_DEFAULT_RESERVED_TOP == HV_TOP_RESERVED_SIZE,
 	       "vrom/abi and hv/include/layout.h disagree on the reserved top");
 #define VROM_RESERVED_TOP_OFFSET VMI_OFF_VROMHeader_reserved2
 
-/* The module's file name when the loader gave it, else "module N". */
 /*
  * The module's path, for messages.  A path longer than the buffer keeps its
  * tail ("...long/dir/bzImage"): the file name is the part a user needs.
@@ -178,10 +179,28 @@ struct guest *guest_create(const char *name)
 	return g;
 }
 
+/* A bad input: with several guests the line names the guest it is about. */
+__attribute__((noreturn, format(printf, 3, 4)))
+static void load_fail(const struct guest_spec *spec, unsigned nr_guests, const char *fmt, ...)
+{
+	char msg[240];
+	va_list ap;
+
+	va_start(ap, fmt);
+	fmt_vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (nr_guests > 1)
+		hv_fail("guest %u (%s): %s", spec->number, spec->name, msg);
+	hv_fail("%s", msg);
+	__builtin_unreachable();
+}
+
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
+		const struct guest_spec *spec, unsigned nr_guests,
 		struct guest *g, bool keep_modules)
 {
 	char name[sizeof(g->name)];
+	const unsigned k = spec->kernel_module;
 
 	const struct multiboot_module *mods;
 	const uint8_t *kernel, *initrd;
@@ -198,50 +217,49 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	memcpy(g->name, name, sizeof(name));
 	g->fastpaths = opt->fastpaths;
 	g->audit.opt = opt->audit;
-	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count == 0)
-		hv_fail("no guest kernel: the boot loader passed no modules "
+	g->weight = spec->weight;
+	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count <= k)
+		load_fail(spec, nr_guests, "no guest kernel: the boot loader passed no modules "
 			"(expected module 1 = bzImage with the guest command line, module 2 = initrd)");
 	path_first = loader_puts_path_first(mbi->flags & MBI_FLAG_LOADER ?
 					    (const char *)mbi->boot_loader_name : NULL);
 	mods = (const void *)mbi->mods_addr;
-	module_name(&mods[0], 1, path_first, kname, sizeof(kname));
-	kernel = (const uint8_t *)mods[0].mod_start;
-	kernel_len = mods[0].mod_end - mods[0].mod_start;
-	if (mods[0].mod_end < mods[0].mod_start)
-		hv_fail("guest kernel (%s): module end lies before its start", kname);
+	module_name(&mods[k], k + 1, path_first, kname, sizeof(kname));
+	kernel = (const uint8_t *)mods[k].mod_start;
+	kernel_len = mods[k].mod_end - mods[k].mod_start;
+	if (mods[k].mod_end < mods[k].mod_start)
+		load_fail(spec, nr_guests, "guest kernel (%s): module end lies before its start", kname);
 	if (!bzimage_parse(kernel, kernel_len, &bi, why, sizeof(why)))
-		hv_fail("guest kernel (%s): %s", kname, why);
+		load_fail(spec, nr_guests, "guest kernel (%s): %s", kname, why);
 	print_image(&bi, kname);
 
-	if (mbi->mods_count < 2)
-		hv_fail("no initrd: the boot loader passed only the kernel (module 2 must be the initrd)");
-	if (mbi->mods_count > 2)
-		hv_fail("%u modules given; expected 2 (the bzImage, then the initrd)",
-			mbi->mods_count);
-	module_name(&mods[1], 2, path_first, iname, sizeof(iname));
-	initrd = (const uint8_t *)mods[1].mod_start;
-	initrd_len = mods[1].mod_end - mods[1].mod_start;
-	if (mods[1].mod_end < mods[1].mod_start)
-		hv_fail("initrd (%s): module end lies before its start", iname);
+	if (mbi->mods_count < k + 2)
+		load_fail(spec, nr_guests, "no initrd: the boot loader passed only the kernel (module %u must be the initrd)",
+			  k + 2);
+	module_name(&mods[k + 1], k + 2, path_first, iname, sizeof(iname));
+	initrd = (const uint8_t *)mods[k + 1].mod_start;
+	initrd_len = mods[k + 1].mod_end - mods[k + 1].mod_start;
+	if (mods[k + 1].mod_end < mods[k + 1].mod_start)
+		load_fail(spec, nr_guests, "initrd (%s): module end lies before its start", iname);
 
 	/* The default size shrinks to fit a small machine; a size given on
 	 * the command line is taken at its word (and may fail below). */
-	mem_size = opt->guest_mem;
-	if (!opt->guest_mem_given && mem_size > guest_mem_available()) {
+	mem_size = spec->mem;
+	if (!spec->mem_given && mem_size > guest_mem_available()) {
 		mem_size = ALIGN_DOWN(guest_mem_available(), 4ull << 20);
 		if (mem_size < GUEST_MEM_MIN)
-			hv_fail("not enough memory for a guest: %llu KiB available, at least %u MiB needed",
+			load_fail(spec, nr_guests, "not enough memory for a guest: %llu KiB available, at least %u MiB needed",
 				guest_mem_available() / 1024, GUEST_MEM_MIN >> 20);
 		log_warn("guest_mem not given and the default %u MiB does not fit: using %llu MiB",
 			 GUEST_MEM_DEFAULT >> 20, mem_size >> 20);
 	}
-	cmdline = skip_image_path(mods[0].string ? (const char *)mods[0].string : "",
+	cmdline = skip_image_path(mods[k].string ? (const char *)mods[k].string : "",
 				  path_first);
 	if (!guest_plan_build(&bi, mem_size, initrd_len, strlen(cmdline),
 			      &g->plan, why, sizeof(why)))
-		hv_fail("%s", why);
+		load_fail(spec, nr_guests, "%s", why);
 	if (!guest_mem_alloc(&g->mem, mem_size, why, sizeof(why)))
-		hv_fail("%s", why);
+		load_fail(spec, nr_guests, "%s", why);
 	log_info("guest memory: %llu MiB in %u machine extent%s, page list at machine %08x",
 		 g->mem.size >> 20, g->mem.extents, g->mem.extents == 1 ? "" : "s",
 		 virt_to_phys(g->mem.p2m));
@@ -281,7 +299,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	} else {
 		uint32_t released = 0;
 
-		for (uint32_t i = 0; i < 2; i++)
+		for (uint32_t i = k; i < k + 2; i++)
 			for (uint32_t pa = ALIGN_UP(mods[i].mod_start, HV_PAGE_SIZE);
 			     pa + HV_PAGE_SIZE <= mods[i].mod_end; pa += HV_PAGE_SIZE)
 				released += frames_free(&machine_frames, pa / HV_PAGE_SIZE);

@@ -1,8 +1,9 @@
 /*
  * valarm.c - the VMI time device of a guest: cycle counters and alarms.
  *
- * REAL counts the TSC at the frequency tsc.c measured; AVAILABLE = REAL
- * (one vCPU, nothing else runs); STOLEN = 0.  Each of REAL and AVAILABLE
+ * REAL counts the TSC at the frequency tsc.c measured; STOLEN the cycles
+ * the vCPU was runnable while another ran (sched.c); AVAILABLE = REAL -
+ * STOLEN, the time it ran or halted.  Each of REAL and AVAILABLE
  * has one alarm, one-shot or periodic, wired to the guest's IRQ0 (the
  * local APIC timer wiring is refused: there is no virtual APIC).  The vCPU
  * calls valarm_poll() before every guest entry and while the guest
@@ -18,15 +19,17 @@ void valarm_init(struct valarm *a, struct vpic *pic)
 	*a = (struct valarm){ .pic = pic };
 }
 
-bool valarm_counter(uint32_t which, uint64_t *val)
+bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val)
 {
 	switch (which) {
 	case VMI_CYCLES_REAL:
+		*val = now;
+		return true;
 	case VMI_CYCLES_AVAILABLE:
-		*val = rdtsc();
+		*val = sched_available(e, now);
 		return true;
 	case VMI_CYCLES_STOLEN:
-		*val = 0;
+		*val = sched_stolen(e, now);
 		return true;
 	}
 	return false;
@@ -65,12 +68,16 @@ bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why)
 	return was;
 }
 
-bool valarm_poll(struct valarm *a)
+bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 {
-	uint64_t now = rdtsc();
+	uint64_t tsc = rdtsc();
 	bool fired = false;
 
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
+		uint64_t now;
+
+		if (!valarm_counter(i, e, tsc, &now))
+			continue;
 		if (!a->alarms[i].armed || now < a->alarms[i].expiry)
 			continue;
 		vpic_pulse(a->pic, 0);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include "vpic.h"
 #include "vmi_abi.h"
+#include "sched.h"
 
 struct valarm {
 	struct vpic *pic;
@@ -19,14 +20,17 @@ struct valarm {
 };
 
 void valarm_init(struct valarm *a, struct vpic *pic);
-/* GetCycleCounter(which); false for an unknown counter. */
-bool valarm_counter(uint32_t which, uint64_t *val);
+/* GetCycleCounter(which) at now for the vCPU whose time e accounts:
+ * REAL is the TSC, STOLEN the cycles it was runnable but not running,
+ * AVAILABLE = REAL - STOLEN.  false for an unknown counter. */
+bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val);
 /* SetAlarm; 0, or why the arguments are invalid. */
 const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
 bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
-/* Raise IRQ0 for every expired alarm; true if one fired. */
-bool valarm_poll(struct valarm *a);
+/* Raise IRQ0 for every expired alarm (an AVAILABLE alarm against e's
+ * available time); true if one fired. */
+bool valarm_poll(struct valarm *a, const struct sched_entity *e);
 bool valarm_armed(const struct valarm *a);
 
 #endif

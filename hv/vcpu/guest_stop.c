@@ -166,7 +166,6 @@ static void report_stop(const struct vcpu *v)
 		kprintf("\n");
 	}
 	print_guest_state(v);
-	kprintf("vmi-hv: the hypervisor is still running: on the console (serial or keyboard), 's' prints statistics, 'q' exits\n");
 }
 
 /*
@@ -198,6 +197,8 @@ void guest_report_end(struct guest *g)
 
 void guests_after_stop(struct guest **guests, unsigned n)
 {
+	/* Said only now: while other guests run, the console is theirs. */
+	kprintf("vmi-hv: the hypervisor is still running: on the console (serial or keyboard), 's' prints statistics, 'q' exits\n");
 	for (;;) {
 		int c = console_wait_char(console_getc);
 

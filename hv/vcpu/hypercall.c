@@ -118,7 +118,7 @@ static uint64_t cycle_counter(struct vcpu *v, uint32_t which)
 {
 	uint64_t val;
 
-	if (!valarm_counter(which, &val))
+	if (!valarm_counter(which, &v->sched, rdtsc(), &val))
 		vcpu_stop(v, "GetCycleCounter: unknown counter %u", which);
 	return val;
 }

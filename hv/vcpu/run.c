@@ -13,8 +13,11 @@
  * left, the hypervisor exits with the last guest's end code, or, if a
  * guest was stopped, stays up on the console ('s' statistics, 'q' exit).
  *
- * There is no scheduler: the loop runs the first live guest until it
- * dies.  selftest=two-guests alternates two guests by exit counts to
+ * The scheduler (timer/sched.c) says which vCPU to enter: after every
+ * exit the loop asks again, and a vCPU whose slice is over makes way for
+ * the next runnable one.  A halted vCPU is not runnable until its vPIC
+ * has an interrupt for it; with none runnable the CPU sleeps.
+ * selftest=two-guests alternates two guests by exit counts instead, to
  * show that their devices and shadows are their own.
  */
 #include "run.h"
@@ -30,6 +33,7 @@
 struct run {
 	struct guest **guests;
 	unsigned n;
+	struct sched sched;
 	/* The guest the console belongs to: its UART gets what is typed,
 	 * and Ctrl-] s/r/q act on it. */
 	struct guest *console;
@@ -46,24 +50,89 @@ static bool alive(const struct guest *g)
  * The hypervisor's console while guests run (what arrives on COM1 and
  * what is typed on the keyboard, console_getc): the escape character
  * Ctrl-] (0x1d) followed by
- *     s  print the statistics, the guest keeps running;
+ *     s  print the statistics of the guest that has the console, and
+ *        every vCPU's time;
  *     r  restart the peaks (shadow pages) at the current figures, so that
  *        the next 's' shows the peak of what ran in between;
- *     q  stop the guest (the loop then reports it).
+ *     q  stop the guest that has the console (the loop then reports it);
+ *     1-9  give the console to guest N;
+ *     l  list the guests and their state.
  * Everything else goes to the console guest's virtual UART (an escape
  * followed by another escape sends one Ctrl-] to the guest).
  */
 #define CONSOLE_ESCAPE 0x1d
 
+static const char *guest_state_name(const struct guest *g)
+{
+	switch (g->state) {
+	case GUEST_RUNNING: return sched_state_name(g->vcpus[0]->sched.state);
+	case GUEST_STOPPED: return "stopped";
+	case GUEST_REBOOTED: return "rebooted";
+	case GUEST_SHUT_DOWN: return "shut down";
+	}
+	return "?";
+}
+
+static void list_guests(const struct run *r)
+{
+	kprintf("vmi-hv: %u guest%s (Ctrl-] N gives guest N the console):\n", r->n,
+		r->n == 1 ? "" : "s");
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct guest *g = r->guests[i];
+
+		kprintf("    %c %u %-15s %-9s weight %u, %llu exits\n",
+			g == r->console ? '*' : ' ', i + 1, g->name, guest_state_name(g),
+			g->weight, (unsigned long long)g->vcpus[0]->stats.exits);
+	}
+}
+
+/*
+ * Where every vCPU's time went since its guest started, in TSC cycles:
+ * REAL = AVAILABLE (running + halted) + STOLEN (runnable, not running),
+ * exactly, all read at one instant.
+ */
+static void print_times(const struct run *r)
+{
+	const uint64_t now = rdtsc();
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct guest *g = r->guests[i];
+
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
+			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
+
+			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen\n",
+				i + 1, g->name, j, (unsigned long long)t.real,
+				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
+				(unsigned long long)t.running, (unsigned long long)t.halted,
+				(unsigned long long)stolen_ms, (unsigned long long)real_ms);
+		}
+	}
+}
+
+static void focus(struct run *r, unsigned n)
+{
+	if (n < 1 || n > r->n) {
+		kprintf("vmi-hv: no guest %u (there %s %u)\n", n, r->n == 1 ? "is" : "are", r->n);
+		return;
+	}
+	if (!alive(r->guests[n - 1])) {
+		kprintf("vmi-hv: guest %u (%s) has ended; the console stays with %s\n", n,
+			r->guests[n - 1]->name, r->console ? r->console->name : "nobody");
+		return;
+	}
+	r->console = r->guests[n - 1];
+	kprintf("vmi-hv: console input goes to guest %u (%s)\n", n, r->console->name);
+}
+
 static void console_commands(struct run *r)
 {
 	struct guest *g = r->console;
-	struct vcpu *v;
 	int c;
 
 	if (!g || !alive(g))
 		return;
-	v = g->vcpus[0];
 	while ((c = console_getc()) >= 0) {
 		if (!r->escaped) {
 			r->escaped = c == CONSOLE_ESCAPE;
@@ -77,11 +146,17 @@ static void console_commands(struct run *r)
 		} else if (c == 's') {
 			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
 				(unsigned long long)hv_ticks());
-			vcpu_print_counters(v);
+			vcpu_print_counters(g->vcpus[0]);
+			print_times(r);
 		} else if (c == 'r') {
-			vcpu_mmu_reset_peaks(v);
+			vcpu_mmu_reset_peaks(g->vcpus[0]);
 		} else if (c == 'q') {
-			vcpu_stop(v, "stopped from the console (Ctrl-] q)");
+			vcpu_stop(g->vcpus[0], "stopped from the console (Ctrl-] q)");
+		} else if (c >= '1' && c <= '9') {
+			focus(r, (unsigned)(c - '0'));
+			g = r->console;
+		} else if (c == 'l') {
+			list_guests(r);
 		}
 	}
 }
@@ -91,13 +166,14 @@ static void poll_devices(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
 		if (alive(r->guests[i]))
-			valarm_poll(&r->guests[i]->valarm);
+			valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched);
 	console_commands(r);
 }
 
-static void start(struct guest *g)
+static void start(struct guest *g, bool several)
 {
 	guest_devices_reset(g);
+	g->vuart.label = several ? g->name : 0;
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		g->vcpus[i]->start_tsc = rdtsc();
 }
@@ -111,6 +187,16 @@ static void reap(struct run *r)
 
 		if (alive(g) || g->end_reported)
 			continue;
+		for (unsigned j = 0; j < g->nr_vcpus; j++)
+			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
+		if (r->n > 1) {
+			unsigned left = 0;
+
+			for (unsigned j = 0; j < r->n; j++)
+				left += alive(r->guests[j]);
+			kprintf("\nvmi-hv: guest %u (%s) has ended; %u other%s go%s on\n", i + 1, g->name,
+				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
+		}
 		guest_report_end(g);
 		r->last_ended = g;
 	}
@@ -171,22 +257,79 @@ __attribute__((noreturn)) static void no_guest_left(struct run *r)
 	hv_stop(HV_EXIT_GUEST_SHUTDOWN, "guest shutdown");
 }
 
-void run_guests(struct guest **guests, unsigned n)
+/* Halted vCPUs with an interrupt to take become runnable again. */
+static void wake_halted(struct run *r, uint64_t now)
+{
+	for (unsigned i = 0; i < r->n; i++) {
+		struct guest *g = r->guests[i];
+
+		if (!alive(g))
+			continue;
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct vcpu *v = g->vcpus[j];
+
+			if (v->halted && vpic_pending(&g->vpic)) {
+				v->halted = false;
+				sched_wake(&r->sched, &v->sched, now);
+			}
+		}
+	}
+}
+
+/*
+ * One turn of the loop: poll, let the scheduler choose, enter that vCPU
+ * once.  A guest's death comes back here through run_jmp from wherever in
+ * the exit handling (or the console) it happened.
+ */
+static void step(struct run *r)
+{
+	struct pcpu *c = this_pcpu();
+	struct sched_entity *e;
+	struct vcpu *v;
+
+	if (hv_setjmp(&c->run_jmp)) {
+		reap(r);
+		return;
+	}
+	irq_disable();
+	poll_devices(r);
+	wake_halted(r, rdtsc());
+	e = sched_pick(&r->sched, rdtsc());
+	if (!e) {
+		bool any = false;
+
+		for (unsigned i = 0; i < r->n; i++)
+			any |= alive(r->guests[i]);
+		if (!any)
+			no_guest_left(r);
+		/* sti takes effect after hlt has begun: no wake-up is lost
+		 * between the poll and the halt. */
+		__asm__ volatile("sti; hlt; cli" ::: "memory");
+		return;
+	}
+	v = e->owner;
+	vcpu_run_once(v);
+	if (v->halted)
+		sched_halt(&r->sched, &v->sched, rdtsc());
+}
+
+void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 {
 	struct run r = { .guests = guests, .n = n, .console = n ? guests[0] : 0 };
 
-	for (unsigned i = 0; i < n; i++)
-		start(guests[i]);
-	for (;;) {
-		struct vcpu *v = 0;
-
-		for (unsigned i = 0; i < n && !v; i++)
-			if (alive(guests[i]))
-				v = guests[i]->vcpus[0];
-		if (!v)
-			no_guest_left(&r);
-		run_vcpu(&r, v, UINT64_MAX);
+	sched_init(&r.sched, udiv64(tsc_hz() * slice_us, 1000000));
+	for (unsigned i = 0; i < n; i++) {
+		start(guests[i], n > 1);
+		for (unsigned j = 0; j < guests[i]->nr_vcpus; j++)
+			if (!sched_add(&r.sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
+				       guests[i]->weight, rdtsc()))
+				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
 	}
+	if (n > 1)
+		log_info("%u guests share the CPU: %u us slices times each guest's weight; Ctrl-] N gives guest N the console, Ctrl-] l lists them",
+			 n, slice_us);
+	for (;;)
+		step(&r);
 }
 
 /* selftest=two-guests */
@@ -258,8 +401,8 @@ void run_selftest_two_guests(struct guest *a, struct guest *b)
 	struct snapshot sa, sb;
 	const char *why = 0;
 
-	start(a);
-	start(b);
+	start(a, false);
+	start(b, false);
 	for (int round = 0; round < 2 && !why; round++) {
 		why = turn(&r, a, b, SELFTEST_EXITS, &sa, &sb);
 		show(round ? "after its second turn" : "after its first turn", a, &sa);

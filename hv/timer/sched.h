@@ -1,0 +1,77 @@
+/*
+ * sched.h - the vCPU scheduler (sched.c, pure, tests/unit/test_sched.c):
+ * preemptive weighted round-robin over one physical CPU, and each vCPU's
+ * time split into running, halted and stolen (runnable but not running).
+ *
+ * Times are TSC cycles passed in by the caller (`now`), so the logic runs
+ * on the host too.  For each vCPU, since it was added:
+ *     running + halted + stolen == now - start        exactly,
+ * because every state change adds the cycles since the last change to the
+ * state being left, and a query adds the cycles since then to the current
+ * one.  AVAILABLE (VMI) is running + halted.
+ */
+#ifndef VMI_HV_SCHED_H
+#define VMI_HV_SCHED_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+/* SCHED_RUNNING is 0: a vCPU outside any scheduler (selftest=two-guests
+ * enters vCPUs itself) counts all its time as its own. */
+enum sched_state {
+	SCHED_RUNNING,		/* has the CPU */
+	SCHED_READY,		/* runnable, waiting for the CPU: stolen time */
+	SCHED_HALTED,		/* waits for an interrupt: not runnable */
+	SCHED_GONE,		/* its guest ended; the clock stops */
+	SCHED_STATES
+};
+
+/* One vCPU as the scheduler sees it (inside struct vcpu). */
+struct sched_entity {
+	void *owner;			/* the vCPU */
+	unsigned weight;		/* its slice is weight x the base slice */
+	enum sched_state state;
+	uint64_t start, since;		/* when added; the last state change */
+	uint64_t in[SCHED_STATES];	/* cycles spent in each state until since */
+	uint64_t switches_in;		/* times it was given the CPU */
+};
+
+#define SCHED_MAX 8
+
+struct sched {
+	struct sched_entity *e[SCHED_MAX];
+	unsigned n;
+	int current;			/* index into e[] of the RUNNING one, or -1 */
+	int last;			/* index of the one that ran last */
+	uint64_t slice;			/* base slice in cycles */
+	uint64_t slice_end;		/* when the current one's slice ends */
+};
+
+/* The split of a vCPU's time at now (now >= its last change). */
+struct sched_times {
+	uint64_t real, running, halted, stolen;
+};
+
+void sched_init(struct sched *s, uint64_t slice_cycles);
+/* Add a runnable vCPU (weight >= 1); false when SCHED_MAX are there. */
+bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now);
+/* The running vCPU halted (hlt, VMI Halt): not runnable until woken. */
+void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now);
+/* A halted vCPU has an interrupt to take: runnable again. */
+void sched_wake(struct sched *s, struct sched_entity *e, uint64_t now);
+/* Its guest ended: never runnable again (repeating is harmless). */
+void sched_gone(struct sched *s, struct sched_entity *e, uint64_t now);
+/* Who runs now: the current vCPU until its slice ends, then the next
+ * runnable one after it in turn (the current one again if no other is
+ * runnable); 0 when none is runnable (the CPU may halt). */
+struct sched_entity *sched_pick(struct sched *s, uint64_t now);
+
+struct sched_times sched_times(const struct sched_entity *e, uint64_t now);
+/* The VMI counters at now: STOLEN, and AVAILABLE = REAL - STOLEN with
+ * REAL the TSC itself (so AVAILABLE + STOLEN == REAL exactly). */
+uint64_t sched_stolen(const struct sched_entity *e, uint64_t now);
+uint64_t sched_available(const struct sched_entity *e, uint64_t now);
+
+const char *sched_state_name(enum sched_state st);
+
+#endif

@@ -1,0 +1,119 @@
+/* Unit tests for the vCPU scheduler and its time accounting
+ * (hv/timer/sched.c): round-robin turns, weights, halts and wake-ups,
+ * ended vCPUs, and running + halted + stolen == real at every step. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "sched.h"
+
+#define SLICE 1000u
+
+static struct sched s;
+static struct sched_entity e[3];
+static int owners[3];
+
+static void add(unsigned n, const unsigned *weights)
+{
+	sched_init(&s, SLICE);
+	for (unsigned i = 0; i < n; i++)
+		assert_true(sched_add(&s, &e[i], &owners[i], weights ? weights[i] : 1, 0));
+}
+
+static void exact(uint64_t now)
+{
+	for (unsigned i = 0; i < s.n; i++) {
+		struct sched_times t = sched_times(&e[i], now);
+
+		assert_int_equal(t.running + t.halted + t.stolen, t.real);
+		if (e[i].state != SCHED_GONE)
+			assert_int_equal(t.real, now - e[i].start);
+		assert_int_equal(sched_available(&e[i], now) + sched_stolen(&e[i], now), now);
+	}
+}
+
+static void round_robin_turns(void **state)
+{
+	add(3, 0);
+	assert_ptr_equal(sched_pick(&s, 0), &e[0]);
+	assert_ptr_equal(sched_pick(&s, SLICE - 1), &e[0]);	/* still its slice */
+	assert_ptr_equal(sched_pick(&s, SLICE), &e[1]);
+	assert_ptr_equal(sched_pick(&s, 2 * SLICE), &e[2]);
+	assert_ptr_equal(sched_pick(&s, 3 * SLICE), &e[0]);
+	assert_ptr_equal(e[0].owner, &owners[0]);
+	exact(3 * SLICE + 5);
+	/* Each waited two slices of the three. */
+	assert_int_equal(sched_stolen(&e[1], 3 * SLICE), 2 * SLICE);
+}
+
+static void weights_are_shares(void **state)
+{
+	const unsigned w[2] = { 1, 3 };
+	uint64_t now = 0;
+
+	add(2, w);
+	for (int i = 0; i < 400; i++, now += SLICE / 4)
+		sched_pick(&s, now);
+	exact(now);
+	/* 3 to 1, to within a slice. */
+	struct sched_times a = sched_times(&e[0], now), b = sched_times(&e[1], now);
+	assert_true(b.running > 2 * a.running);
+	assert_true(b.running < 4 * a.running + 4 * SLICE);
+}
+
+static void halted_is_not_runnable(void **state)
+{
+	add(2, 0);
+	assert_ptr_equal(sched_pick(&s, 0), &e[0]);
+	sched_halt(&s, &e[0], 100);
+	assert_ptr_equal(sched_pick(&s, 100), &e[1]);
+	sched_halt(&s, &e[1], 200);
+	assert_null(sched_pick(&s, 300));		/* the CPU may sleep */
+	exact(400);
+	sched_wake(&s, &e[0], 500);
+	assert_ptr_equal(sched_pick(&s, 500), &e[0]);
+	/* e[0]: ran 100, halted 400; never waited. */
+	struct sched_times t = sched_times(&e[0], 500);
+	assert_int_equal(t.running, 100);
+	assert_int_equal(t.halted, 400);
+	assert_int_equal(t.stolen, 0);
+	/* e[1] waited 100 before its first turn. */
+	assert_int_equal(sched_stolen(&e[1], 500), 100);
+	exact(600);
+}
+
+static void alone_keeps_the_cpu(void **state)
+{
+	add(2, 0);
+	sched_pick(&s, 0);
+	sched_gone(&s, &e[1], 10);
+	sched_gone(&s, &e[1], 20);			/* twice is harmless */
+	for (uint64_t now = 0; now < 10 * SLICE; now += SLICE)
+		assert_ptr_equal(sched_pick(&s, now), &e[0]);
+	assert_int_equal(sched_stolen(&e[0], 10 * SLICE), 0);
+	assert_int_equal(sched_times(&e[1], 10 * SLICE).real, 10);	/* its clock stopped */
+	exact(10 * SLICE);
+}
+
+static void full(void **state)
+{
+	struct sched_entity extra[SCHED_MAX + 1];
+
+	sched_init(&s, SLICE);
+	for (unsigned i = 0; i < SCHED_MAX; i++)
+		assert_true(sched_add(&s, &extra[i], 0, 1, 0));
+	assert_false(sched_add(&s, &extra[SCHED_MAX], 0, 1, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(round_robin_turns),
+		cmocka_unit_test(weights_are_shares),
+		cmocka_unit_test(halted_is_not_runnable),
+		cmocka_unit_test(alone_keeps_the_cpu),
+		cmocka_unit_test(full),
+	};
+	return cmocka_run_group_tests(tests, 0, 0);
+}
