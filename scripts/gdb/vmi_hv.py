@@ -252,30 +252,27 @@ class Walk(gdb.Command):
 
         gcr3 = int(v["cr3"]) & ~0xfff
         print(f"  {lin:#010x}: PDE index {pdi}, PTE index {pti}")
-        pde = phys_u32(machine(gcr3 + 4 * pdi))
-        print(f"  guest:  cr3 {gcr3:#010x} (gpa)  PDE {pde:08x}", end="")
-        if not pde & 1:
-            print("  (not present)")
-        elif pde & 0x80:
-            print(f"  4 MiB page -> gpa {(pde & 0xffc00000) | (lin & 0x3fffff):#010x}")
-        else:
-            pte = phys_u32(machine((pde & ~0xfff) + 4 * pti))
-            print(f"  PTE {pte:08x}" + (f" -> gpa {(pte & ~0xfff) | (lin & 0xfff):#010x}"
-                                         if pte & 1 else "  (not present)"))
+        self.walk(lin, "guest: ", gcr3, "gpa", lambda a: phys_u32(machine(a)), "  (not present)")
         scr3 = self.shadow_cr3(v, g)
         if not scr3:
             print("  shadow: none loaded yet")
             return
-        spde = phys_u32(scr3 + 4 * pdi)
-        print(f"  shadow: cr3 {scr3:#010x} (machine)  PDE {spde:08x}", end="")
-        if not spde & 1:
-            print("  (not present: filled on the first access)")
-        elif spde & 0x80:
-            print(f"  4 MiB page -> machine {(spde & 0xffc00000) | (lin & 0x3fffff):#010x}")
+        self.walk(lin, "shadow:", scr3, "machine", phys_u32, "  (not present: filled on the first access)")
+
+    @staticmethod
+    def walk(lin, label, cr3, space, read, absent_pde):
+        """One two-level non-PAE walk of lin from the directory at cr3, whose
+        addresses are in `space` and whose entries read(address) returns."""
+        pde = read(cr3 + 4 * (lin >> 22))
+        print(f"  {label} cr3 {cr3:#010x} ({space})  PDE {pde:08x}", end="")
+        if not pde & 1:
+            print(absent_pde)
+        elif pde & 0x80:
+            print(f"  4 MiB page -> {space} {(pde & 0xffc00000) | (lin & 0x3fffff):#010x}")
         else:
-            spte = phys_u32((spde & ~0xfff) + 4 * pti)
-            print(f"  PTE {spte:08x}" + (f" -> machine {(spte & ~0xfff) | (lin & 0xfff):#010x}"
-                                          if spte & 1 else "  (not present)"))
+            pte = read((pde & ~0xfff) + 4 * ((lin >> 12) & 0x3ff))
+            print(f"  PTE {pte:08x}" + (f" -> {space} {(pte & ~0xfff) | (lin & 0xfff):#010x}"
+                                         if pte & 1 else "  (not present)"))
 
     @staticmethod
     def shadow_cr3(v, g):

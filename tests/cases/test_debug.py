@@ -6,12 +6,13 @@ activation, with symbolic backtraces on both sides."""
 import os
 import re
 import shlex
-import signal
 import socket
 import subprocess
 import time
 
-from vmitest import paths, test
+from vmitest import paths, start_make, stop_group, test
+
+VMLINUX = os.path.join(paths.BUILD, "guest", "vmlinux")
 
 
 def free_port():
@@ -33,112 +34,79 @@ def wait_for(pattern, log_path, proc, timeout):
     return None
 
 
-@test("debug-gdb-hypervisor-and-guest")
-def debug_gdb_hypervisor_and_guest(t):
-    t.require(paths.ISO, paths.HV_ELF, os.path.join(paths.BUILD, "guest", "vmlinux"))
+def gdb_on_make_target(t, target, commands):
+    """`make TARGET` with a free GDB_PORT, then the gdb command it prints,
+    in batch mode, running `commands`; returns gdb's output (also logged).
+    QEMU and make are killed afterwards whatever happened."""
     port = free_port()
-    make_log = t.log_path[:-4] + ".make.log"
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
-    with open(make_log, "w") as out:
-        make = subprocess.Popen(["make", "-s", "--no-print-directory", "debug", f"GDB_PORT={port}"],
-                                cwd=paths.ROOT, stdin=subprocess.PIPE, stdout=out,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    log = t.log_path[:-4] + ".make.log"
+    with open(log, "w") as out:
+        make = start_make([target, f"GDB_PORT={port}"], out)
     try:
-        m = wait_for(r"\n\s+(gdb -x \S+ -ex 'target remote :%d')\n" % port, make_log, make, 300)
-        t.check(m, "make debug printed no gdb command to attach with (see "
-                   f"{os.path.relpath(make_log, paths.ROOT)})")
+        m = wait_for(r"\n\s+(gdb -x \S+ -ex 'target remote :%d')\n" % port, log, make, 300)
+        t.check(m, f"make {target} printed no gdb command to attach with (see "
+                   f"{os.path.relpath(log, paths.ROOT)})")
         attach = shlex.split(m.group(1))
-        script = [
-            "vmihv-break-call Init", "continue",
-            "vmihv-where", "bt", "vmihv-stats",
-            "delete",
-            "vmihv-break-guest rest_init", "continue",
-            "vmihv-where", "bt", "vmihv-regs", "vmihv-stats",
-            "vmihv-walk (unsigned)&init_task",
-            "kill",
-        ]
         cmd = attach[:1] + ["-nx", "-batch"] + attach[1:]
-        for line in script:
+        for line in commands:
             cmd += ["-ex", line]
         gdb = subprocess.run(cmd, cwd=paths.ROOT, capture_output=True, text=True, timeout=150)
         out = gdb.stdout + gdb.stderr
         with open(t.log_path, "a") as f:
             f.write("# " + " ".join(shlex.quote(c) for c in cmd) + "\n" + out)
-        first, _, _ = out.partition("Breakpoint 2")
-        second = out[out.find("Breakpoint 2"):] if "Breakpoint 2" in out else ""
-        # In the hypervisor, on Init: its own address space and symbols.
-        t.check(re.search(r"Breakpoint 1, vcpu_hypercall \(v=0x[0-9a-f]+[^)]*\) at \S*hv/vcpu/hypercall\.c:\d+", out),
-                f"no stop in vcpu_hypercall on Init: {out[-600:]}")
-        t.check(re.search(r"hypervisor address space \(cr3 0x[0-9a-f]+\), pc 0x[0-9a-f]+, CPL 0", out),
-                "vmihv-where did not say the hypervisor's space is live at the Init stop")
-        t.check(re.search(r"#1\s+0x[0-9a-f]+ in \w+ \(", out), "no hypervisor backtrace beyond frame 0")
-        t.check(re.search(r"hypercalls 0, [^\n]*\n\s+VMI calls: none yet", first),
-                "vmihv-stats at the Init stop: the Init call should be the first")
-        # In the guest, after activation: rest_init, called from start_kernel.
-        t.check(second, f"no stop at the guest breakpoint: {out[-600:]}")
-        t.check(re.search(r"Breakpoint 2, \S*rest_init \(\) at \S*init/main\.c", second),
-                f"the guest stop is not in rest_init with its source: {second[:300]}")
-        t.check(re.search(r"guest address space \(cr3 0x[0-9a-f]+\), pc 0xc[0-9a-f]+, CPL 1", second),
-                "vmihv-where did not say the guest's space is live, in ring 1, at rest_init")
-        t.check(re.search(r"#\d+\s+0x[0-9a-f]+ in start_kernel \(\)", second),
-                f"the guest backtrace does not reach start_kernel: {second[:600]}")
-        t.check(re.search(r"paravirtual=1", second), "vmihv-regs: the vCPU is not paravirtual")
-        t.check(re.search(r"VMI calls: Init=1, ", second), "vmihv-stats does not count the one Init call")
-        walk = re.search(r"guest:  cr3 0x[0-9a-f]+ \(gpa\)  PDE [0-9a-f]{8}[^\n]*\n"
-                         r"\s+shadow: cr3 0x[0-9a-f]+ \(machine\)  PDE ([0-9a-f]{8})", second)
-        t.check(walk, f"vmihv-walk printed no guest and shadow walk: {second[-600:]}")
-        t.check(int(walk.group(1), 16) & 1, "the shadow PDE of init_task, a kernel address in use, "
-                                            "is not present")
-        calls = re.findall(r"VMI calls: ([^\n]*)", second)
-        t.note(f"gdb stopped on Init in vcpu_hypercall and in the guest's rest_init; "
-               f"by then: {calls[-1][:120] if calls else '?'}...")
+        return out
     finally:
-        try:
-            os.killpg(make.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        make.wait()
+        stop_group(make)
 
 
-def start_make(t, target, port, suffix):
-    """`make TARGET GDB_PORT=port` in its own session, its output in a log."""
-    log = t.log_path[:-4] + f".{suffix}.log"
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
-    with open(log, "w") as out:
-        proc = subprocess.Popen(["make", "-s", "--no-print-directory", target, f"GDB_PORT={port}"],
-                                cwd=paths.ROOT, stdin=subprocess.PIPE, stdout=out,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    return proc, log
-
-
-def stop_make(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
+@test("debug-gdb-hypervisor-and-guest")
+def debug_gdb_hypervisor_and_guest(t):
+    t.require(paths.ISO, paths.HV_ELF, VMLINUX)
+    out = gdb_on_make_target(t, "debug", [
+        "vmihv-break-call Init", "continue",
+        "vmihv-where", "bt", "vmihv-stats",
+        "delete",
+        "vmihv-break-guest rest_init", "continue",
+        "vmihv-where", "bt", "vmihv-regs", "vmihv-stats",
+        "vmihv-walk (unsigned)&init_task",
+        "kill",
+    ])
+    first, _, _ = out.partition("Breakpoint 2")
+    second = out[out.find("Breakpoint 2"):] if "Breakpoint 2" in out else ""
+    # In the hypervisor, on Init: its own address space and symbols.
+    t.check(re.search(r"Breakpoint 1, vcpu_hypercall \(v=0x[0-9a-f]+[^)]*\) at \S*hv/vcpu/hypercall\.c:\d+", out),
+            f"no stop in vcpu_hypercall on Init: {out[-600:]}")
+    t.check(re.search(r"hypervisor address space \(cr3 0x[0-9a-f]+\), pc 0x[0-9a-f]+, CPL 0", out),
+            "vmihv-where did not say the hypervisor's space is live at the Init stop")
+    t.check(re.search(r"#1\s+0x[0-9a-f]+ in \w+ \(", out), "no hypervisor backtrace beyond frame 0")
+    t.check(re.search(r"hypercalls 0, [^\n]*\n\s+VMI calls: none yet", first),
+            "vmihv-stats at the Init stop: the Init call should be the first")
+    # In the guest, after activation: rest_init, called from start_kernel.
+    t.check(second, f"no stop at the guest breakpoint: {out[-600:]}")
+    t.check(re.search(r"Breakpoint 2, \S*rest_init \(\) at \S*init/main\.c", second),
+            f"the guest stop is not in rest_init with its source: {second[:300]}")
+    t.check(re.search(r"guest address space \(cr3 0x[0-9a-f]+\), pc 0xc[0-9a-f]+, CPL 1", second),
+            "vmihv-where did not say the guest's space is live, in ring 1, at rest_init")
+    t.check(re.search(r"#\d+\s+0x[0-9a-f]+ in start_kernel \(\)", second),
+            f"the guest backtrace does not reach start_kernel: {second[:600]}")
+    t.check(re.search(r"paravirtual=1", second), "vmihv-regs: the vCPU is not paravirtual")
+    t.check(re.search(r"VMI calls: Init=1, ", second), "vmihv-stats does not count the one Init call")
+    walk = re.search(r"guest:  cr3 0x[0-9a-f]+ \(gpa\)  PDE [0-9a-f]{8}[^\n]*\n"
+                     r"\s+shadow: cr3 0x[0-9a-f]+ \(machine\)  PDE ([0-9a-f]{8})", second)
+    t.check(walk, f"vmihv-walk printed no guest and shadow walk: {second[-600:]}")
+    t.check(int(walk.group(1), 16) & 1, "the shadow PDE of init_task, a kernel address in use, "
+                                        "is not present")
+    calls = re.findall(r"VMI calls: ([^\n]*)", second)
+    t.note(f"gdb stopped on Init in vcpu_hypercall and in the guest's rest_init; "
+           f"by then: {calls[-1][:120] if calls else '?'}...")
 
 
 @test("debug-gdb-native")
 def debug_gdb_native(t):
     """make debug-native: the same bzImage without the hypervisor; gdb stops
     in start_kernel with a symbolic backtrace."""
-    t.require(paths.BZIMAGE, paths.INITRD, os.path.join(paths.BUILD, "guest", "vmlinux"))
-    port = free_port()
-    make, log = start_make(t, "debug-native", port, "make")
-    try:
-        m = wait_for(r"\n\s+(gdb -x \S+ -ex 'target remote :%d')\n" % port, log, make, 300)
-        t.check(m, "make debug-native printed no gdb command to attach with")
-        attach = shlex.split(m.group(1))
-        cmd = attach[:1] + ["-nx", "-batch"] + attach[1:]
-        for line in ["vmihv-break-guest start_kernel", "continue", "bt", "kill"]:
-            cmd += ["-ex", line]
-        gdb = subprocess.run(cmd, cwd=paths.ROOT, capture_output=True, text=True, timeout=150)
-        out = gdb.stdout + gdb.stderr
-        with open(t.log_path, "a") as f:
-            f.write("# " + " ".join(shlex.quote(c) for c in cmd) + "\n" + out)
-        t.check(re.search(r"Breakpoint 1, start_kernel \(\) at \S*init/main\.c", out),
-                f"no stop in start_kernel: {out[-500:]}")
-        t.check(re.search(r"#1\s+0x[0-9a-f]+ in \w+", out), "no backtrace beyond start_kernel")
-    finally:
-        stop_make(make)
+    t.require(paths.BZIMAGE, paths.INITRD, VMLINUX)
+    out = gdb_on_make_target(t, "debug-native", ["vmihv-break-guest start_kernel", "continue", "bt", "kill"])
+    t.check(re.search(r"Breakpoint 1, start_kernel \(\) at \S*init/main\.c", out),
+            f"no stop in start_kernel: {out[-500:]}")
+    t.check(re.search(r"#1\s+0x[0-9a-f]+ in \w+", out), "no backtrace beyond start_kernel")

@@ -9,6 +9,7 @@ a test reads what the guest prints and types into it as a person would.
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -147,36 +148,38 @@ def kvm_usable():
     return _KVM_VERDICT[0]
 
 
-class Qemu:
-    """A headless qemu-system-i386 with its serial console on a pipe.
+def start_make(args, stdout):
+    """`make -s ARGS` in the checkout, as a user starts it: in a process
+    group of its own (stop_group() takes the QEMU it starts along), with no
+    DISPLAY (no window) and outside the jobserver of a make running us."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
+    return subprocess.Popen(["make", "-s", "--no-print-directory", *args], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.STDOUT,
+                            env=env, start_new_session=True)
 
-    With monitor=True, QEMU's human monitor listens on a unix socket (in a
-    short temporary directory: socket paths are limited to 108 bytes) for
-    monitor_command() and vga_screen()/vga_text()."""
 
-    def __init__(self, args, log_path, accel="tcg", fatal=None, monitor=False):
-        self.log_path = log_path
+def stop_group(proc):
+    """Kill a process started by start_make() and everything it started."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+class Console:
+    """A process's console on a pipe, read as a person would: what it prints
+    (kept in .output and the log), expect() for a regex, send() to type.
+
+    `name` says who exited when the process ends early ("QEMU", "make run")."""
+
+    def __init__(self, proc, log, fatal=None, name="QEMU"):
+        self.proc, self.log, self.name = proc, log, name
         self.fatal = FATAL_PATTERNS if fatal is None else fatal
-        self.mon_dir = tempfile.mkdtemp(prefix="vmitest-mon-") if monitor else None
-        mon = f"unix:{self.mon_dir}/mon.sock,server=on,wait=off" if monitor else "none"
-        self.cmd = ["qemu-system-i386", "-accel", accel, "-display", "none",
-                    "-monitor", mon, "-no-reboot", "-nic", "none",
-                    "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
-                    *DEBUG_EXIT_DEVICE, *args]
         self.output = ""
         self.cursor = 0          # expect() searches from here on
         self.lock = threading.Condition()
         self.started = time.monotonic()
-        self.log = open(log_path, "w", errors="replace")
-        self.log.write("# " + " ".join(self.cmd) + "\n")
-        self.log.flush()
-        try:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        except FileNotFoundError:
-            self.log.close()
-            raise TestFailure("qemu-system-i386 is not installed: run 'make deps' as root "
-                              "(Debian package qemu-system-x86)")
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -224,7 +227,7 @@ class Qemu:
                         raise TestFailure(f"waiting for /{pattern}/: {bad.group(0).strip()}")
                 if self.proc.poll() is not None and not self.reader.is_alive():
                     tail = self.output[-300:].strip().splitlines()[-3:]
-                    raise TestFailure(f"QEMU exited (status {self.proc.returncode}) before "
+                    raise TestFailure(f"{self.name} exited (status {self.proc.returncode}) before "
                                       f"/{pattern}/ appeared; last output: {' | '.join(tail)}")
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -239,13 +242,41 @@ class Qemu:
             time.sleep(delay)
 
     def wait_exit(self, timeout=60):
-        """Wait for QEMU to exit by itself; return its exit status."""
+        """Wait for the process to exit by itself; return its exit status."""
         try:
             status = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise TestFailure(f"QEMU still running {timeout}s later")
+            raise TestFailure(f"{self.name} still running {timeout}s later")
         self.reader.join(5)
         return status
+
+
+class Qemu(Console):
+    """A headless qemu-system-i386 with its serial console on a pipe.
+
+    With monitor=True, QEMU's human monitor listens on a unix socket (in a
+    short temporary directory: socket paths are limited to 108 bytes) for
+    monitor_command() and vga_screen()/vga_text()."""
+
+    def __init__(self, args, log_path, accel="tcg", fatal=None, monitor=False):
+        self.log_path = log_path
+        self.mon_dir = tempfile.mkdtemp(prefix="vmitest-mon-") if monitor else None
+        mon = f"unix:{self.mon_dir}/mon.sock,server=on,wait=off" if monitor else "none"
+        self.cmd = ["qemu-system-i386", "-accel", accel, "-display", "none",
+                    "-monitor", mon, "-no-reboot", "-nic", "none",
+                    "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
+                    *DEBUG_EXIT_DEVICE, *args]
+        log = open(log_path, "w", errors="replace")
+        log.write("# " + " ".join(self.cmd) + "\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        except FileNotFoundError:
+            log.close()
+            raise TestFailure("qemu-system-i386 is not installed: run 'make deps' as root "
+                              "(Debian package qemu-system-x86)")
+        super().__init__(proc, log, fatal)
 
     def monitor_command(self, command, timeout=30):
         """Run one human-monitor command; return its output (needs monitor=True)."""
