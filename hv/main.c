@@ -67,9 +67,9 @@ static void idle_loop(void)
 
 		/* The IRQ4 count shows the bytes came by interrupt, not by
 		 * polling (hv-serial-input-irq checks it grows). */
-		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu IRQ4 interrupts, %llu ticks)",
+		log_info("serial input: 0x%02x '%c' (%u bytes received, %llu IRQ4 interrupts, up %llu ms)",
 			 c, c >= 0x20 && c < 0x7f ? c : '.', serial_rx_count(),
-			 irq_count(HV_IRQ_COM1), hv_ticks());
+			 irq_count(HV_IRQ_COM1), hv_uptime_ms());
 		if (c == 'q')
 			hv_stop(HV_EXIT_DONE, "'q' typed on the serial console");
 	}

@@ -35,7 +35,7 @@ AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) e
 def statistics(q):
     """Ctrl-] s at the shell: the counters stress needs, as a dict."""
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     start = q.cursor
     q.expect(r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
     block = q.output[start:q.cursor]

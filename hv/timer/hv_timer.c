@@ -1,8 +1,15 @@
 /*
- * hv_timer.c - the hypervisor's own periodic interrupt: PIT channel 0 in
- * rate-generator mode at HV_TICK_HZ on IRQ0.  It counts, and brings a
- * halted vCPU back to poll its devices; a vCPU scheduler would hang off
- * it.
+ * hv_timer.c - the hypervisor's own timer: PIT channel 0 in one-shot mode
+ * (mode 0, "interrupt on terminal count") on IRQ0, programmed for the next
+ * event the run loop names (the nearest guest alarm or the end of a time
+ * slice) instead of ticking at a fixed rate.  An idle guest then costs
+ * only the interrupts its own alarms need.
+ *
+ * The PIT counts at 1.193182 MHz in 16 bits, so one shot lasts at most
+ * 54.9 ms: an event further away takes a few intermediate interrupts,
+ * which only bring the run loop round to re-arm.  Writing a new count
+ * restarts the channel and drops OUT low, so re-arming before the shot
+ * fires raises no interrupt for the old deadline.
  */
 #include "timer.h"
 #include "io.h"
@@ -15,74 +22,113 @@
 
 #define PIT_CH0  0x40
 #define PIT_CMD  0x43
+#define PIT_CH0_ONESHOT 0x30	/* channel 0, lo/hi byte, mode 0, binary */
+#define PIT_MAX_COUNT   0xffffu
 
-static volatile uint64_t ticks;
+/* The deadline (TSC) the PIT is counting down to; NO_DEADLINE when it is
+ * not counting (it fired, or was never armed). */
+#define NO_DEADLINE UINT64_MAX
+static volatile uint64_t armed_deadline = NO_DEADLINE;
+static volatile uint64_t interrupts, arms;
 
-static void tick(void)
+static void timer_irq(void)
 {
-	ticks++;
+	interrupts++;
+	armed_deadline = NO_DEADLINE;
 }
 
-uint64_t hv_ticks(void)
+/* Read a 64-bit counter the IRQ handler writes, with IRQs off (not atomic
+ * on i386). */
+static uint64_t read_counter(const volatile uint64_t *p)
 {
-	uint64_t t;
-
-	/* 64-bit read, not atomic on i386: read with IRQs off. */
 	uint32_t flags = read_eflags();
+	uint64_t v;
+
 	irq_disable();
-	t = ticks;
+	v = *p;
 	if (flags & X86_EFLAGS_IF)
 		irq_enable();
-	return t;
+	return v;
+}
+
+uint64_t hv_timer_interrupts(void)
+{
+	return read_counter(&interrupts);
+}
+
+uint64_t hv_timer_arms(void)
+{
+	return read_counter(&arms);
+}
+
+static void pit_oneshot(uint32_t count)
+{
+	outb(PIT_CMD, PIT_CH0_ONESHOT);
+	outb(PIT_CH0, count & 0xff);
+	outb(PIT_CH0, (count >> 8) & 0xff);
+}
+
+/* PIT counts for `cycles` of the TSC, rounded up (firing early would only
+ * cost a second interrupt), 1..PIT_MAX_COUNT.  Through microseconds, so
+ * that no division needs the TSC rate to fit 32 bits. */
+static uint32_t pit_count_for(uint64_t cycles)
+{
+	uint64_t us = tsc_to_us(cycles) + 1;
+	uint64_t count;
+
+	if (us >= udiv64((uint64_t)PIT_MAX_COUNT * 1000000, PIT_HZ))
+		return PIT_MAX_COUNT;
+	count = udiv64(us * PIT_HZ + 999999, 1000000);
+	return count ? (uint32_t)count : 1;
+}
+
+void hv_timer_arm(uint64_t deadline)
+{
+	uint64_t now;
+
+	/* Called with interrupts off.  A shot already due at or before the
+	 * deadline will bring the loop round in time: leave it. */
+	if (deadline >= armed_deadline)
+		return;
+	now = rdtsc();
+	pit_oneshot(pit_count_for(deadline > now ? deadline - now : 0));
+	armed_deadline = deadline;
+	arms++;
 }
 
 void hv_timer_start(void)
 {
-	uint32_t divisor = (PIT_HZ + HV_TICK_HZ / 2) / HV_TICK_HZ;
-
-	irq_set_handler(HV_IRQ_TIMER, tick);
-	outb(PIT_CMD, 0x34);		/* ch0, lo/hi, mode 2, binary */
-	outb(PIT_CH0, divisor & 0xff);
-	outb(PIT_CH0, divisor >> 8);
+	irq_set_handler(HV_IRQ_TIMER, timer_irq);
 	pic_unmask(HV_IRQ_TIMER);
 }
 
-/* Wait for 100 ms of ticks and compare with the TSC: proves IRQ0 is wired, the
- * PIC passes it, and the tick rate is what we programmed. */
+/* One 50 ms shot, timed by the TSC: proves IRQ0 is wired, the PIC passes
+ * it and the PIT counts at the rate we assume. */
 void hv_timer_check(void)
 {
-	const uint64_t want = HV_TICK_HZ / 10;	/* 100 ms worth */
-	uint64_t t0, c0, c1, limit = tsc_hz() * 2;
+	const uint64_t shot_us = 50000;
+	uint64_t before = hv_timer_interrupts(), c0, c1, limit = tsc_hz() * 2;
 
-	/* Busy-wait, not hlt: if IRQ0 never came, hlt would never return. */
+	irq_disable();
 	c0 = rdtsc();
-	t0 = hv_ticks();
-	while (hv_ticks() == t0)	/* start on a tick edge */
+	hv_timer_arm(c0 + udiv64(tsc_hz() * shot_us, 1000000));
+	irq_enable();
+	/* Busy-wait, not hlt: if IRQ0 never came, hlt would never return. */
+	while (hv_timer_interrupts() == before) {
 		if (rdtsc() - c0 > limit)
 			hv_panic("timer interrupt (IRQ0) is not arriving");
-		else
-			cpu_relax();
-	t0 = hv_ticks();
-	c0 = rdtsc();
-	while (hv_ticks() - t0 < want) {
-		if (rdtsc() - c0 > limit)
-			hv_panic("timer interrupt (IRQ0) too slow: %llu ticks in 2 s",
-				 hv_ticks() - t0);
 		cpu_relax();
 	}
 	c1 = rdtsc();
-	/* Only a warning: under emulation on a busy host, ticks come late. */
-	if (tsc_to_us(c1 - c0) < 50000 || tsc_to_us(c1 - c0) > 200000)
-		log_warn("hypervisor timer: %llu ticks took %llu us, expected about 100000",
-			 want, tsc_to_us(c1 - c0));
-	log_info("hypervisor timer: IRQ0 at %u Hz; %llu ticks took %llu us by the TSC",
-		 HV_TICK_HZ, want, tsc_to_us(c1 - c0));
+	/* Only a warning: under emulation on a busy host, interrupts come late. */
+	if (tsc_to_us(c1 - c0) < shot_us / 2 || tsc_to_us(c1 - c0) > shot_us * 2)
+		log_warn("hypervisor timer: a %llu us shot took %llu us by the TSC",
+			 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
+	log_info("hypervisor timer: one-shot IRQ0 (PIT mode 0, armed for the next event); a %llu us shot took %llu us by the TSC",
+		 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
 }
 
-void hv_sleep_ms(uint32_t ms)
+uint64_t hv_uptime_ms(void)
 {
-	uint64_t end = hv_ticks() + (ms * HV_TICK_HZ + 999) / 1000;
-
-	while (hv_ticks() < end)
-		__asm__ volatile("hlt");
+	return udiv64(tsc_to_us(rdtsc()), 1000);
 }

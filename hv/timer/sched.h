@@ -1,7 +1,8 @@
 /*
  * sched.h - the vCPU scheduler (sched.c, pure, tests/unit/test_sched.c):
- * preemptive weighted round-robin over one physical CPU, and each vCPU's
- * time split into running, halted and stolen (runnable but not running).
+ * preemptive and weighted-fair (by virtual runtime, with wake-up
+ * preemption) over one physical CPU, and each vCPU's time split into
+ * running, halted and stolen (runnable but not running).
  *
  * Times are TSC cycles passed in by the caller (`now`), so the logic runs
  * on the host too.  For each vCPU, since it was added:
@@ -29,11 +30,14 @@ enum sched_state {
 /* One vCPU as the scheduler sees it (inside struct vcpu). */
 struct sched_entity {
 	void *owner;			/* the vCPU */
-	unsigned weight;		/* its slice is weight x the base slice */
+	unsigned weight;		/* its share of a busy CPU is proportional */
+	uint32_t inv_weight;		/* 2^16 / weight */
 	enum sched_state state;
 	uint64_t start, since;		/* when added; the last state change */
 	uint64_t in[SCHED_STATES];	/* cycles spent in each state until since */
+	uint64_t vruntime;		/* running cycles / weight, until since */
 	uint64_t switches_in;		/* times it was given the CPU */
+	uint64_t wakeups, preemptions;	/* woken from a halt; and took the CPU at once */
 };
 
 #define SCHED_MAX 8
@@ -43,8 +47,9 @@ struct sched {
 	unsigned n;
 	int current;			/* index into e[] of the RUNNING one, or -1 */
 	int last;			/* index of the one that ran last */
-	uint64_t slice;			/* base slice in cycles */
+	uint64_t slice;			/* slice in cycles */
 	uint64_t slice_end;		/* when the current one's slice ends */
+	uint64_t min_vruntime;		/* grows with the least runnable vruntime */
 };
 
 /* The split of a vCPU's time at now (now >= its last change). */
@@ -57,14 +62,18 @@ void sched_init(struct sched *s, uint64_t slice_cycles);
 bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now);
 /* The running vCPU halted (hlt, VMI Halt): not runnable until woken. */
 void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now);
-/* A halted vCPU has an interrupt to take: runnable again. */
+/* A halted vCPU has an interrupt to take: runnable again, and it takes
+ * the CPU at the next sched_pick() if it is owed time (see sched.c). */
 void sched_wake(struct sched *s, struct sched_entity *e, uint64_t now);
 /* Its guest ended: never runnable again (repeating is harmless). */
 void sched_gone(struct sched *s, struct sched_entity *e, uint64_t now);
-/* Who runs now: the current vCPU until its slice ends, then the next
- * runnable one after it in turn (the current one again if no other is
- * runnable); 0 when none is runnable (the CPU may halt). */
+/* Who runs now: the current vCPU until its slice ends (or a woken vCPU
+ * preempts it), then the runnable one with the least virtual runtime
+ * (equals in turn); 0 when none is runnable (the CPU may halt). */
 struct sched_entity *sched_pick(struct sched *s, uint64_t now);
+/* When the scheduler next needs the CPU back from the running vCPU: its
+ * slice end if another one is waiting, else UINT64_MAX. */
+uint64_t sched_next_event(const struct sched *s);
 
 struct sched_times sched_times(const struct sched_entity *e, uint64_t now);
 /* The VMI counters at now: STOLEN, and AVAILABLE = REAL - STOLEN with

@@ -7,7 +7,8 @@
  * has one alarm, one-shot or periodic, wired to the guest's IRQ0 (the
  * local APIC timer wiring is refused: there is no virtual APIC).  The vCPU
  * calls valarm_poll() before every guest entry and while the guest
- * halts; the hypervisor tick (1 kHz) bounds how late an alarm can be.
+ * halts, and arms the hypervisor's one-shot timer for valarm_next(), so
+ * an alarm is late only by the time the timer interrupt takes to arrive.
  */
 #include "valarm.h"
 #include "vpic.h"
@@ -107,4 +108,27 @@ bool valarm_armed(const struct valarm *a)
 		if (a->alarms[i].armed)
 			return true;
 	return false;
+}
+
+uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
+		uint64_t counter, at;
+
+		if (!a->alarms[i].armed || !valarm_counter(i, e, now, &counter))
+			continue;
+		/* REAL is the TSC; AVAILABLE advances at most as fast.  The
+		 * expiry is the guest's: far away must not wrap to soon. */
+		if (a->alarms[i].expiry <= counter)
+			at = now;
+		else if (a->alarms[i].expiry - counter > UINT64_MAX - now)
+			at = UINT64_MAX;
+		else
+			at = now + (a->alarms[i].expiry - counter);
+		if (at < next)
+			next = at;
+	}
+	return next;
 }

@@ -32,5 +32,10 @@ bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
  * available time); true if one fired. */
 bool valarm_poll(struct valarm *a, const struct sched_entity *e);
 bool valarm_armed(const struct valarm *a);
+/* The earliest TSC time at which an armed alarm can fire, for the vCPU
+ * whose time e accounts; UINT64_MAX when none is armed.  An AVAILABLE
+ * alarm is placed as if the vCPU kept all its time from now on (it can
+ * only come later), so waking then is never too late. */
+uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint64_t now);
 
 #endif

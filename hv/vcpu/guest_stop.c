@@ -10,9 +10,9 @@
  *
  * The stop marks the guest dead and returns to the run loop (run.c),
  * which prints all that.  The hypervisor itself stays up: "responsive"
- * means, observably, that its timer keeps ticking and its console (COM1
- * and the keyboard) keeps answering, once no guest is left running:
- *     s  prints the statistics again, with the tick count (which grows);
+ * means, observably, that its clock runs on and its console (COM1 and
+ * the keyboard) keeps answering, once no guest is left running:
+ *     s  prints the statistics again, with the uptime (which grows);
  *     q  ends the hypervisor with exit code HV_EXIT_GUEST_STOPPED
  *        (isa-debug-exit; a clean halt elsewhere).
  * It never resets or hangs with interrupts off.
@@ -203,8 +203,9 @@ void guests_after_stop(struct guest **guests, unsigned n)
 		int c = console_wait_char(console_getc);
 
 		if (c == 's') {
-			kprintf("vmi-hv: statistics (guest stopped, hypervisor tick %llu):\n",
-				(unsigned long long)hv_ticks());
+			kprintf("vmi-hv: statistics (guest stopped, hypervisor up %llu ms, %llu timer interrupts):\n",
+				(unsigned long long)hv_uptime_ms(),
+				(unsigned long long)hv_timer_interrupts());
 			for (unsigned i = 0; i < n; i++)
 				if (guests[i]->state == GUEST_STOPPED)
 					vcpu_print_counters(guests[i]->ended_by);

@@ -15,8 +15,11 @@
  *
  * The scheduler (timer/sched.c) says which vCPU to enter: after every
  * exit the loop asks again, and a vCPU whose slice is over makes way for
- * the next runnable one.  A halted vCPU is not runnable until its vPIC
- * has an interrupt for it; with none runnable the CPU sleeps.
+ * the one owed the most time.  A halted vCPU is not runnable until its
+ * vPIC has an interrupt for it; with none runnable the CPU sleeps.
+ * Before it enters a vCPU or sleeps, the loop arms the hypervisor's
+ * one-shot timer for the next event (the nearest alarm of any guest, or
+ * the slice's end when another vCPU waits): there is no periodic tick.
  * selftest=two-guests alternates two guests by exit counts instead, to
  * show that their devices and shadows are their own.
  */
@@ -144,8 +147,9 @@ static void console_commands(struct run *r)
 		if (c == CONSOLE_ESCAPE) {
 			vuart_receive(&g->vuart, (uint8_t)c);
 		} else if (c == 's') {
-			kprintf("vmi-hv: statistics (guest running, hypervisor tick %llu):\n",
-				(unsigned long long)hv_ticks());
+			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
+				(unsigned long long)hv_uptime_ms(),
+				(unsigned long long)hv_timer_interrupts());
 			vcpu_print_counters(g->vcpus[0]);
 			print_times(r);
 		} else if (c == 'r') {
@@ -209,6 +213,30 @@ static void reap(struct run *r)
 }
 
 /*
+ * Make sure the loop comes round by the next event: the nearest alarm of
+ * any live guest (it may wake a halted vCPU, which may preempt the
+ * running one), or the running vCPU's slice end when another waits.
+ * Everything else that needs the loop (console input) interrupts anyway.
+ */
+static void arm_next_event(struct run *r, uint64_t now)
+{
+	uint64_t next = sched_next_event(&r->sched);
+
+	for (unsigned i = 0; i < r->n; i++) {
+		struct guest *g = r->guests[i];
+		uint64_t at;
+
+		if (!alive(g))
+			continue;
+		at = valarm_next(&g->valarm, &g->vcpus[0]->sched, now);
+		if (at < next)
+			next = at;
+	}
+	if (next != UINT64_MAX)
+		hv_timer_arm(next);
+}
+
+/*
  * Enter v, again and again, until it has made `exits` more exits or its
  * guest dies; while it is halted, sleep until an interrupt (a device
  * poll after each) makes it runnable.  A guest's death comes back here
@@ -235,11 +263,13 @@ static void run_vcpu(struct run *r, struct vcpu *v, uint64_t exits)
 				v->halted = false;
 				continue;
 			}
+			arm_next_event(r, rdtsc());
 			/* sti takes effect after hlt has begun: no wake-up is
 			 * lost between the poll and the halt. */
 			__asm__ volatile("sti; hlt; cli" ::: "memory");
 			continue;
 		}
+		arm_next_event(r, rdtsc());
 		vcpu_run_once(v);
 	}
 }
@@ -295,6 +325,7 @@ static void step(struct run *r)
 	poll_devices(r);
 	wake_halted(r, rdtsc());
 	e = sched_pick(&r->sched, rdtsc());
+	arm_next_event(r, rdtsc());
 	if (!e) {
 		bool any = false;
 

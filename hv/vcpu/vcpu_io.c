@@ -124,14 +124,14 @@ static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, 
 	       misc_io(v, port, write, val);
 }
 
-/* At most IO_LOG_LIMIT lines per IO_LOG_WINDOW ticks (10 s); what was
+/* At most IO_LOG_LIMIT lines per IO_LOG_WINDOW ms (10 s); what was
  * dropped is summed up when the next window opens. */
-#define IO_LOG_WINDOW (10 * HV_TICK_HZ)
+#define IO_LOG_WINDOW 10000
 
 static void log_denied(struct vcpu *v, const char *dir, uint16_t port, unsigned size, uint32_t val)
 {
 	struct guest_ports *p = &v->guest->ports;
-	uint64_t now = hv_ticks();
+	uint64_t now = hv_uptime_ms();
 
 	p->denied++;
 	if (now - p->log_window_start >= IO_LOG_WINDOW) {

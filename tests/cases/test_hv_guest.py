@@ -9,7 +9,7 @@ Two kinds of guest:
     that each is caught with a diagnostic while the hypervisor stays up.
 
 A stopped guest leaves the hypervisor running: 's' on the serial console
-prints statistics (the tick count grows), 'q' exits with status 13
+prints statistics (the uptime grows), 'q' exits with status 13
 (HV_EXIT_GUEST_STOPPED = 6 in hv/include/exit_codes.h).
 """
 
@@ -178,7 +178,7 @@ def guest_linux_iso(t):
     t.check(int(m.group(1)) >= 2024, f"guest wall clock says year {m.group(1)}")
     q.expect(r"vmi-guest# ", timeout=60)
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     q.expect(r"vmi-hv: counters: (\d+) exits, (\d+) emulated instructions, (\d+) hidden[^\n]*?(\d+) hypercalls")
     m = q.expect(r"vmi-hv: virtual interrupts: (\d+) delivered, (\d+) alarms fired "
                  r"\(at worst (\d+) us late\)\n")

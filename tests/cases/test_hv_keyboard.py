@@ -104,7 +104,7 @@ def keyboard_iso(t):
     # The hypervisor's escape from the keyboard.
     sendkey(q, "ctrl-bracket_right")
     sendkey(q, "s")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     q.expect(r"vmi-hv: virtual interrupts: \d+ delivered", timeout=30)
     screen = save_screen(t, q, "statistics")
     t.check(any(s.startswith("vmi-hv: virtual interrupts: ") for s in screen),

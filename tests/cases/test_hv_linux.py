@@ -7,7 +7,7 @@ command line (guest patch 0011): a late initcall does one forbidden thing
 through the ordinary VMI paths.  Each must be stopped with its own
 diagnostic ("vmi-hv: guest stopped: <reason>", the guest registers, the
 last VMI call), and the hypervisor must stay up: 's' on the serial console
-prints statistics (the tick count grows), 'q' exits with status 13
+prints statistics (the uptime grows), 'q' exits with status 13
 (HV_EXIT_GUEST_STOPPED = 6 in hv/include/exit_codes.h, (6 << 1) | 1).
 """
 
@@ -71,7 +71,7 @@ def linux_proc_vmi_info(t):
     q.expect(r"vmi-guest# ", timeout=60)
 
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     m = q.expect(r"vmi-hv: VMI calls:([^\n]*)\n", timeout=30)
     hv = {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", m.group(1))}
     # Calls the ROM serves from the shared page need not reach the
@@ -103,7 +103,7 @@ def linux_proc_vmi_info(t):
 def broken_guest(t, name, reason, last_call=None):
     """Boot with vmi_selftest=name; the guest must be stopped with reason
     (a regex), its registers and the last VMI call; the hypervisor then
-    answers 's' twice (growing ticks) and exits 13 on 'q'."""
+    answers 's' twice (growing uptime) and exits 13 on 'q'."""
     q = boot(t, f"vmi_selftest={name}", FATAL)
     q.expect(r"vmi_selftest: %s: breaking the hypervisor's rules on purpose" % re.escape(name),
              timeout=300)

@@ -170,7 +170,7 @@ def vcpu_times(t, q):
     """Ctrl-] s: every vCPU's real, available and stolen cycles, which must
     add up exactly."""
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     found = {}
     for _ in range(2):
         m = q.expect(TIME_LINE, timeout=60)

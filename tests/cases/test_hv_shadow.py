@@ -52,7 +52,7 @@ def shadow_stats(t, q):
     """Ctrl-] s while the guest runs: (pages in use, directories, peak,
     audit mismatches, audit line)."""
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     m = q.expect(r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories; peak (\d+)\)\n", timeout=30)
     a = q.expect(r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, "
                  r"(\d+) mismatches([^\n]*)\n", timeout=30)

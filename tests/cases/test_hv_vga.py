@@ -91,7 +91,7 @@ def vga_guest_console(t):
 
     # The hypervisor's messages on the same screen, in their own colour.
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     q.expect(r"vmi-hv: counters: [^\n]*\n", timeout=30)
     q.send("\n")
     q.expect(r"vmi-guest# ", timeout=60)

@@ -62,7 +62,7 @@ def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
 def read_counters(q):
     """Ctrl-] s: (exits, hypercalls, {VMI call: count}) now."""
     q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor tick \d+\):\n", timeout=60)
+    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):\n", timeout=60)
     m = q.expect(COUNTERS, timeout=60)
     calls = q.expect(VMI_CALLS, timeout=60).group(1)
     q.expect(STATS_END, timeout=60)

@@ -1,6 +1,8 @@
 /* Unit tests for the vCPU scheduler and its time accounting
- * (hv/timer/sched.c): round-robin turns, weights, halts and wake-ups,
- * ended vCPUs, and running + halted + stolen == real at every step. */
+ * (hv/timer/sched.c): turns among equals, weights as shares, halts and
+ * wake-ups (a woken vCPU preempts a busy one, but sleeping banks no
+ * credit), ended vCPUs, when the scheduler needs the CPU back, and
+ * running + halted + stolen == real at every step. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -62,6 +64,90 @@ static void weights_are_shares(void **state)
 	assert_true(b.running < 4 * a.running + 4 * SLICE);
 }
 
+/* Both busy at weights 2:1 for 300 slices: shares 2:1 to within a slice
+ * or two, whatever the order of the picks. */
+static void weights_two_to_one(void **state)
+{
+	const unsigned w[2] = { 2, 1 };
+	uint64_t now = 0;
+
+	add(2, w);
+	for (int i = 0; i < 3000; i++, now += SLICE / 10)
+		sched_pick(&s, now);
+	exact(now);
+	struct sched_times a = sched_times(&e[0], now), b = sched_times(&e[1], now);
+	int64_t off = (int64_t)a.running - 2 * (int64_t)b.running;
+	assert_true(off <= 2 * (int64_t)SLICE && off >= -2 * (int64_t)SLICE);
+}
+
+/* e[1] sleeps most of the time and wakes briefly while e[0] spins: each
+ * wake-up takes the CPU at the next pick, so e[1] waits (has stolen
+ * time) for nothing, and e[0] still gets nearly all the time. */
+static void waking_preempts(void **state)
+{
+	uint64_t now = 0;
+
+	add(2, 0);
+	assert_ptr_equal(sched_pick(&s, now), &e[0]);
+	assert_ptr_equal(sched_pick(&s, now + 1), &e[0]);
+	/* e[1] starts halted: it was added runnable, so give it one turn. */
+	for (; sched_pick(&s, now) != &e[1]; now += SLICE / 10)
+		;
+	sched_halt(&s, &e[1], now);
+	for (int i = 0; i < 50; i++) {
+		now += 3 * SLICE + SLICE / 3;	/* mid-slice of e[0] */
+		assert_ptr_equal(sched_pick(&s, now), &e[0]);
+		sched_wake(&s, &e[1], now);
+		assert_ptr_equal(sched_pick(&s, now), &e[1]);
+		sched_halt(&s, &e[1], now + 7);
+		assert_ptr_equal(sched_pick(&s, now + 7), &e[0]);
+		now += 7;
+	}
+	exact(now);
+	assert_int_equal(e[1].preemptions, 50);
+	uint64_t stolen_before = sched_stolen(&e[1], now);
+	sched_wake(&s, &e[1], now + 1);
+	sched_pick(&s, now + 1);
+	assert_int_equal(sched_stolen(&e[1], now + 1), stolen_before);
+}
+
+/* e[1] halted for 100 slices while e[0] ran; then both are busy.  The
+ * sleeper may run first, but it cannot claim the 100 slices: e[0] gets
+ * about half of what follows. */
+static void sleeping_banks_no_credit(void **state)
+{
+	uint64_t now = 0, ran0;
+
+	add(2, 0);
+	sched_pick(&s, now);
+	now += SLICE;
+	assert_ptr_equal(sched_pick(&s, now), &e[1]);
+	sched_halt(&s, &e[1], now);
+	for (int i = 0; i < 1000; i++, now += SLICE / 10)
+		assert_ptr_equal(sched_pick(&s, now), &e[0]);
+	sched_wake(&s, &e[1], now);
+	ran0 = sched_times(&e[0], now).running;
+	for (int i = 0; i < 200; i++, now += SLICE / 10)
+		sched_pick(&s, now);
+	/* 20 slices: e[0] at least 9 of them. */
+	assert_true(sched_times(&e[0], now).running - ran0 >= 9 * SLICE);
+	exact(now);
+}
+
+/* The run loop arms its timer for sched_next_event(): the slice's end
+ * only while another vCPU waits. */
+static void next_event_only_when_contended(void **state)
+{
+	add(2, 0);
+	assert_int_equal(sched_next_event(&s), UINT64_MAX);	/* nobody runs */
+	sched_pick(&s, 0);
+	assert_int_equal(sched_next_event(&s), SLICE);		/* e[1] waits */
+	sched_halt(&s, &e[1], 10);				/* never ran: fine */
+	assert_true(sched_next_event(&s) == UINT64_MAX);	/* alone */
+	sched_wake(&s, &e[1], 20);
+	assert_true(sched_next_event(&s) <= SLICE);
+}
+
 static void halted_is_not_runnable(void **state)
 {
 	add(2, 0);
@@ -111,6 +197,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_robin_turns),
 		cmocka_unit_test(weights_are_shares),
+		cmocka_unit_test(weights_two_to_one),
+		cmocka_unit_test(waking_preempts),
+		cmocka_unit_test(sleeping_banks_no_credit),
+		cmocka_unit_test(next_event_only_when_contended),
 		cmocka_unit_test(halted_is_not_runnable),
 		cmocka_unit_test(alone_keeps_the_cpu),
 		cmocka_unit_test(full),
