@@ -142,7 +142,7 @@ static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 		if (u->mcr & MCR_LOOP) {
 			rx_put(u, val);
 		} else {
-			console_guest_putc_from(u, u->label, (char)val);	/* COM1 and VGA */
+			console_guest_putc_from(u, u->label, u->screen, (char)val);	/* COM1 and VGA */
 			u->tx_bytes++;
 		}
 		u->thre_pending = true;	/* sent at once: empty again */

@@ -51,27 +51,48 @@ void console_guest_putc(char c)
 	guest_output_last = true;
 }
 
-void console_guest_putc_from(const void *owner, const char *label, char c)
+/* A guest's byte on VGA: on its own screen when it has one. */
+static void guest_vga(struct vga_screen *screen, char c)
 {
-	if (!label) {
-		console_guest_putc(c);
+	if (!screen) {
+		vga_guest_putc(c);
+		guest_output_last = true;
 		return;
 	}
+	vga_guest_putc_on(screen, c);
+	if (vga_shown(screen))
+		guest_output_last = true;
+}
+
+void console_guest_putc_from(const void *owner, const char *label, struct vga_screen *screen, char c)
+{
+	if (!label) {
+		serial_putc_raw(c);
+		guest_vga(screen, c);
+		return;
+	}
+	/* The names and line breaks below keep COM1, where all guests'
+	 * lines meet, readable; a guest's own screen needs neither. */
 	if (guest_line_owner && guest_line_owner != owner) {
 		/* Another guest's line was cut short: end it first. */
-		console_guest_putc('\r');
-		console_guest_putc('\n');
+		serial_putc_raw('\r');
+		serial_putc_raw('\n');
+		if (!screen) {
+			vga_guest_putc('\r');
+			vga_guest_putc('\n');
+		}
 		guest_line_owner = 0;
 	}
 	if (!guest_line_owner) {
-		console_guest_putc('[');
+		serial_putc_raw('[');
 		for (const char *p = label; *p; p++)
-			console_guest_putc(*p);
-		console_guest_putc(']');
-		console_guest_putc(' ');
+			serial_putc_raw(*p);
+		serial_putc_raw(']');
+		serial_putc_raw(' ');
 		guest_line_owner = owner;
 	}
-	console_guest_putc(c);
+	serial_putc_raw(c);
+	guest_vga(screen, c);
 	if (c == '\n')
 		guest_line_owner = 0;
 }

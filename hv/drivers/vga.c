@@ -1,6 +1,8 @@
 /*
  * vga.c - the VGA text screen (80x25 at 0xB8000, identity-mapped), shared
- * by the hypervisor's messages and the guest's console output.
+ * by the hypervisor's messages and the guest's console output; with
+ * several guests, one screen per guest, and the VGA shows the one whose
+ * guest has the console (vga_show).
  *
  * The rendering is hv/drivers/vterm.c's (a small terminal emulator; see there for
  * why).  This file is only the hardware around it: the cell buffer, the
@@ -13,16 +15,18 @@
 #include "console.h"
 #include "io.h"
 #include "vterm.h"
+#include "hvlib.h"
 
-#define VGA_COLS 80
-#define VGA_ROWS 25
+#define VGA_MEM ((uint16_t *)0xb8000)
 
-static struct vterm screen;
+/* The hypervisor's own screen, shown until several guests have theirs. */
+static struct vga_screen hv_screen;
+static struct vga_screen *shown = &hv_screen;
 static unsigned char hv_attr = VGA_ATTR_HV;
 
 static void move_cursor(void)
 {
-	unsigned pos = vterm_cursor(&screen);
+	unsigned pos = vterm_cursor(&shown->term);
 
 	outb(0x3d4, 0x0f);
 	outb(0x3d5, pos & 0xff);
@@ -32,7 +36,8 @@ static void move_cursor(void)
 
 void vga_init(void)
 {
-	vterm_init(&screen, (uint16_t *)0xb8000, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
+	vterm_init(&hv_screen.term, VGA_MEM, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
+	shown = &hv_screen;
 	move_cursor();
 }
 
@@ -44,7 +49,7 @@ void vga_set_attr(unsigned char a)
 /* A hypervisor message: "\n" starts a new line, no escape sequences. */
 void vga_putc(char c)
 {
-	vterm_plain(&screen, c, hv_attr);
+	vterm_plain(&shown->term, c, hv_attr);
 	move_cursor();
 }
 
@@ -52,13 +57,47 @@ void vga_putc(char c)
  * so a hypervisor message never continues a guest line (the prompt). */
 void vga_fresh_line(void)
 {
-	vterm_fresh_line(&screen);
+	vterm_fresh_line(&shown->term);
 	move_cursor();
 }
 
 /* A byte the guest sent to its COM1, rendered as a terminal would. */
 void vga_guest_putc(char c)
 {
-	vterm_putc(&screen, (uint8_t)c);
+	vterm_putc(&shown->term, (uint8_t)c);
 	move_cursor();
+}
+
+void vga_screen_init(struct vga_screen *s)
+{
+	vterm_init(&s->term, s->backing, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
+	memcpy(s->backing, shown->term.cells, sizeof(s->backing));
+	s->term.row = shown->term.row;
+	s->term.col = shown->term.col;
+}
+
+/* Swap: the shown screen's cells go to its backing store, s's come to
+ * the VGA memory, and each terminal writes where its cells now are. */
+void vga_show(struct vga_screen *s)
+{
+	if (s == shown)
+		return;
+	memcpy(shown->backing, VGA_MEM, sizeof(shown->backing));
+	shown->term.cells = shown->backing;
+	memcpy(VGA_MEM, s->backing, sizeof(s->backing));
+	s->term.cells = VGA_MEM;
+	shown = s;
+	move_cursor();
+}
+
+bool vga_shown(const struct vga_screen *s)
+{
+	return s == shown;
+}
+
+void vga_guest_putc_on(struct vga_screen *s, char c)
+{
+	vterm_putc(&s->term, (uint8_t)c);
+	if (s == shown)
+		move_cursor();
 }

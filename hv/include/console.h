@@ -7,6 +7,7 @@
 #ifndef VMI_HV_CONSOLE_H
 #define VMI_HV_CONSOLE_H
 
+#include "vterm.h"
 #include <stdbool.h>
 #include <stdarg.h>
 
@@ -50,19 +51,35 @@ int console_wait_char(int (*source)(void));
 /* The guest's console output (the bytes it sends to its virtual COM1):
  * to the real COM1 as they are, and rendered on the VGA text screen. */
 void console_guest_putc(char c);
-/* A guest's byte when several guests share the console: label (its name)
- * starts each of its lines; owner tells the guests apart.  label 0: as
+struct vga_screen;
+/* A guest's byte when several guests share the console: on COM1, label
+ * (its name) starts each of its lines, and owner tells the guests apart;
+ * on VGA it goes to the guest's own screen.  label 0: as
  * console_guest_putc. */
-void console_guest_putc_from(const void *owner, const char *label, char c);
+void console_guest_putc_from(const void *owner, const char *label, struct vga_screen *screen, char c);
 
 /* VGA text mode (hv/drivers/vga.c, rendering by hv/drivers/vterm.c).  Hypervisor messages
  * and the guest's output share the screen in different colours. */
 #define VGA_ATTR_GUEST 0x07	/* light grey: the guest's console output */
 #define VGA_ATTR_HV    0x0b	/* light cyan: the hypervisor's messages */
+#define VGA_COLS 80
+#define VGA_ROWS 25
 void vga_init(void);
 void vga_putc(char c);		/* hypervisor output: \n is a new line */
 void vga_guest_putc(char c);	/* guest output: a terminal's rendering */
 void vga_fresh_line(void);	/* new line unless at a line's start */
 void vga_set_attr(unsigned char attr);	/* colour of the hypervisor's output */
+
+/* With several guests each has a screen of its own, and the VGA shows
+ * the one whose guest has the console (the hypervisor's messages go to
+ * the screen shown).  A screen starts as a copy of what is shown. */
+struct vga_screen {
+	struct vterm term;
+	uint16_t backing[VGA_COLS * VGA_ROWS];	/* its cells while not shown */
+};
+void vga_screen_init(struct vga_screen *s);
+void vga_show(struct vga_screen *s);
+bool vga_shown(const struct vga_screen *s);
+void vga_guest_putc_on(struct vga_screen *s, char c);
 
 #endif

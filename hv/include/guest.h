@@ -18,6 +18,7 @@
 #include "valarm.h"
 #include "shadow.h"
 #include "guest_set.h"
+#include "console.h"
 
 /* The state the 32-bit boot protocol promises the kernel at its entry:
  * flat 4 GiB CS (__BOOT_CS 0x10) and DS/ES/SS (__BOOT_DS 0x18), paging
@@ -82,6 +83,7 @@ struct guest {
 	/* Virtual devices. */
 	struct vpic vpic;
 	struct vuart vuart;
+	struct vga_screen screen;	/* its VGA screen when several guests run */
 	struct valarm valarm;
 	struct guest_ports ports;
 };

@@ -19,6 +19,7 @@ struct vuart {
 	/* Its guest's name at the start of each output line when several
 	 * guests share the console; 0 with one guest. */
 	const char *label;
+	struct vga_screen *screen;	/* its own VGA screen, or 0: the shared one */
 };
 
 /* Wire the UART to its guest's vPIC and reset it. */

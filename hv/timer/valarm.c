@@ -14,6 +14,7 @@
 #include "vpic.h"
 #include "io.h"
 #include "vmi_abi.h"
+#include "timer.h"
 
 void valarm_init(struct valarm *a, struct vpic *pic)
 {
@@ -85,6 +86,7 @@ bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 		a->count++;
 		if (now - a->alarms[i].expiry > a->max_late)
 			a->max_late = now - a->alarms[i].expiry;
+		a->sum_late += now - a->alarms[i].expiry;
 		fired = true;
 		if (!a->alarms[i].period) {
 			a->alarms[i].armed = false;
@@ -131,4 +133,9 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 			next = at;
 	}
 	return next;
+}
+
+uint64_t valarm_mean_late_us(const struct valarm *a)
+{
+	return a->count ? tsc_to_us(udiv64(a->sum_late, (uint32_t)a->count)) : 0;
 }

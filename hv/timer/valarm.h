@@ -17,6 +17,7 @@ struct valarm {
 	} alarms[VMI_ALARM_COUNTERS];
 	uint64_t count;		/* alarm interrupts raised */
 	uint64_t max_late;	/* cycles from expiry to our noticing, worst seen */
+	uint64_t sum_late;	/* and summed, for the mean */
 };
 
 void valarm_init(struct valarm *a, struct vpic *pic);
@@ -36,6 +37,8 @@ bool valarm_armed(const struct valarm *a);
  * whose time e accounts; UINT64_MAX when none is armed.  An AVAILABLE
  * alarm is placed as if the vCPU kept all its time from now on (it can
  * only come later), so waking then is never too late. */
+/* How late the alarms fired so far were, on average, in microseconds. */
+uint64_t valarm_mean_late_us(const struct valarm *a);
 uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint64_t now);
 
 #endif

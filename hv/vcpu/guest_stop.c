@@ -71,9 +71,10 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 	vcpu_mmu_print_stats(v);
-	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late)\n",
+	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late, %llu us on average)\n",
 		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
-		(unsigned long long)tsc_to_us(v->guest->valarm.max_late));
+		(unsigned long long)tsc_to_us(v->guest->valarm.max_late),
+		(unsigned long long)valarm_mean_late_us(&v->guest->valarm));
 	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
 		(unsigned long long)s->injected_before_iret);
 }

@@ -105,11 +105,17 @@ static void print_times(const struct run *r)
 			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
 			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
 
-			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen\n",
+			const struct sched_entity *e = &g->vcpus[j]->sched;
+
+			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen; %llu alarms (at worst %llu us late, %llu us on average), %llu wake-ups (%llu took the CPU at once)\n",
 				i + 1, g->name, j, (unsigned long long)t.real,
 				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
 				(unsigned long long)t.running, (unsigned long long)t.halted,
-				(unsigned long long)stolen_ms, (unsigned long long)real_ms);
+				(unsigned long long)stolen_ms, (unsigned long long)real_ms,
+				(unsigned long long)g->valarm.count,
+				(unsigned long long)tsc_to_us(g->valarm.max_late),
+				(unsigned long long)valarm_mean_late_us(&g->valarm),
+				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
 		}
 	}
 }
@@ -126,6 +132,7 @@ static void focus(struct run *r, unsigned n)
 		return;
 	}
 	r->console = r->guests[n - 1];
+	vga_show(&r->console->screen);
 	kprintf("vmi-hv: console input goes to guest %u (%s)\n", n, r->console->name);
 }
 
@@ -178,6 +185,10 @@ static void start(struct guest *g, bool several)
 {
 	guest_devices_reset(g);
 	g->vuart.label = several ? g->name : 0;
+	if (several) {
+		vga_screen_init(&g->screen);
+		g->vuart.screen = &g->screen;
+	}
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		g->vcpus[i]->start_tsc = rdtsc();
 }
@@ -209,6 +220,8 @@ static void reap(struct run *r)
 		for (unsigned i = 0; i < r->n && !r->console; i++)
 			if (alive(r->guests[i]))
 				r->console = r->guests[i];
+		if (r->console && r->n > 1)
+			vga_show(&r->console->screen);
 	}
 }
 
@@ -356,9 +369,11 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
 	}
-	if (n > 1)
+	if (n > 1) {
+		vga_show(&r.console->screen);
 		log_info("%u guests share the CPU: %u us slices times each guest's weight; Ctrl-] N gives guest N the console, Ctrl-] l lists them",
 			 n, slice_us);
+	}
 	for (;;)
 		step(&r);
 }

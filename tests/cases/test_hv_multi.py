@@ -101,12 +101,12 @@ def prompt(name):
     return r"\[%s\] [^\n]*vmi-guest# " % re.escape(name)
 
 
-def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append=""):
+def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append="", monitor=False):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     mods = guest_modules() + "," + guest_modules(cmdline=second_cmdline)
     return t.qemu("-m", "400", "-kernel", paths.HV_ELF, "-initrd", mods, "-append",
                   f"guest_mem=64M guest1.name=one guest2.name=two {append}".strip(),
-                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p])
+                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], monitor=monitor)
 
 
 def type_into(t, q, n, name, word):
@@ -146,6 +146,38 @@ def hv_multi_two_linux_guests(t):
     t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT}")
 
 
+def vga_has(q, word, timeout=30):
+    """Whether the VGA screen shows word, waiting a little for it."""
+    end = time.monotonic() + timeout
+    while True:
+        if any(word in row for row in q.vga_text()):
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.5)
+
+
+@test("hv-multi-vga-focus")
+def hv_multi_vga_focus(t):
+    """Each guest has a VGA screen of its own, and the VGA shows the one
+    whose guest has the console: what guest one printed is on the screen
+    while one has the console, gone while two has it, and back again."""
+    q = two_linux_guests(t, monitor=True)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    type_into(t, q, 1, "one", "vgaone")
+    t.check(vga_has(q, "vgaone-42-back"), "guest one's answer is not on the VGA screen it has")
+    type_into(t, q, 2, "two", "vgatwo")
+    t.check(vga_has(q, "vgatwo-42-back"), "guest two's answer is not on the VGA screen it has")
+    t.check(not vga_has(q, "vgaone-42-back", timeout=0), "guest one's output is on guest two's screen")
+    give_console(q, 1, "one")
+    t.check(vga_has(q, "vgaone-42-back"), "guest one's screen did not come back")
+    t.check(not vga_has(q, "vgatwo-42-back", timeout=0), "guest two's output is on guest one's screen")
+    t.check(not any(row.startswith("[one]") or row.startswith("[two]") for row in q.vga_text()),
+            "the VGA screen shows the serial console's guest names")
+    end_both(q)
+    stays_responsive(t, q)
+
+
 @test("hv-multi-rule-breaker")
 def hv_multi_rule_breaker(t):
     q = two_linux_guests(t, f"{SERIAL_CMDLINE} vmi_selftest=bad-descriptor")
@@ -163,41 +195,74 @@ def hv_multi_rule_breaker(t):
 
 
 TIME_LINE = (r"vmi-hv: vcpu time: guest (\d) \((\w+)\) vcpu 0: real=(\d+) available=(\d+) stolen=(\d+) "
-             r"cycles \(running=(\d+) halted=(\d+)\); \d+ of \d+ ms stolen\n")
+             r"cycles \(running=(\d+) halted=(\d+)\); \d+ of \d+ ms stolen; (\d+) alarms \(at worst (\d+) us late, (\d+) us on average\), "
+             r"(\d+) wake-ups \((\d+) took the CPU at once\)\n")
+STATS_HEADER = r"vmi-hv: statistics \(guest running, hypervisor up (\d+) ms, (\d+) timer interrupts\):"
 
 
-def vcpu_times(t, q):
-    """Ctrl-] s: every vCPU's real, available and stolen cycles, which must
-    add up exactly."""
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    found = {}
-    for _ in range(2):
-        m = q.expect(TIME_LINE, timeout=60)
-        real, avail, stolen, running, halted = map(int, m.groups()[2:])
-        t.check(avail + stolen == real, f"guest {m.group(2)}: available {avail} + stolen {stolen} != real {real}")
-        t.check(running + halted == avail, f"guest {m.group(2)}: running + halted != available")
-        found[m.group(2)] = (real, stolen, running)
-    return found
+class Sample:
+    """One Ctrl-] s: the hypervisor's uptime and timer interrupts, and per
+    guest name its vCPU's real, available, stolen and running cycles,
+    alarms, worst and mean alarm lateness (us) and wake-ups."""
+
+    def __init__(self, t, q):
+        q.send("\x1ds")
+        m = q.expect(STATS_HEADER, timeout=60)
+        self.ms, self.timer_irqs = int(m.group(1)), int(m.group(2))
+        self.guests = {}
+        for _ in range(2):
+            m = q.expect(TIME_LINE, timeout=60)
+            real, avail, stolen, running, halted, alarms, late, mean_late, wakeups, _ = map(int, m.groups()[2:])
+            t.check(avail + stolen == real,
+                    f"guest {m.group(2)}: available {avail} + stolen {stolen} != real {real}")
+            t.check(running + halted == avail, f"guest {m.group(2)}: running + halted != available")
+            self.guests[m.group(2)] = dict(real=real, avail=avail, stolen=stolen, running=running,
+                                           alarms=alarms, late_us=late, mean_late_us=mean_late,
+                                           wakeups=wakeups)
+
+    def since(self, before, name):
+        """The guest's counters over the window before -> self."""
+        a, b = self.guests[name], before.guests[name]
+        return {k: a[k] - b[k] for k in ("real", "avail", "stolen", "running", "alarms", "wakeups")}
 
 
-def both_busy(t, append=""):
-    """Two guests at their shells, each running a busy loop; their time
-    (real, stolen, running cycles) over 6 seconds of that.  The window is
-    long because the TSC runs on while the host deschedules QEMU, which
-    is charged to whichever guest had the CPU."""
-    q = two_linux_guests(t, append=append)
-    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
-    for n, name in ((1, "one"), (2, "two")):
-        q.send("\x1d%d" % n)
-        q.expect(r"vmi-hv: console input goes to guest %d \(%s\)" % (n, name), timeout=60)
-        q.send("while :; do :; done &\n")
-        q.expect(prompt(name), timeout=120)
-    before = vcpu_times(t, q)
-    time.sleep(6)
-    after = vcpu_times(t, q)
-    spent = {name: tuple(a - b for a, b in zip(after[name], before[name])) for name in after}
-    return q, spent
+def give_console(q, n, name):
+    q.send("\x1d%d" % n)
+    q.expect(r"vmi-hv: console input goes to guest %d \(%s\)" % (n, name), timeout=60)
+
+
+def start_busy(q, n, name):
+    """A CPU-bound loop in guest n's user mode, in the background."""
+    give_console(q, n, name)
+    q.send("while :; do :; done &\n")
+    q.expect(prompt(name), timeout=120)
+
+
+# In the guest: /proc/stat's cpu line and /proc/uptime before and after a
+# sleep of SECONDS; steal is the 9th field of the cpu line, in USER_HZ
+# (100) ticks, uptime in seconds with two decimals.
+WINDOW_S = 8
+STEAL_CMD = ("a=$(head -1 /proc/stat); t0=$(cut -d' ' -f1 /proc/uptime); sleep %d; "
+             "b=$(head -1 /proc/stat); t1=$(cut -d' ' -f1 /proc/uptime); "
+             "echo \"steal-window: $t0 $t1 | $a | $b\"\n" % WINDOW_S)
+STEAL_LINE = r"\[%s\] steal-window: ([\d.]+) ([\d.]+) \| cpu +([\d ]+)\| cpu +([\d ]+)\n"
+
+
+def start_steal_window(q, n, name):
+    give_console(q, n, name)
+    q.send(STEAL_CMD)
+
+
+def guest_steal_share(t, q, name):
+    """The share of the guest's elapsed time that its own /proc/stat
+    counted as steal, over its window."""
+    m = q.expect(STEAL_LINE % re.escape(name), timeout=120)
+    t0, t1 = float(m.group(1)), float(m.group(2))
+    before, after = m.group(3).split(), m.group(4).split()
+    steal = int(after[7]) - int(before[7])
+    elapsed_ticks = (t1 - t0) * 100
+    t.check(elapsed_ticks > WINDOW_S * 90, f"guest {name}: window of {t1 - t0:.2f}s, expected {WINDOW_S}s")
+    return steal / elapsed_ticks if elapsed_ticks else 0
 
 
 def end_both(q):
@@ -207,25 +272,94 @@ def end_both(q):
     q.expect(r"has ended; 0 others go on", timeout=60)
 
 
+def at_shells(t, append=""):
+    q = two_linux_guests(t, append=append)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    return q
+
+
 @test("hv-multi-stolen-time")
 def hv_multi_stolen_time(t):
-    q, spent = both_busy(t)
+    """Both guests busy: each one's /proc/stat counts 35-65% of its time
+    as steal, and agrees within 5 points with the hypervisor's STOLEN for
+    its vCPU over the same stretch."""
+    q = at_shells(t)
+    start_busy(q, 1, "one")
+    start_busy(q, 2, "two")
+    before = Sample(t, q)
+    start_steal_window(q, 1, "one")
+    start_steal_window(q, 2, "two")
+    guest = {name: guest_steal_share(t, q, name) for name in ("one", "two")}
+    after = Sample(t, q)
     for name in ("one", "two"):
-        real, stolen, _ = spent[name]
-        share = stolen / real if real else 0
-        t.note(f"guest {name}: {share:.0%} of {real} cycles stolen with both guests busy")
-        t.check(share > 0.2, f"guest {name}: only {share:.0%} stolen with both guests busy")
+        d = after.since(before, name)
+        hv_share = d["stolen"] / d["real"] if d["real"] else 0
+        t.note(f"guest {name}: /proc/stat steal {guest[name]:.1%} of its time, "
+               f"hypervisor STOLEN {hv_share:.1%} of {d['real']} cycles")
+        t.check(0.35 <= guest[name] <= 0.65, f"guest {name}: /proc/stat steal {guest[name]:.1%}, expected 35-65%")
+        t.check(0.35 <= hv_share <= 0.65, f"guest {name}: hypervisor STOLEN {hv_share:.1%}, expected 35-65%")
+        t.check(abs(guest[name] - hv_share) <= 0.05,
+                f"guest {name}: /proc/stat steal {guest[name]:.1%} and STOLEN {hv_share:.1%} differ by more than 5 points")
     end_both(q)
     stays_responsive(t, q)
 
 
 @test("hv-multi-weights")
 def hv_multi_weights(t):
-    q, spent = both_busy(t, "guest2.weight=3")
-    one, two = spent["one"][2], spent["two"][2]
-    share = two / (one + two) if one + two else 0
-    t.note(f"weights 1:3, both busy: guest two ran {share:.0%} of the time")
-    t.check(0.6 < share < 0.9, f"guest two (weight 3) ran {share:.0%}, expected about 75%")
+    """Both busy at weights 2:1: available shares 67/33 within 10 points."""
+    q = at_shells(t, "guest1.weight=2")
+    start_busy(q, 1, "one")
+    start_busy(q, 2, "two")
+    before = Sample(t, q)
+    time.sleep(WINDOW_S)
+    after = Sample(t, q)
+    one, two = after.since(before, "one")["avail"], after.since(before, "two")["avail"]
+    share = one / (one + two) if one + two else 0
+    t.note(f"weights 2:1, both busy: guest one had {share:.1%} of the available time, guest two {1 - share:.1%}")
+    t.check(0.57 <= share <= 0.77, f"guest one (weight 2) had {share:.1%}, expected 67% +- 10 points")
+    end_both(q)
+    stays_responsive(t, q)
+
+
+@test("hv-multi-idle-busy")
+def hv_multi_idle_busy(t):
+    """Guest one idles at its shell while guest two spins: two gets >= 90%
+    of the time, one's steal stays near 0 (its wake-ups take the CPU at
+    once), and an idle guest costs only the timer interrupts its alarms
+    need (the hypervisor's timer is armed per event, not at 1 kHz)."""
+    q = at_shells(t)
+    # Both idle first: what idling costs in hypervisor timer interrupts.
+    time.sleep(2)
+    a = Sample(t, q)
+    time.sleep(WINDOW_S)
+    b = Sample(t, q)
+    secs = (b.ms - a.ms) / 1000
+    idle_rate = (b.timer_irqs - a.timer_irqs) / secs
+    alarms = {n: b.since(a, n)["alarms"] / secs for n in ("one", "two")}
+    t.note(f"two idle guests: {idle_rate:.1f} hypervisor timer interrupts/s "
+           f"(alarms/s: one {alarms['one']:.1f}, two {alarms['two']:.1f}); a 1 kHz tick would be 1000/s")
+    t.check(idle_rate < 200, f"{idle_rate:.0f} timer interrupts/s with both guests idle")
+
+    start_busy(q, 2, "two")
+    before = Sample(t, q)
+    start_steal_window(q, 1, "one")
+    one_guest_steal = guest_steal_share(t, q, "one")
+    after = Sample(t, q)
+    one, two = after.since(before, "one"), after.since(before, "two")
+    secs = (after.ms - before.ms) / 1000
+    busy_share = two["running"] / two["real"]
+    idle_stolen = one["stolen"] / one["real"]
+    t.note(f"one idle, one busy: the busy guest ran {busy_share:.1%} of the time; the idle guest: "
+           f"{idle_stolen:.2%} stolen by the hypervisor's count, {one_guest_steal:.2%} steal in its /proc/stat, "
+           f"{one['alarms'] / secs:.1f} alarms/s, {one['wakeups'] / secs:.1f} wake-ups/s; "
+           f"{(after.timer_irqs - before.timer_irqs) / secs:.0f} hypervisor timer interrupts/s in all")
+    for name in ("one", "two"):
+        g = after.guests[name]
+        t.note(f"alarm lateness since guest {name} started: {g['mean_late_us']} us on average, "
+               f"{g['late_us']} us at worst")
+    t.check(busy_share >= 0.90, f"the busy guest ran only {busy_share:.1%} of the time")
+    t.check(idle_stolen < 0.02, f"the idle guest had {idle_stolen:.2%} of its time stolen")
+    t.check(one_guest_steal < 0.02, f"the idle guest's /proc/stat shows {one_guest_steal:.2%} steal")
     end_both(q)
     stays_responsive(t, q)
 
