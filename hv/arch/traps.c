@@ -17,6 +17,8 @@
 #include "pcpu.h"
 
 static irq_handler_fn irq_handlers[16];
+/* Local APIC vectors: HV_LOCAL_TIMER_VECTOR and the spurious one. */
+static irq_handler_fn local_timer_handler, local_spurious_handler;
 static unsigned long long irq_counts[16];
 
 const char *const exception_names[32] = {
@@ -109,11 +111,20 @@ unsigned long long irq_count(unsigned irq)
 	return irq < 16 ? irq_counts[irq] : 0;
 }
 
-void irq_dispatch(unsigned vector)
+void local_vector_set_handler(unsigned vector, irq_handler_fn fn)
+{
+	if (vector == HV_LOCAL_TIMER_VECTOR)
+		local_timer_handler = fn;
+	else if (vector == HV_LOCAL_SPURIOUS_VECTOR)
+		local_spurious_handler = fn;
+	else
+		hv_panic("no local APIC vector %u", vector);
+}
+
+static void irq_dispatch(unsigned vector)
 {
 	unsigned irq = vector - HV_IRQ_BASE;
 
-	HV_ASSERT(irq < 16);
 	if (pic_is_spurious(irq))
 		return;
 	irq_counts[irq]++;
@@ -127,14 +138,29 @@ void irq_dispatch(unsigned vector)
 	pic_eoi(irq);
 }
 
+bool interrupt_dispatch(unsigned vector)
+{
+	if (vector >= HV_IRQ_BASE && vector < HV_IRQ_BASE + 16) {
+		irq_dispatch(vector);
+		return true;
+	}
+	if (vector == HV_LOCAL_TIMER_VECTOR && local_timer_handler) {
+		local_timer_handler();
+		return true;
+	}
+	if (vector == HV_LOCAL_SPURIOUS_VECTOR && local_spurious_handler) {
+		local_spurious_handler();
+		return true;
+	}
+	return false;
+}
+
 void trap_dispatch(struct trap_frame *f)
 {
 	if (f->vector < 32)
 		exception(f);
-	if (f->vector >= HV_IRQ_BASE && f->vector < HV_IRQ_BASE + 16) {
-		irq_dispatch(f->vector);
+	if (interrupt_dispatch(f->vector))
 		return;
-	}
 	hv_panic("unexpected interrupt vector %u at eip 0x%08x", f->vector,
 		 f->eip);
 }

@@ -29,5 +29,8 @@
 #define HV_IRQ_TIMER        0
 #define HV_IRQ_KEYBOARD     1
 #define HV_IRQ_COM1         4
+/* The local APIC's own interrupts, apart from the PIC's (lapic.c). */
+#define HV_LOCAL_TIMER_VECTOR    0x30
+#define HV_LOCAL_SPURIOUS_VECTOR 0xff
 
 #endif

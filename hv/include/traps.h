@@ -3,6 +3,7 @@
 #define VMI_HV_TRAPS_H
 
 #include <stdint.h>
+#include <stdbool.h>
 
 struct trap_frame {
 	uint32_t edi, esi, ebp, esp0, ebx, edx, ecx, eax;	/* pushal */
@@ -18,8 +19,13 @@ void cpu_tables_init(void);
 void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task and trap_common */
 void cpu_tables_set_ring0_stack(uint32_t esp0);	/* TSS.esp0 */
 void cpu_tables_install_hypercall_gate(unsigned vector);
-/* An interrupt from the PIC (vector HV_IRQ_BASE..+15): run its driver, EOI. */
-void irq_dispatch(unsigned vector);
+/* A hardware interrupt: from the PIC (vector HV_IRQ_BASE..+15) or the
+ * local APIC (a vector given a handler): run its driver, EOI.  false
+ * when vector is neither (an exception or a software interrupt). */
+bool interrupt_dispatch(unsigned vector);
+/* The handler of a local APIC vector; it sends its own EOI (the
+ * spurious vector takes none). */
+void local_vector_set_handler(unsigned vector, irq_handler_fn fn);
 /* Interrupts taken on IRQ line irq (0-15) since boot. */
 unsigned long long irq_count(unsigned irq);
 /* Print the registers of a frame (guest or hypervisor) with esp/ss given. */

@@ -6,7 +6,8 @@
  *   - [0, 4 MiB) through a page table, with page 0 not present so that a
  *     NULL dereference faults instead of reading the real-mode IVT;
  *   - [4 MiB, HV_DIRECT_MAP_END) identity-mapped with 4 MiB pages;
- *   - [HV_TOP_RESERVED_BASE, HV_SWITCHER_BASE) empty, for later use;
+ *   - [HV_TOP_RESERVED_BASE, HV_SWITCHER_BASE) empty but for device pages
+ *     mapped at their machine address (the local APIC), uncached;
  *   - PDE HV_SWITCHER_PDE_INDEX: the switcher page table (boot.S filled it;
  *     it is the same table guest address spaces will plug in).
  */
@@ -78,4 +79,18 @@ void address_space_init(void)
 		 hv_cr3(), HV_DIRECT_MAP_END - 1, HV_SWITCHER_BASE,
 		 HV_SWITCHER_BASE + HV_SWITCHER_SIZE - 1, switcher_bytes / 1024,
 		 (uint32_t)__switcher_load, HV_TOP_RESERVED_BASE - 1);
+}
+
+void *address_space_map_mmio(uint32_t phys)
+{
+	uint32_t linear = phys & ~(uint32_t)PAGE_OFFSET_MASK, *pt;
+	uint32_t *pde = &hv_page_dir[pde_index(linear)];
+
+	HV_ASSERT(linear >= HV_TOP_RESERVED_BASE && linear < HV_SWITCHER_BASE);
+	if (!(*pde & PTE_P))
+		*pde = virt_to_phys(alloc_zeroed_page()) | PTE_P | PTE_W;
+	pt = phys_to_virt(pte_addr(*pde));
+	pt[pte_index(linear)] = linear | PTE_P | PTE_W | PTE_PCD | PTE_PWT;
+	__asm__ volatile("invlpg (%0)" :: "r"(linear) : "memory");
+	return (void *)linear;
 }

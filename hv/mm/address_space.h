@@ -13,5 +13,8 @@ uint32_t hv_cr3(void);
 uint32_t switcher_pde(void);
 /* Linear -> physical in the hypervisor's address space; ~0u if unmapped. */
 uint32_t hv_translate(uint32_t linear);
+/* Map the device page at machine address phys (inside the reserved top,
+ * which no guest sees) at the same linear address, uncached; returns it. */
+void *address_space_map_mmio(uint32_t phys);
 
 #endif

@@ -1,15 +1,18 @@
 /*
- * hv_timer.c - the hypervisor's own timer: PIT channel 0 in one-shot mode
- * (mode 0, "interrupt on terminal count") on IRQ0, programmed for the next
- * event the run loop names (the nearest guest alarm or the end of a time
- * slice) instead of ticking at a fixed rate.  An idle guest then costs
- * only the interrupts its own alarms need.
+ * hv_timer.c - the hypervisor's own timer, one-shot, programmed for the
+ * next event the run loop names (the nearest guest alarm or the end of a
+ * time slice) instead of ticking at a fixed rate.  An idle guest then
+ * costs only the interrupts its own alarms need.
  *
- * The PIT counts at 1.193182 MHz in 16 bits, so one shot lasts at most
- * 54.9 ms: an event further away takes a few intermediate interrupts,
- * which only bring the run loop round to re-arm.  Writing a new count
- * restarts the channel and drops OUT low, so re-arming before the shot
- * fires raises no interrupt for the old deadline.
+ * Two devices can serve:
+ *   - the local APIC timer (lapic.c), 32 bits at its measured rate: a
+ *     shot can wait over a minute.  Used when the CPU has a local APIC.
+ *   - PIT channel 0 in mode 0 ("interrupt on terminal count") on IRQ0, the
+ *     fallback: 16 bits at 1.193182 MHz, so a shot lasts at most 54.9 ms
+ *     and an event further away takes intermediate interrupts, which
+ *     only bring the run loop round to re-arm.
+ * Writing a new count restarts either of them without an interrupt for
+ * the old deadline.
  */
 #include "timer.h"
 #include "io.h"
@@ -19,6 +22,7 @@
 #include "segments.h"
 #include "console.h"
 #include "stop.h"
+#include "lapic.h"
 
 #define PIT_CH0  0x40
 #define PIT_CMD  0x43
@@ -30,11 +34,19 @@
 #define NO_DEADLINE UINT64_MAX
 static volatile uint64_t armed_deadline = NO_DEADLINE;
 static volatile uint64_t interrupts, arms;
+static bool use_lapic;
+static uint32_t lapic_hz;
 
 static void timer_irq(void)
 {
 	interrupts++;
 	armed_deadline = NO_DEADLINE;
+}
+
+static void lapic_timer_irq(void)
+{
+	timer_irq();
+	lapic_eoi();
 }
 
 /* Read a 64-bit counter the IRQ handler writes, with IRQs off (not atomic
@@ -82,28 +94,58 @@ static uint32_t pit_count_for(uint64_t cycles)
 	return count ? (uint32_t)count : 1;
 }
 
+/* Local APIC counts for `cycles` of the TSC, rounded up, 1..UINT32_MAX. */
+static uint32_t lapic_count_for(uint64_t cycles)
+{
+	uint64_t us = tsc_to_us(cycles) + 1, count;
+
+	if (us >= udiv64((uint64_t)UINT32_MAX * 1000000, lapic_hz))
+		return UINT32_MAX;
+	count = udiv64(us * lapic_hz + 999999, 1000000);
+	return count ? (uint32_t)count : 1;
+}
+
 void hv_timer_arm(uint64_t deadline)
 {
-	uint64_t now;
+	uint64_t now, left;
 
 	/* Called with interrupts off.  A shot already due at or before the
 	 * deadline will bring the loop round in time: leave it. */
 	if (deadline >= armed_deadline)
 		return;
 	now = rdtsc();
-	pit_oneshot(pit_count_for(deadline > now ? deadline - now : 0));
+	left = deadline > now ? deadline - now : 0;
+	if (use_lapic)
+		lapic_timer_oneshot(lapic_count_for(left));
+	else
+		pit_oneshot(pit_count_for(left));
 	armed_deadline = deadline;
 	arms++;
 }
 
+/* The local APIC timer where there is one, else the PIT. */
 void hv_timer_start(void)
 {
+	const char *why = 0;
+	uint64_t hz = 0;
+
+	use_lapic = lapic_init(&why) && lapic_timer_calibrate(&hz, &why);
+	if (use_lapic && hz > UINT32_MAX) {
+		use_lapic = false;
+		why = "the local APIC timer counts faster than 4 GHz";
+	}
+	if (use_lapic) {
+		lapic_hz = (uint32_t)hz;
+		local_vector_set_handler(HV_LOCAL_TIMER_VECTOR, lapic_timer_irq);
+		return;
+	}
+	log_info("hypervisor timer: the PIT, at most 54.9 ms a shot: %s", why);
 	irq_set_handler(HV_IRQ_TIMER, timer_irq);
 	pic_unmask(HV_IRQ_TIMER);
 }
 
-/* One 50 ms shot, timed by the TSC: proves IRQ0 is wired, the PIC passes
- * it and the PIT counts at the rate we assume. */
+/* One 50 ms shot, timed by the TSC: proves the interrupt is wired and the
+ * timer counts at the rate we assume. */
 void hv_timer_check(void)
 {
 	const uint64_t shot_us = 50000;
@@ -116,7 +158,7 @@ void hv_timer_check(void)
 	/* Busy-wait, not hlt: if IRQ0 never came, hlt would never return. */
 	while (hv_timer_interrupts() == before) {
 		if (rdtsc() - c0 > limit)
-			hv_panic("timer interrupt (IRQ0) is not arriving");
+			hv_panic("the hypervisor timer's interrupt is not arriving");
 		cpu_relax();
 	}
 	c1 = rdtsc();
@@ -124,8 +166,12 @@ void hv_timer_check(void)
 	if (tsc_to_us(c1 - c0) < shot_us / 2 || tsc_to_us(c1 - c0) > shot_us * 2)
 		log_warn("hypervisor timer: a %llu us shot took %llu us by the TSC",
 			 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
-	log_info("hypervisor timer: one-shot IRQ0 (PIT mode 0, armed for the next event); a %llu us shot took %llu us by the TSC",
-		 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
+	if (use_lapic)
+		log_info("hypervisor timer: one-shot local APIC timer at %u kHz, armed for the next event; a %llu us shot took %llu us by the TSC",
+			 lapic_hz / 1000, (unsigned long long)shot_us, tsc_to_us(c1 - c0));
+	else
+		log_info("hypervisor timer: one-shot IRQ0 (PIT mode 0), armed for the next event; a %llu us shot took %llu us by the TSC",
+			 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
 }
 
 uint64_t hv_uptime_ms(void)

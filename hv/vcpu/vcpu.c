@@ -190,10 +190,8 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 
 	v->stats.exits++;
 	v->stats.exits_by_vector[vector & 0xff]++;
-	if (vector >= HV_IRQ_BASE && vector < HV_IRQ_BASE + 16) {
-		irq_dispatch(vector);
+	if (interrupt_dispatch(vector))
 		return;
-	}
 	switch (vector) {
 	case 14:
 		vcpu_mmu_fault(v, cr2, f->error, frame_cpl(f));

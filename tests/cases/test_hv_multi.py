@@ -338,7 +338,14 @@ def hv_multi_idle_busy(t):
     alarms = {n: b.since(a, n)["alarms"] / secs for n in ("one", "two")}
     t.note(f"two idle guests: {idle_rate:.1f} hypervisor timer interrupts/s "
            f"(alarms/s: one {alarms['one']:.1f}, two {alarms['two']:.1f}); a 1 kHz tick would be 1000/s")
-    t.check(idle_rate < 200, f"{idle_rate:.0f} timer interrupts/s with both guests idle")
+    if "one-shot local APIC timer" in q.output:
+        # Nothing but the alarms (and a few slice ends when both woke).
+        needed = alarms["one"] + alarms["two"]
+        t.check(idle_rate <= 1.5 * needed + 2,
+                f"{idle_rate:.1f} timer interrupts/s with both guests idle, for {needed:.1f} alarms/s")
+    else:
+        # The PIT's shots last 54.9 ms at most: about 18/s besides the alarms.
+        t.check(idle_rate < 60, f"{idle_rate:.0f} timer interrupts/s with both guests idle (PIT)")
 
     start_busy(q, 2, "two")
     before = Sample(t, q)

@@ -1,0 +1,34 @@
+"""The hypervisor's one-shot timer (hv/timer/hv_timer.c): the local APIC
+timer where the CPU has one, else PIT channel 0.  The default machine
+takes the first (hv-guest-linux-iso and the hv-multi tests run on it);
+this boots a CPU without a local APIC and checks that the fallback says
+why it is used and still runs a guest to its shell, its alarms on time."""
+
+import re
+
+from vmitest import paths, test
+from hvguest import GUEST_FATAL, PROMPT, SERIAL_CMDLINE
+
+STATS = r"vmi-hv: statistics \(guest running, hypervisor up (\d+) ms, (\d+) timer interrupts\):"
+ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired \(at worst (\d+) us late, (\d+) us on average\)"
+
+
+@test("hv-timer-pit-fallback")
+def hv_timer_pit_fallback(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-cpu", "qemu32,-apic", "-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
+               fatal=GUEST_FATAL)
+    q.expect(r"hypervisor timer: the PIT, at most 54\.9 ms a shot: the CPU has no local APIC", timeout=30)
+    q.expect(r"hypervisor timer: one-shot IRQ0 \(PIT mode 0\), armed for the next event; "
+             r"a 50000 us shot took (\d+) us by the TSC", timeout=30)
+    q.expect(PROMPT, timeout=300)
+    q.send("echo pit-$((6 * 7))-ok\n")
+    q.expect(r"pit-42-ok\n", timeout=60)
+    q.send("\x1ds")
+    m = q.expect(STATS, timeout=60)
+    t.check(int(m.group(2)) > 0, "no timer interrupts")
+    a = q.expect(ALARMS, timeout=60)
+    t.check(int(a.group(1)) > 0, "no alarms fired")
+    t.note(f"PIT fallback: {m.group(2)} timer interrupts in {m.group(1)} ms, {a.group(1)} alarms, "
+           f"{a.group(3)} us late on average")
