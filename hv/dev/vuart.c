@@ -8,7 +8,7 @@
  * and the THRE interrupt test at startup.
  *
  * Transmit is instantaneous: a THR byte goes straight to the real COM1
- * (and is rendered on the VGA text screen, console_guest_putc),
+ * (and is rendered on the VGA text screen, console_guest_write),
  * so the transmitter is always empty.  Receive: the hypervisor's serial
  * driver (real IRQ4) hands us the bytes that are not its escape sequence
  * (vcpu->c); they wait in a FIFO until the guest reads RBR.
@@ -142,7 +142,7 @@ static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 		if (u->mcr & MCR_LOOP) {
 			rx_put(u, val);
 		} else {
-			console_guest_putc_from(u, u->label, u->screen, (char)val);	/* COM1 and VGA */
+			console_guest_write(&u->console, (char)val);	/* COM1 and VGA */
 			u->tx_bytes++;
 		}
 		u->thre_pending = true;	/* sent at once: empty again */

@@ -7,6 +7,7 @@
 #include "kbd.h"
 #include "io.h"
 #include "hvlib.h"
+#include "timer.h"
 
 static enum log_level level = LOG_INFO;
 static bool guest_output_last;	/* the guest's bytes were the last on VGA */
@@ -64,37 +65,57 @@ static void guest_vga(struct vga_screen *screen, char c)
 		guest_output_last = true;
 }
 
-void console_guest_putc_from(const void *owner, const char *label, struct vga_screen *screen, char c)
+void console_guest_flush(struct guest_console *gc)
 {
-	if (!label) {
-		serial_putc_raw(c);
-		guest_vga(screen, c);
+	if (!gc->len)
 		return;
-	}
-	/* The names and line breaks below keep COM1, where all guests'
-	 * lines meet, readable; a guest's own screen needs neither. */
-	if (guest_line_owner && guest_line_owner != owner) {
-		/* Another guest's line was cut short: end it first. */
+	if (guest_line_owner && guest_line_owner != gc) {
+		/* Another guest's line is still open: end it first. */
 		serial_putc_raw('\r');
 		serial_putc_raw('\n');
-		if (!screen) {
-			vga_guest_putc('\r');
-			vga_guest_putc('\n');
-		}
 		guest_line_owner = 0;
 	}
 	if (!guest_line_owner) {
 		serial_putc_raw('[');
-		for (const char *p = label; *p; p++)
+		for (const char *p = gc->label; *p; p++)
 			serial_putc_raw(*p);
 		serial_putc_raw(']');
 		serial_putc_raw(' ');
-		guest_line_owner = owner;
+		guest_line_owner = gc;
 	}
-	serial_putc_raw(c);
-	guest_vga(screen, c);
-	if (c == '\n')
+	for (unsigned i = 0; i < gc->len; i++)
+		serial_putc_raw(gc->line[i]);
+	if (gc->line[gc->len - 1] == '\n')
 		guest_line_owner = 0;
+	gc->len = 0;
+}
+
+uint64_t console_guest_flush_at(const struct guest_console *gc)
+{
+	if (!gc->len)
+		return UINT64_MAX;
+	return gc->since + udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
+}
+
+void console_guest_flush_due(struct guest_console *gc, uint64_t now)
+{
+	if (now >= console_guest_flush_at(gc))
+		console_guest_flush(gc);
+}
+
+void console_guest_write(struct guest_console *gc, char c)
+{
+	if (!gc->label) {
+		serial_putc_raw(c);
+		guest_vga(gc->screen, c);
+		return;
+	}
+	guest_vga(gc->screen, c);
+	if (!gc->len)
+		gc->since = rdtsc();
+	gc->line[gc->len++] = c;
+	if (c == '\n' || gc->len == GUEST_LINE_MAX)
+		console_guest_flush(gc);
 }
 
 int console_getc(void)

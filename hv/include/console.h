@@ -10,6 +10,7 @@
 #include "vterm.h"
 #include <stdbool.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
@@ -51,12 +52,33 @@ int console_wait_char(int (*source)(void));
 /* The guest's console output (the bytes it sends to its virtual COM1):
  * to the real COM1 as they are, and rendered on the VGA text screen. */
 void console_guest_putc(char c);
+/*
+ * A guest's console output when several guests share COM1: each of its
+ * lines goes out whole, starting with its name, so that lines from
+ * different guests never cut into each other.  A line still open (a shell
+ * prompt) goes out when the guest halts, or once it has waited
+ * CONSOLE_LINE_HOLD_US (a prompt printed before a busy loop), whichever
+ * comes first (console_guest_flush, console_guest_flush_at).  On VGA its
+ * bytes go to its own screen at once.
+ */
+#define CONSOLE_LINE_HOLD_US 50000
+#define GUEST_LINE_MAX 160
 struct vga_screen;
-/* A guest's byte when several guests share the console: on COM1, label
- * (its name) starts each of its lines, and owner tells the guests apart;
- * on VGA it goes to the guest's own screen.  label 0: as
- * console_guest_putc. */
-void console_guest_putc_from(const void *owner, const char *label, struct vga_screen *screen, char c);
+struct guest_console {
+	const char *label;		/* its name on COM1; 0 with one guest */
+	struct vga_screen *screen;	/* its own VGA screen, or 0: the shared one */
+	char line[GUEST_LINE_MAX];	/* COM1: what is not written out yet */
+	unsigned len;
+	uint64_t since;			/* TSC when line[0] came */
+};
+/* One byte the guest sent to its COM1. */
+void console_guest_write(struct guest_console *gc, char c);
+/* Write out the part of a line held back (the guest went idle). */
+void console_guest_flush(struct guest_console *gc);
+/* When a line held back must go out (a TSC time), UINT64_MAX if none is;
+ * console_guest_flush_due() writes it out if that time has come. */
+uint64_t console_guest_flush_at(const struct guest_console *gc);
+void console_guest_flush_due(struct guest_console *gc, uint64_t now);
 
 /* VGA text mode (hv/drivers/vga.c, rendering by hv/drivers/vterm.c).  Hypervisor messages
  * and the guest's output share the screen in different colours. */

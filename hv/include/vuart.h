@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "vpic.h"
+#include "console.h"
 
 #define VUART_BASE 0x3f8
 #define VUART_RX_SIZE 256
@@ -16,10 +17,9 @@ struct vuart {
 	uint8_t rx[VUART_RX_SIZE];
 	unsigned rx_head, rx_tail, rx_dropped;
 	uint64_t tx_bytes;		/* bytes the guest sent to COM1 */
-	/* Its guest's name at the start of each output line when several
-	 * guests share the console; 0 with one guest. */
-	const char *label;
-	struct vga_screen *screen;	/* its own VGA screen, or 0: the shared one */
+	/* Where its bytes go: COM1 (whole lines named after its guest when
+	 * several share it) and a VGA screen. */
+	struct guest_console console;
 };
 
 /* Wire the UART to its guest's vPIC and reset it. */

@@ -172,22 +172,25 @@ static void console_commands(struct run *r)
 	}
 }
 
-/* With interrupts off: expired alarms into their vPICs, console input. */
+/* With interrupts off: expired alarms into their vPICs, console lines
+ * held back long enough out, console input. */
 static void poll_devices(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		if (alive(r->guests[i]))
+		if (alive(r->guests[i])) {
 			valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched);
+			console_guest_flush_due(&r->guests[i]->vuart.console, rdtsc());
+		}
 	console_commands(r);
 }
 
 static void start(struct guest *g, bool several)
 {
 	guest_devices_reset(g);
-	g->vuart.label = several ? g->name : 0;
+	g->vuart.console = (struct guest_console){ .label = several ? g->name : 0 };
 	if (several) {
 		vga_screen_init(&g->screen);
-		g->vuart.screen = &g->screen;
+		g->vuart.console.screen = &g->screen;
 	}
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		g->vcpus[i]->start_tsc = rdtsc();
@@ -204,6 +207,7 @@ static void reap(struct run *r)
 			continue;
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
+		console_guest_flush(&g->vuart.console);
 		if (r->n > 1) {
 			unsigned left = 0;
 
@@ -228,7 +232,8 @@ static void reap(struct run *r)
 /*
  * Make sure the loop comes round by the next event: the nearest alarm of
  * any live guest (it may wake a halted vCPU, which may preempt the
- * running one), or the running vCPU's slice end when another waits.
+ * running one), the running vCPU's slice end when another waits, or a
+ * console line held back long enough.
  * Everything else that needs the loop (console input) interrupts anyway.
  */
 static void arm_next_event(struct run *r, uint64_t now)
@@ -242,6 +247,9 @@ static void arm_next_event(struct run *r, uint64_t now)
 		if (!alive(g))
 			continue;
 		at = valarm_next(&g->valarm, &g->vcpus[0]->sched, now);
+		if (at < next)
+			next = at;
+		at = console_guest_flush_at(&g->vuart.console);
 		if (at < next)
 			next = at;
 	}
@@ -353,8 +361,11 @@ static void step(struct run *r)
 	}
 	v = e->owner;
 	vcpu_run_once(v);
-	if (v->halted)
+	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
+		/* Idle: what it printed of a line (a prompt) is complete. */
+		console_guest_flush(&v->guest->vuart.console);
+	}
 }
 
 void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
@@ -371,7 +382,7 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 	}
 	if (n > 1) {
 		vga_show(&r.console->screen);
-		log_info("%u guests share the CPU: %u us slices times each guest's weight; Ctrl-] N gives guest N the console, Ctrl-] l lists them",
+		log_info("%u guests share the CPU: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
 			 n, slice_us);
 	}
 	for (;;)

@@ -238,31 +238,43 @@ def start_busy(q, n, name):
     q.expect(prompt(name), timeout=120)
 
 
-# In the guest: /proc/stat's cpu line and /proc/uptime before and after a
-# sleep of SECONDS; steal is the 9th field of the cpu line, in USER_HZ
-# (100) ticks, uptime in seconds with two decimals.
+# In the guest: /proc/stat's cpu line, /proc/uptime (REAL time) and a
+# printk timestamp (the kernel's sched_clock: AVAILABLE time) before and
+# after a sleep of WINDOW_S seconds.  Steal is the 9th field of the cpu
+# line, in USER_HZ (100) ticks; uptime in seconds with two decimals.
 WINDOW_S = 8
-STEAL_CMD = ("a=$(head -1 /proc/stat); t0=$(cut -d' ' -f1 /proc/uptime); sleep %d; "
-             "b=$(head -1 /proc/stat); t1=$(cut -d' ' -f1 /proc/uptime); "
-             "echo \"steal-window: $t0 $t1 | $a | $b\"\n" % WINDOW_S)
-STEAL_LINE = r"\[%s\] steal-window: ([\d.]+) ([\d.]+) \| cpu +([\d ]+)\| cpu +([\d ]+)\n"
+# Without the printk probe (k=0) where the guest must stay idle: the
+# probe's dmesg | grep pipeline is work that competes with a busy guest.
+def steal_cmd(printk_probe=True):
+    k = ("k() { echo steal-probe >/dev/kmsg; dmesg | grep steal-probe | tail -1 | "
+         "sed 's/^.[ ]*\\([0-9.]*\\)].*/\\1/'; }; " if printk_probe else "k() { echo 0; }; ")
+    return (k + "a=$(head -1 /proc/stat); t0=$(cut -d' ' -f1 /proc/uptime); k0=$(k); sleep %d; "
+            "b=$(head -1 /proc/stat); t1=$(cut -d' ' -f1 /proc/uptime); k1=$(k); "
+            "echo \"steal-window: $t0 $t1 $k0 $k1 | $a | $b\"\n" % WINDOW_S)
+STEAL_LINE = (r"\[%s\] steal-window: ([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+) "
+              r"\| cpu +([\d ]+)\| cpu +([\d ]+)\n")
 
 
-def start_steal_window(q, n, name):
+def start_steal_window(q, n, name, printk_probe=True):
     give_console(q, n, name)
-    q.send(STEAL_CMD)
+    q.send(steal_cmd(printk_probe))
+
+
+def guest_window(t, q, name):
+    """Over the guest's window: the share of its elapsed (REAL) time that
+    its own /proc/stat counted as steal, and the share by which its
+    sched_clock (printk time) fell behind."""
+    m = q.expect(STEAL_LINE % re.escape(name), timeout=120)
+    t0, t1, k0, k1 = (float(m.group(i)) for i in range(1, 5))
+    before, after = m.group(5).split(), m.group(6).split()
+    steal = int(after[7]) - int(before[7])
+    elapsed = t1 - t0
+    t.check(elapsed > WINDOW_S * 0.9, f"guest {name}: window of {elapsed:.2f}s, expected {WINDOW_S}s")
+    return steal / (elapsed * 100), 1 - (k1 - k0) / elapsed
 
 
 def guest_steal_share(t, q, name):
-    """The share of the guest's elapsed time that its own /proc/stat
-    counted as steal, over its window."""
-    m = q.expect(STEAL_LINE % re.escape(name), timeout=120)
-    t0, t1 = float(m.group(1)), float(m.group(2))
-    before, after = m.group(3).split(), m.group(4).split()
-    steal = int(after[7]) - int(before[7])
-    elapsed_ticks = (t1 - t0) * 100
-    t.check(elapsed_ticks > WINDOW_S * 90, f"guest {name}: window of {t1 - t0:.2f}s, expected {WINDOW_S}s")
-    return steal / elapsed_ticks if elapsed_ticks else 0
+    return guest_window(t, q, name)[0]
 
 
 def end_both(q):
@@ -282,20 +294,28 @@ def at_shells(t, append=""):
 def hv_multi_stolen_time(t):
     """Both guests busy: each one's /proc/stat counts 35-65% of its time
     as steal, and agrees within 5 points with the hypervisor's STOLEN for
-    its vCPU over the same stretch."""
+    its vCPU over the same stretch; its sched_clock (printk's timestamps)
+    follows AVAILABLE, falling behind REAL by the steal."""
     q = at_shells(t)
     start_busy(q, 1, "one")
     start_busy(q, 2, "two")
+    time.sleep(2)   # steady state: the busy guest's vruntime has overtaken
     before = Sample(t, q)
     start_steal_window(q, 1, "one")
     start_steal_window(q, 2, "two")
-    guest = {name: guest_steal_share(t, q, name) for name in ("one", "two")}
+    windows = {name: guest_window(t, q, name) for name in ("one", "two")}
+    guest = {name: w[0] for name, w in windows.items()}
     after = Sample(t, q)
     for name in ("one", "two"):
         d = after.since(before, name)
         hv_share = d["stolen"] / d["real"] if d["real"] else 0
+        lag = windows[name][1]
         t.note(f"guest {name}: /proc/stat steal {guest[name]:.1%} of its time, "
-               f"hypervisor STOLEN {hv_share:.1%} of {d['real']} cycles")
+               f"hypervisor STOLEN {hv_share:.1%} of {d['real']} cycles; "
+               f"its sched_clock (printk time) fell behind REAL by {lag:.1%}")
+        t.check(abs(lag - guest[name]) <= 0.05,
+                f"guest {name}: sched_clock fell behind REAL by {lag:.1%}, its steal was {guest[name]:.1%}: "
+                f"sched_clock does not follow AVAILABLE")
         t.check(0.35 <= guest[name] <= 0.65, f"guest {name}: /proc/stat steal {guest[name]:.1%}, expected 35-65%")
         t.check(0.35 <= hv_share <= 0.65, f"guest {name}: hypervisor STOLEN {hv_share:.1%}, expected 35-65%")
         t.check(abs(guest[name] - hv_share) <= 0.05,
@@ -349,7 +369,7 @@ def hv_multi_idle_busy(t):
 
     start_busy(q, 2, "two")
     before = Sample(t, q)
-    start_steal_window(q, 1, "one")
+    start_steal_window(q, 1, "one", printk_probe=False)
     one_guest_steal = guest_steal_share(t, q, "one")
     after = Sample(t, q)
     one, two = after.since(before, "one"), after.since(before, "two")
