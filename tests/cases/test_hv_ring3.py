@@ -1,0 +1,71 @@
+"""User programs fail alone, as natively (issue 18, F4 and F5).
+
+`hv-ring3-vs-native` boots the same bzImage and initrd natively and under
+vmi-hv to the shell, runs /tests/ring3cmp (guest/programs/ring3cmp.c: as
+uid 65534, far transfers to kernel selectors, kernel selectors in every
+segment register, misaligned SSE, rdpmc, sysenter, hlt, cli, port I/O,
+int n for every vector, modify_ldt, prefixed int $0x80, each in its own
+child) and compares the two outputs line by line: they must be identical,
+and the guest must answer a command afterwards.
+"""
+
+import re
+
+from vmitest import FATAL_PATTERNS, paths, test
+from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+
+FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
+         r"Kernel panic[^\n]*"]
+
+
+def ring3_lines(t, q, label):
+    """At the shell: run ring3cmp into a file (the kernel's own lines about
+    the signals stay off the console), print it, and answer a command."""
+    q.expect(PROMPT, timeout=120)
+    q.send("dmesg -n 1; /tests/ring3cmp > /tmp/r3.txt; echo ring3cmp-rc=$?\n")
+    m = q.expect(r"ring3cmp-rc=(\d+)\n", timeout=600)
+    t.check(m.group(1) == "0", f"{label}: ring3cmp exited {m.group(1)}")
+    q.expect(PROMPT, timeout=60)
+    q.send("cat /tmp/r3.txt; echo ring3cmp-end\n")
+    m = q.expect(r"(?s)\n(RING3CMP uid=.*?)\nring3cmp-end\n", timeout=120)
+    lines = m.group(1).split("\n")
+    q.expect(PROMPT, timeout=60)
+    q.send("echo still-here-$((6 * 7))\n")
+    q.expect(r"still-here-42", timeout=60)
+    t.check(lines[-1].startswith("RING3CMP done cases="), f"{label}: no end line: {lines[-3:]}")
+    return lines
+
+
+@test("hv-ring3-vs-native")
+def ring3_vs_native(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    cmdline = SERIAL_CMDLINE
+    native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
+                    "-append", cmdline, fatal=FATAL)
+    m = native.expect(MARKER, timeout=120)
+    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    native_lines = ring3_lines(t, native, "native")
+    native.kill()
+
+    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    quiet_console(q)
+    hv_lines = ring3_lines(t, q, "vmi-hv")
+
+    t.check(native_lines[0] == "RING3CMP uid=65534", f"not run unprivileged: {native_lines[0]}")
+    differ = [f"line {i + 1}: native '{a}', vmi-hv '{b}'"
+              for i, (a, b) in enumerate(zip(native_lines, hv_lines)) if a != b]
+    t.check(len(native_lines) == len(hv_lines),
+            f"native printed {len(native_lines)} lines, vmi-hv {len(hv_lines)}")
+    t.check(not differ, f"{len(differ)} lines differ:\n  " + "\n  ".join(differ[:40]))
+    t.note(f"{len(native_lines) - 2} cases, identical natively and under vmi-hv")
+    signals = {}
+    for line in native_lines[1:-1]:
+        outcome = line.split(": ", 1)[1]
+        signals[outcome] = signals.get(outcome, 0) + 1
+    t.note("outcomes: " + ", ".join(f"{k} x{v}" for k, v in sorted(signals.items())))
+    # The hypervisor counted the user faults as deliveries, not stops.
+    q.send("\x1ds")
+    m = q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
