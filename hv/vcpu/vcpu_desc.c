@@ -261,16 +261,36 @@ static bool set_data_seg(struct trap_frame *f, int seg, uint16_t sel)
 	return false;
 }
 
+/* The rules the CPU applies to a load into seg (SEG_CS_RETURN: the CS
+ * of lret/iret), guest_desc.h. */
+static enum seg_load load_kind(int seg)
+{
+	switch (seg) {
+	case SEG_CS: return SEG_LOAD_CS_TRANSFER;
+	case SEG_CS_RETURN: return SEG_LOAD_CS_RETURN;
+	case SEG_SS: return SEG_LOAD_SS;
+	default: return SEG_LOAD_DATA;
+	}
+}
+
+/*
+ * A segment load the emulator performs (or VMI IRET): the descriptor is
+ * re-read from guest memory as the CPU would, then checked with the
+ * CPU's privilege rules at the frame's CPL (f->cs, which for the SS of a
+ * return is already the new CS).  Before issue 18 the DPL was copied into
+ * the RPL unchecked: a ring-3 far jump to the kernel's code selector ran
+ * on in ring 1.
+ */
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
 			       struct emul_outcome *out)
 {
-	unsigned idx = sel >> 3;
-	uint64_t gd, d;
-	unsigned type, dpl;
+	unsigned idx = sel >> 3, cpl = f->cs & 3, vector;
+	uint64_t gd;
+	uint16_t loaded = 0;
 	enum emul_result r;
 
 	if (idx == 0 && !(sel & 4)) {
-		if (seg == SEG_SS || seg == SEG_CS)
+		if (seg == SEG_SS || seg == SEG_CS || seg == SEG_CS_RETURN)
 			return fault(out, X86_VEC_GP, 0);
 		set_data_seg(f, seg, sel);
 		return EMUL_OK;
@@ -285,35 +305,16 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	if (r != EMUL_OK)
 		return r;
 	install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
-	d = v->gdt[idx];
-	if (!d)
-		return fault(out, X86_VEC_GP, sel & 0xfffc);
-	type = DESC_TYPE(d);
-	dpl = DESC_DPL(d);	/* 1: the guest's DPL 0; 3: user */
+	vector = guest_desc_load_check(v->gdt[idx], sel, load_kind(seg), cpl, &loaded);
+	if (vector)
+		return fault(out, (uint8_t)vector, sel & 0xfffc);
 	switch (seg) {
-	case SEG_SS:
-		if ((type & DESC_TYPE_CODE) || !(type & DESC_TYPE_RW))
-			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (!(d & DESC_P))
-			return fault(out, X86_VEC_SS, sel & 0xfffc);
-		f->ss = (sel & ~3u) | dpl;
-		return EMUL_OK;
-	case SEG_CS:
-		if (!(type & DESC_TYPE_CODE))
-			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (!(d & DESC_P))
-			return fault(out, X86_VEC_NP, sel & 0xfffc);
-		f->cs = (sel & ~3u) | dpl;
-		return EMUL_OK;
-	default:
-		if ((type & DESC_TYPE_CODE) && !(type & DESC_TYPE_RW))
-			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (!(d & DESC_P))
-			return fault(out, X86_VEC_NP, sel & 0xfffc);
-		if (!set_data_seg(f, seg, sel))
-			return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
-		return EMUL_OK;
+	case SEG_SS: f->ss = loaded; return EMUL_OK;
+	case SEG_CS: case SEG_CS_RETURN: f->cs = loaded; return EMUL_OK;
 	}
+	if (!set_data_seg(f, seg, loaded))
+		return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
+	return EMUL_OK;
 }
 
 enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out)
