@@ -9,10 +9,12 @@ child) and compares the two outputs line by line: they must be identical,
 and the guest must answer a command afterwards.
 """
 
-import re
+import os
+import shutil
+import subprocess
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from hvguest import GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
 
 FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
          r"Kernel panic[^\n]*"]
@@ -69,3 +71,51 @@ def ring3_vs_native(t):
     # The hypervisor counted the user faults as deliveries, not stops.
     q.send("\x1ds")
     m = q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
+
+
+# GRUB's wrmsr leaves IA32_SYSENTER_CS (0x174) = the guest's kernel CS and
+# SYSENTER_EIP (0x176) = 1 MiB, as a careless loader or a warm reboot might.
+WRMSR_GRUB_CFG = """serial --unit=0 --speed=115200
+terminal_input serial
+terminal_output serial
+set timeout=0
+set default=0
+insmod wrmsr
+menuentry "vmi-hv, SYSENTER MSRs left set" {
+	wrmsr 0x174 0x60
+	wrmsr 0x175 0x1000
+	wrmsr 0x176 0x100000
+	echo "loader: IA32_SYSENTER_CS left at 0x60"
+	multiboot /boot/vmi-hv.elf
+	module /boot/bzImage console=ttyS0,115200 vmitest=ring3cmp
+	module /boot/initrd.img
+}
+"""
+
+
+@test("hv-sysenter-msr-left-by-loader")
+def sysenter_msr_left_by_loader(t):
+    """A boot loader that leaves IA32_SYSENTER_CS set (GRUB's wrmsr): the
+    hypervisor zeroes it at boot and says so, and a user program's
+    sysenter is SIGSEGV as natively, instead of entering ring 0 at the
+    loader's SYSENTER_EIP (issue 18, F5)."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    stage = os.path.join(t.tmpdir, "iso")
+    os.makedirs(os.path.join(stage, "boot", "grub"), exist_ok=True)
+    with open(os.path.join(stage, "boot", "grub", "grub.cfg"), "w") as f:
+        f.write(WRMSR_GRUB_CFG)
+    for src, name in ((paths.HV_ELF, "vmi-hv.elf"), (paths.BZIMAGE, "bzImage"),
+                      (paths.INITRD, "initrd.img")):
+        shutil.copy(src, os.path.join(stage, "boot", name))
+    iso = os.path.join(t.tmpdir, "wrmsr.iso")
+    r = subprocess.run(["grub-mkrescue", "-o", iso, stage], capture_output=True, text=True)
+    t.check(r.returncode == 0, f"grub-mkrescue failed: {r.stderr[-500:]}")
+    q = t.qemu("-m", "256", "-cdrom", iso, fatal=FATAL)
+    q.expect(r"loader: IA32_SYSENTER_CS left at 0x60", timeout=120)
+    q.expect(r"vmi-hv: warning: IA32_SYSENTER_CS was 0x60 \(left by the boot loader\): zeroed", timeout=60)
+    q.expect(MARKER, timeout=300)
+    q.expect(r"\nsysenter: signal SIGSEGV\n", timeout=300)
+    q.expect(r"RING3CMP done cases=\d+\n", timeout=300)
+    q.expect(r"VMITEST-DONE name=ring3cmp rc=0", timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (the guest's reboot)")
