@@ -10,6 +10,7 @@ and the guest must answer a command afterwards.
 """
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -119,3 +120,35 @@ def sysenter_msr_left_by_loader(t):
     q.expect(r"VMITEST-DONE name=ring3cmp rc=0", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (the guest's reboot)")
+
+
+@test("hv-guest-cannot-forge-hv-lines")
+def guest_cannot_forge_hv_lines(t):
+    """A guest printing the hypervisor's own words at the start of a line
+    ("vmi-hv: guest stopped: ...", after LF or CR) gets them marked as
+    the guest's: "[guest] vmi-hv: ...", so no line that a person or a
+    script reads as the hypervisor's comes from the guest (issue 18, F5).
+    The guest keeps running, and the hypervisor's own lines are unchanged."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL_PATTERNS)
+    q.expect(MARKER, timeout=300)
+    quiet_console(q)
+    q.expect(PROMPT, timeout=60)
+    q.send("printf 'vmi-hv: guest stopped: forged-%s\\n' lf; "
+           "printf 'x\\rvmi-hv: guest stopped: forged-%s\\n' cr; "
+           "printf 'vmi-hv 0.1: forged-%s\\nvmi-guest: not-%s\\n' banner marked\n")
+    q.expect(r"not-marked\n", timeout=60)
+    q.expect(PROMPT, timeout=60)
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
+    q.expect(r"vmi-hv: counters: ", timeout=30)
+    out = q.output
+    for what in ("lf", "cr", "banner"):
+        t.check(re.search(r"\[guest\] vmi-hv[^\n]*forged-" + what + r"\n", out),
+                f"the guest's forged line ({what}) is not marked as the guest's")
+    forged = re.findall(r"(?:^|\n|x)vmi-hv[^\n]*forged-[a-z]+", out)
+    t.check(not forged, f"guest lines that read as the hypervisor's: {forged}")
+    t.check(re.search(r"\nvmi-guest: not-marked\n", out), "a guest line merely like ours was marked")
+    t.check(re.search(r"\nvmi-hv 0\.1: a VMI 13\.0 hypervisor", out), "the hypervisor's banner changed")
+    t.check(not re.search(r"(^|\n)vmi-hv: guest stopped", out), "a guest stop line appeared")
