@@ -129,6 +129,24 @@ static uint8_t read_reg(struct vuart *u, unsigned reg)
 	return val;
 }
 
+static void to_console(void *ctx, char c)
+{
+	struct vuart *u = ctx;
+
+	console_guest_putc_from(u, u->label, u->screen, c);
+}
+
+/* A byte the guest sends: to the console, its lines named with several
+ * guests (console.c), marked when they start like the hypervisor's with
+ * one (guest_mark.h), so that a guest cannot print our lines. */
+static void transmit(struct vuart *u, char c)
+{
+	if (u->label)
+		to_console(u, c);
+	else
+		guest_mark_putc(&u->mark, c, to_console, u);
+}
+
 static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 {
 	bool dlab = u->lcr & 0x80;
@@ -142,7 +160,7 @@ static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 		if (u->mcr & MCR_LOOP) {
 			rx_put(u, val);
 		} else {
-			console_guest_putc_from(u, u->label, u->screen, (char)val);	/* COM1 and VGA */
+			transmit(u, (char)val);	/* COM1 and VGA */
 			u->tx_bytes++;
 		}
 		u->thre_pending = true;	/* sent at once: empty again */

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "vpic.h"
+#include "guest_mark.h"
 
 #define VUART_BASE 0x3f8
 #define VUART_RX_SIZE 256
@@ -20,6 +21,8 @@ struct vuart {
 	 * guests share the console; 0 with one guest. */
 	const char *label;
 	struct vga_screen *screen;	/* its own VGA screen, or 0: the shared one */
+	/* With one guest: its lines that start like ours are marked. */
+	struct guest_mark mark;
 };
 
 /* Wire the UART to its guest's vPIC and reset it. */
