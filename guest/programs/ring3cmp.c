@@ -237,6 +237,8 @@ static void int_vector(long n)
 
 /* --- modify_ldt --- */
 
+#define SEG_REG_SS 1
+
 struct user_desc_raw {
 	unsigned int entry_number, base_addr, limit;
 	unsigned int flags;	/* seg_32bit:1 contents:2 read_exec_only:1 limit_in_pages:1 seg_not_present:1 useable:1 */
@@ -248,19 +250,58 @@ struct user_desc_raw {
 #define LDT_PAGES	(1u << 4)
 #define LDT_NOT_PRESENT	(1u << 5)
 
+enum { LDT_DATA, LDT_CODE, LDT_CONFORMING, LDT_BEYOND, LDT_16BIT, LDT_DATA_NP, LDT_DATA_E1, LDT_LAST };
+
 static void ldt_write(long which)
 {
 	struct user_desc_raw d = { .entry_number = 0, .base_addr = 0, .limit = 0xfffff,
 				   .flags = LDT_32BIT | LDT_PAGES };
 
 	switch (which) {
-	case 0: break;						/* flat data */
-	case 1: d.flags |= LDT_CONTENTS(2); break;		/* flat code */
-	case 2: d.flags |= LDT_CONTENTS(3); break;		/* conforming code, present: refused */
-	case 3: d.entry_number = 8192; break;			/* beyond LDT_ENTRIES */
+	case LDT_DATA: break;					/* flat data, entry 0 */
+	case LDT_CODE: d.flags |= LDT_CONTENTS(2); break;	/* flat code, entry 0 */
+	case LDT_CONFORMING: d.flags |= LDT_CONTENTS(3); break;	/* conforming, present: refused */
+	case LDT_BEYOND: d.entry_number = 8192; break;		/* beyond LDT_ENTRIES */
+	case LDT_16BIT: d.flags &= ~LDT_32BIT; break;		/* no 16-bit segments here */
+	case LDT_DATA_NP: d.flags |= LDT_NOT_PRESENT; d.entry_number = 2; break;
+	case LDT_DATA_E1: d.entry_number = 1; break;		/* flat data, entry 1 */
 	}
 	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)) != 0)
 		_exit(errno);
+}
+
+/* Entry 1 as flat data (selector 0xf), then ds through it and a read. */
+static void ldt_data(long unused)
+{
+	static volatile uint32_t word = 42;
+	uint32_t r;
+
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	__asm__ volatile("pushl %%ds\n\t"
+			 "movw %w2, %%ds\n\t"
+			 "movl %1, %0\n\t"
+			 "popl %%ds" : "=r"(r) : "m"(word), "r"(0xf) : "memory");
+	if (r != 42)
+		_exit(3);
+}
+
+/* Entry 2 written not present (selector 0x17): ds is #NP, ss #SS. */
+static void ldt_not_present(long reg)
+{
+	ldt_write(LDT_DATA_NP);
+	if (reg == SEG_REG_SS)
+		load_ss(0x17);
+	else
+		load_ds(0x17);
+}
+
+/* A selector beyond the LDT's limit (entry 7 of a 2-entry LDT). */
+static void ldt_beyond_limit(long unused)
+{
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	load_ds(0x3f);
 }
 
 static void ldt_read(long unused)
@@ -277,7 +318,7 @@ static void ldt_read(long unused)
 static void ldt_code(long unused)
 {
 	(void)unused;
-	ldt_write(1);
+	ldt_write(LDT_CODE);
 	__asm__ volatile("ljmp $0x7, $1f\n"
 			 "1:\tljmp $0x73, $2f\n"
 			 "2:" : : : "memory");
@@ -398,11 +439,18 @@ int main(void)
 	}
 
 	run("modify_ldt-read", ldt_read, 0);
-	run("modify_ldt-data", ldt_write, 0);
-	run("modify_ldt-code", ldt_write, 1);
-	run("modify_ldt-conforming", ldt_write, 2);
-	run("modify_ldt-beyond", ldt_write, 3);
+	run("modify_ldt-data", ldt_write, LDT_DATA);
+	run("modify_ldt-code", ldt_write, LDT_CODE);
+	run("modify_ldt-conforming", ldt_write, LDT_CONFORMING);
+	run("modify_ldt-beyond", ldt_write, LDT_BEYOND);
+	run("modify_ldt-16bit", ldt_write, LDT_16BIT);
+	run("modify_ldt-not-present", ldt_write, LDT_DATA_NP);
 	run("ldt-code-segment", ldt_code, 0);
+	run("ldt-data-segment", ldt_data, 0);
+	run("ldt-ds-not-present", ldt_not_present, 0);
+	run("ldt-ss-not-present", ldt_not_present, SEG_REG_SS);
+	run("ldt-beyond-limit", ldt_beyond_limit, 0);
+	run("mov-ds-ldt-without-ldt", load_ds, 0x7);
 
 	run("int80-prefix-66", prefixed_int80, 0x66);
 	run("int80-prefix-3e", prefixed_int80, 0x3e);

@@ -66,6 +66,22 @@ bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl)
  * 11 (#NP: not present) or 12 (#SS: a not-present stack segment), whose
  * error code is sel & 0xfffc.
  */
+/*
+ * The LDT (issue 18).  A guest's LDT descriptor (in its GDT, named by
+ * lldt or VMI SetLDT) gives the table's guest-linear base and its number
+ * of entries, (limit + 1) / 8, at most GUEST_LDT_MAX (what a selector can
+ * index).  Returns 0, or the CPU's exception for lldt: 13 (#GP) for
+ * anything but an LDT descriptor, 11 (#NP) for one not present.  Its
+ * entries then go through guest_desc_convert like the GDT's: code and
+ * data only, DPL 0 made 1; gates and DPL 1/2 are not copied.
+ */
+#define GUEST_LDT_MAX 8192u
+unsigned guest_desc_ldt(uint64_t d, uint32_t *base, unsigned *count);
+
+/* The LDT descriptor the CPU gets: our converted copy of count entries
+ * at linear base (the switcher), DPL 0, byte granular. */
+uint64_t guest_desc_make_ldt(uint32_t base, unsigned count);
+
 enum seg_load { SEG_LOAD_CS_TRANSFER, SEG_LOAD_CS_RETURN, SEG_LOAD_SS, SEG_LOAD_DATA };
 
 unsigned guest_desc_load_check(uint64_t d, uint16_t sel, enum seg_load how, unsigned cpl,

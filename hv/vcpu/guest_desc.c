@@ -107,3 +107,25 @@ unsigned guest_desc_load_check(uint64_t d, uint16_t sel, enum seg_load how, unsi
 	*loaded = (uint16_t)((sel & ~3u) | to);
 	return 0;
 }
+
+unsigned guest_desc_ldt(uint64_t d, uint32_t *base, unsigned *count)
+{
+	uint32_t limit = guest_desc_limit(d);
+
+	if ((d & DESC_S) || DESC_TYPE(d) != 0x2)
+		return 13;
+	if (!(d & DESC_P))
+		return 11;
+	*base = guest_desc_base(d);
+	*count = limit >= GUEST_LDT_MAX * 8 - 1 ? GUEST_LDT_MAX : (limit + 1) / 8;
+	return 0;
+}
+
+uint64_t guest_desc_make_ldt(uint32_t base, unsigned count)
+{
+	uint32_t limit = count * 8 - 1;
+
+	return (uint64_t)(limit & 0xffff) | ((uint64_t)(base & 0xffffff) << 16) |
+	       (0x2ull << 40) | DESC_P | ((uint64_t)((limit >> 16) & 0xf) << 48) |
+	       ((uint64_t)(base >> 24) << 56);
+}

@@ -190,6 +190,36 @@ static void stack_and_data_privilege(void **state)
 	assert_int_equal(guest_desc_load_check(0, 0xd8, SEG_LOAD_DATA, 3, &sel), 13);
 }
 
+/* lldt / SetLDT: only a present LDT descriptor, its size in entries. */
+static void ldt_descriptors(void **state)
+{
+	uint32_t base = 0;
+	unsigned count = 0;
+
+	/* Linux's set_tssldt_descriptor: 3 entries at 0xc1234000. */
+	assert_int_equal(guest_desc_ldt(0xc100822340000017ull, &base, &count), 0);
+	assert_int_equal(base, 0xc1234000u);
+	assert_int_equal(count, 3);
+	assert_int_equal(guest_desc_ldt(LDT, &base, &count), 0);
+	assert_int_equal(count, 512);
+	assert_int_equal(guest_desc_ldt(LDT & ~DESC_P, &base, &count), 11);
+	assert_int_equal(guest_desc_ldt(TSS32, &base, &count), 13);
+	assert_int_equal(guest_desc_ldt(FLAT_DATA0, &base, &count), 13);
+	assert_int_equal(guest_desc_ldt(CALL_GATE3, &base, &count), 13);
+	/* A 4 GiB page-granular limit still indexes 8192 entries at most. */
+	assert_int_equal(guest_desc_ldt(0x00808200000fffffull, &base, &count), 0);
+	assert_int_equal(count, GUEST_LDT_MAX);
+	/* Ours: base and limit as given, DPL 0, round trip. */
+	assert_int_equal(guest_desc_ldt(guest_desc_make_ldt(0xffd04000u, 2), &base, &count), 0);
+	assert_int_equal(base, 0xffd04000u);
+	assert_int_equal(count, 2);
+	assert_int_equal(DESC_DPL(guest_desc_make_ldt(0xffd04000u, 8192)), 0);
+	assert_int_equal(guest_desc_limit(guest_desc_make_ldt(0xffd04000u, 8192)), 0xffffu);
+	/* LDT entries convert like GDT entries. */
+	assert_int_equal(guest_desc_convert(CALL_GATE3), 0);
+	assert_int_equal(DESC_DPL(guest_desc_convert(FLAT_CODE0)), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +236,7 @@ int main(void)
 		cmocka_unit_test(far_transfer_privilege),
 		cmocka_unit_test(return_privilege),
 		cmocka_unit_test(stack_and_data_privilege),
+		cmocka_unit_test(ldt_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
