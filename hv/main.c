@@ -84,6 +84,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	cpu_tables_init();
 	console_init();
 	kprintf("vmi-hv %s: a VMI 13.0 hypervisor for i386 Linux guests\n", HV_VERSION);
+	sysenter_msrs_clear();
 
 	if (magic != MULTIBOOT_LOADER_MAGIC)
 		hv_fail("not started by a multiboot loader (eax=0x%08x, want 0x%08x)",

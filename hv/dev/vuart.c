@@ -129,6 +129,22 @@ static uint8_t read_reg(struct vuart *u, unsigned reg)
 	return val;
 }
 
+static void to_console(void *ctx, char c)
+{
+	struct vuart *u = ctx;
+
+	console_guest_write(&u->console, c);
+}
+
+/* A byte the guest sends: to the console, its lines named with several
+ * guests (console.c), and marked when they start like the hypervisor's
+ * (guest_mark.h), so that a guest cannot print our lines, on COM1 or on
+ * its own VGA screen. */
+static void transmit(struct vuart *u, char c)
+{
+	guest_mark_putc(&u->mark, c, to_console, u);
+}
+
 static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 {
 	bool dlab = u->lcr & 0x80;
@@ -142,7 +158,7 @@ static void write_reg(struct vuart *u, unsigned reg, uint8_t val)
 		if (u->mcr & MCR_LOOP) {
 			rx_put(u, val);
 		} else {
-			console_guest_write(&u->console, (char)val);	/* COM1 and VGA */
+			transmit(u, (char)val);	/* COM1 and VGA */
 			u->tx_bytes++;
 		}
 		u->thre_pending = true;	/* sent at once: empty again */

@@ -99,6 +99,9 @@ struct emul_ops {
 
 /*
  * Notes for the ops owner:
+ *  - load_seg checks privilege as the CPU does (DPL, RPL, CPL): the
+ *    emulator only orders the steps (CS before the SS of a return, so
+ *    that the SS check sees the new CPL in f->cs).
  *  - A multi-step instruction (far call/return, iret, lss) may call
  *    load_seg more than once; if a later step fails the emulator restores
  *    *f to what it was at entry, so load_seg should keep its effects in f.
@@ -112,6 +115,10 @@ struct emul_ops {
  */
 
 enum { SEG_ES, SEG_CS, SEG_SS, SEG_DS, SEG_FS, SEG_GS };
+/* load_seg only: the CS of a return (lret, iret), which the CPU checks
+ * against the selector's RPL (the level returned to), where a far jmp or
+ * call's SEG_CS is checked against the current CPL (issue 18). */
+#define SEG_CS_RETURN 6
 
 /*
  * Emulate the one instruction at f->cs:f->eip that trapped (usually #GP;
@@ -121,5 +128,12 @@ enum { SEG_ES, SEG_CS, SEG_SS, SEG_DS, SEG_FS, SEG_GS };
  */
 enum emul_result emulate_one(struct trap_frame *f, unsigned cpl, const struct emul_ops *ops,
 			     struct emul_outcome *out);
+
+/*
+ * The length of the int n (cd ib), int3 (cc) or into (ce) at b[0..n),
+ * legacy prefixes included; 0 if the bytes are not one (or exceed the
+ * 15-byte limit).  Pure, no ops: the caller has read the bytes.
+ */
+unsigned emul_soft_int_length(const uint8_t *b, unsigned n);
 
 #endif

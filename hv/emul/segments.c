@@ -156,7 +156,7 @@ static enum emul_result finish_return(struct emul *e, uint32_t eip, uint32_t cs,
 {
 	e->f->eip = eip;
 	e->eip_set = true;
-	TRY(load_seg(e, SEG_CS, cs));
+	TRY(load_seg(e, SEG_CS_RETURN, cs));
 	e->f->esp = esp;
 	if (outer)
 		TRY(load_seg(e, SEG_SS, ss));

@@ -45,4 +45,46 @@ enum seg_use { SEG_USE_CODE, SEG_USE_STACK, SEG_USE_DATA };
  * Slot and table checks (null, LDT, hypervisor slot) are the caller's. */
 bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl);
 
+/*
+ * A segment-register load as the CPU checks it (Intel SDM vol. 2, MOV,
+ * JMP, CALL, RET, IRET, "protected mode"), for the loads the emulator
+ * performs: d is the converted descriptor (0: unusable), sel the selector,
+ * cpl the real privilege level when the load happens (1: the guest
+ * kernel, 3: its user space; for the SS of a return to an outer level,
+ * the new one).  RPL 0 counts as 1, the guest kernel's level.
+ *
+ *   SEG_LOAD_CS_TRANSFER  far jmp/call: non-conforming code needs DPL ==
+ *                         CPL and RPL <= CPL, conforming DPL <= CPL; CPL stays
+ *   SEG_LOAD_CS_RETURN    lret/iret: RPL >= CPL, non-conforming DPL == RPL,
+ *                         conforming DPL <= RPL; CPL becomes RPL
+ *   SEG_LOAD_SS           writable data with RPL == DPL == CPL
+ *   SEG_LOAD_DATA         data or readable code; unless conforming code,
+ *                         DPL >= CPL and DPL >= RPL
+ *
+ * Returns 0 and the selector to put in the register (its RPL the level
+ * it runs at, for CS and SS), or the exception the CPU raises: 13 (#GP),
+ * 11 (#NP: not present) or 12 (#SS: a not-present stack segment), whose
+ * error code is sel & 0xfffc.
+ */
+/*
+ * The LDT (issue 18).  A guest's LDT descriptor (in its GDT, named by
+ * lldt or VMI SetLDT) gives the table's guest-linear base and its number
+ * of entries, (limit + 1) / 8, at most GUEST_LDT_MAX (what a selector can
+ * index).  Returns 0, or the CPU's exception for lldt: 13 (#GP) for
+ * anything but an LDT descriptor, 11 (#NP) for one not present.  Its
+ * entries then go through guest_desc_convert like the GDT's: code and
+ * data only, DPL 0 made 1; gates and DPL 1/2 are not copied.
+ */
+#define GUEST_LDT_MAX 8192u
+unsigned guest_desc_ldt(uint64_t d, uint32_t *base, unsigned *count);
+
+/* The LDT descriptor the CPU gets: our converted copy of count entries
+ * at linear base (the switcher), DPL 0, byte granular. */
+uint64_t guest_desc_make_ldt(uint32_t base, unsigned count);
+
+enum seg_load { SEG_LOAD_CS_TRANSFER, SEG_LOAD_CS_RETURN, SEG_LOAD_SS, SEG_LOAD_DATA };
+
+unsigned guest_desc_load_check(uint64_t d, uint16_t sel, enum seg_load how, unsigned cpl,
+			       uint16_t *loaded);
+
 #endif

@@ -57,6 +57,19 @@ static inline void cpuid(uint32_t leaf, uint32_t sub, uint32_t *a, uint32_t *b,
 			 : "a"(leaf), "c"(sub));
 }
 
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t val)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)val), "d"((uint32_t)(val >> 32)));
+}
+
 static inline uint32_t read_cr0(void)
 {
 	uint32_t v;

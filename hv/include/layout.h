@@ -55,7 +55,7 @@
 #define HV_SWITCHER_IMAGE_MAX   0x00100000
 /* ...and the per-vCPU pages (saved registers, ring-0 stack) start here. */
 #define HV_SWITCHER_VCPU_BASE   0xFFD00000
-#define HV_SWITCHER_VCPU_PAGES  3           /* pages per vCPU */
+#define HV_SWITCHER_VCPU_PAGES  20          /* pages per vCPU (vcpu_layout.h) */
 
 /*
  * In the hypervisor's own address space, linear == machine physical for

@@ -37,6 +37,9 @@ struct vcpu_stats {
 	uint64_t guest_page_faults;	/* #PF reflected into the guest */
 	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
+	/* Ring-3 faults the emulator does not handle, given to the guest's
+	 * kernel as the CPU raised them (issue 18, F4). */
+	uint64_t user_faults_reflected;
 	uint64_t hypercalls, hypercalls_by_call[128];
 	uint64_t injected;		/* virtual interrupts delivered */
 	/* Delivered in paravirtual mode before the guest's first IRET
@@ -47,6 +50,18 @@ struct vcpu_stats {
 	/* F_PXE: entry writes the ROM made without an exit and queued in
 	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
 	uint64_t pxe_drained, pxe_drains, pxe_max_batch;
+};
+
+/* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted
+ * like the GDT's into frames of ours, mapped read-only in the switcher at
+ * HV_VCPU_LDT_BASE while the vCPU runs.  Allocated at the first non-empty
+ * LDT. */
+#define VCPU_LDT_PAGES 16
+struct vcpu_ldt {
+	uint64_t *page[VCPU_LDT_PAGES];	/* 512 entries each, by the 1:1 map */
+	unsigned count;			/* entries of the loaded LDT; 0: none */
+	uint32_t base;			/* its guest-linear base */
+	bool remap;			/* pages allocated since the last entry */
 };
 
 struct vcpu {
@@ -74,6 +89,7 @@ struct vcpu {
 	bool gdt_changed;		/* since the last copy */
 	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
 	uint16_t ldtr, tr;
+	struct vcpu_ldt ldt;
 	uint32_t tr_base;		/* the guest's TSS (for ring-3 -> ring-0 stack) */
 	uint32_t kernel_ss, kernel_esp;	/* VMI UpdateKernelStack */
 	uint32_t dr[8];			/* VMI SetDR/GetDR: stored only */
@@ -177,7 +193,24 @@ void vcpu_store_dtr(struct vcpu *v, int which, uint32_t lin);
 void vcpu_write_desc(struct vcpu *v, bool gdt, uint32_t table, uint32_t idx, uint32_t lo, uint32_t hi);
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel, struct emul_outcome *out);
 enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
+
+/* The LDT (vcpu_ldt.c).  lldt and VMI SetLDT: */
 enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcome *out);
+/* Converted entry idx of the loaded LDT, 0 beyond it (or with none). */
+uint64_t vcpu_ldt_entry(const struct vcpu *v, unsigned idx);
+/* Entry idx read again from guest memory, as the CPU does at a segment
+ * load: EMUL_OK with *conv (0 beyond the LDT), or the #PF of the read. */
+enum emul_result vcpu_ldt_reload(struct vcpu *v, unsigned idx, uint64_t *conv, struct emul_outcome *out);
+/* VMI WriteLDTEntry wrote entry idx of the table at linear table. */
+void vcpu_ldt_entry_written(struct vcpu *v, uint32_t table, uint32_t idx);
+/* Do the two linear addresses reach the same guest-physical byte? */
+bool vcpu_same_guest_byte(struct vcpu *v, uint32_t lin_a, uint32_t lin_b);
+/* Is GDT slot idx the one the loaded LDT's selector names? */
+bool vcpu_ldt_slot(const struct vcpu *v, unsigned idx);
+struct pcpu;
+/* Entering v on c: its LDT pages in the switcher, the LDT descriptor in
+ * c's GDT, lldt (after pcpu_enter has copied the GDT). */
+void vcpu_ldt_enter(struct pcpu *c, struct vcpu *v, bool other_vcpu);
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel);
 /* Is eip inside the limit of code selector cs in our GDT?  Must hold for
  * every resume: the switcher's iret would raise #GP at CPL 0 otherwise. */

@@ -19,6 +19,11 @@
  *           the guest kernel (ring 1), never by ring 3; it holds only
  *           guest-owned state, which the hypervisor reads back and
  *           sanitizes at every exit.  Published in VROMHeader.reserved3.
+ *   page 3: not mapped.
+ *   pages 4-19: the guest's LDT as the CPU reads it (vcpu_ldt.c): its
+ *           entries converted like the GDT's, read-only and supervisor-
+ *           only in the guest's view, mapped only when the vCPU has an
+ *           LDT (up to 8192 entries, 64 KiB).
  */
 #ifndef VMI_HV_VCPU_LAYOUT_H
 #define VMI_HV_VCPU_LAYOUT_H
@@ -36,5 +41,8 @@
 #define HV_VCPU_STACK_PTE    ((HV_VCPU_STACK_PAGE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
 #define HV_VCPU_SHARED_PAGE  (HV_SWITCHER_VCPU_BASE + 2 * HV_PAGE_SIZE)
 #define HV_VCPU_SHARED_PTE   ((HV_VCPU_SHARED_PAGE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
+#define HV_VCPU_LDT_BASE     (HV_SWITCHER_VCPU_BASE + 4 * HV_PAGE_SIZE)
+#define HV_VCPU_LDT_PAGES    16
+#define HV_VCPU_LDT_PTE      ((HV_VCPU_LDT_BASE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include "vpic.h"
 #include "console.h"
+#include "guest_mark.h"
 
 #define VUART_BASE 0x3f8
 #define VUART_RX_SIZE 256
@@ -20,6 +21,8 @@ struct vuart {
 	/* Where its bytes go: COM1 (whole lines named after its guest when
 	 * several share it) and a VGA screen. */
 	struct guest_console console;
+	/* Its lines that start like the hypervisor's are marked. */
+	struct guest_mark mark;
 };
 
 /* Wire the UART to its guest's vPIC and reset it. */

@@ -75,5 +75,12 @@
 
 /* MSRs */
 #define X86_MSR_IA32_UCODE_REV 0x8b	/* microcode revision */
+#define X86_MSR_IA32_SYSENTER_CS  0x174	/* sysenter's ring-0 CS; 0: sysenter is #GP(0) */
+#define X86_MSR_IA32_SYSENTER_ESP 0x175
+#define X86_MSR_IA32_SYSENTER_EIP 0x176
+
+/* CPUID leaf 1, EDX */
+#define X86_CPUID1_EDX_MSR  X86_U(0x20)	/* rdmsr/wrmsr */
+#define X86_CPUID1_EDX_SEP  X86_U(0x800)	/* sysenter/sysexit and their MSRs */
 
 #endif

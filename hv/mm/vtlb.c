@@ -137,6 +137,24 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 		return violation(v, out, "write to the VMI ROM area: linear 0x%08x is guest-physical 0x%08x",
 				 lin, frame_addr(gfn) | page_offset(lin));
 
+	/* The walker writes A and D into the guest's tables as the CPU
+	 * would; it must not write where the guest itself may not: a table
+	 * in the option-ROM area (issue 18, F5).  Checked before any bit is
+	 * set, so a refused walk leaves no trace.  The CPU would write the
+	 * bits into whatever memory is there; with a read-only area the
+	 * guest could never see them set and would fault for ever, so it is
+	 * a rule break, not a silent refusal. */
+	if (!(pde & PTE_A) && guest_gfn_is_rom(pte_frame(gp->cr3)))
+		return violation(v, out, "page directory at guest-physical 0x%08x is in the read-only option-ROM area (its A bit)",
+				 frame_addr(pte_frame(gp->cr3)));
+	if (!w->large && (!(leaf & PTE_A) || (write && !(leaf & PTE_D))) &&
+	    guest_gfn_is_rom(pte_frame(pde)))
+		return violation(v, out, "page table at guest-physical 0x%08x is in the read-only option-ROM area (A/D bits)",
+				 frame_addr(pte_frame(pde)));
+	if (w->large && write && !(leaf & PTE_D) && guest_gfn_is_rom(pte_frame(gp->cr3)))
+		return violation(v, out, "page directory at guest-physical 0x%08x is in the read-only option-ROM area (its D bit)",
+				 frame_addr(pte_frame(gp->cr3)));
+
 	if (!(pde & PTE_A)) {
 		pde |= PTE_A;
 		*pdep = pde;

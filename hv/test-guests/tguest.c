@@ -41,6 +41,13 @@
  *                       cloning those 1008 PDEs: 70,560 links to one table,
  *                       more than a 16-bit count holds (the hypervisor
  *                       must stop it at its limit, 65,535)
+ *   tguest=ldt          an LDT (lldt, emulated) holding a DPL 3 call gate
+ *                       to its ring-0 code and a DPL 0 data segment: the
+ *                       data segment loads (in ring 1), the far call
+ *                       through the gate is #GP to its own handler (gates
+ *                       are never copied for the CPU); then VMI Init and
+ *                       WriteLDTEntry of another gate into the loaded LDT,
+ *                       a rule break that stops it
  *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
  *                       arguments inside each call's contract (a sequence
  *                       seeded with N), each of which must be answered;
@@ -332,6 +339,73 @@ static void test_cslimit_lgdt(void)
 	puts("tguest: lgdt with cs 0010 shrunk to 64 KiB\n");
 	__asm__ volatile("lgdt %0" : : "m"(g));
 	puts("tguest: still running on the cached cs\n");
+}
+
+/* ---- tguest=ldt ---------------------------------------------------------- */
+/* Entry 0 (selector 0x4, 0x7 with RPL 3): a DPL 3 call gate to 0x10:ldt_ring0,
+ * the classic way from ring 3 into ring 0; entry 1 (0xc): flat data, DPL 0. */
+static uint64_t ldt_table[2];
+static uint64_t ldt_gdt[8] = {
+	0, 0,
+	0x00cf9a000000ffffull,	/* 0x10 flat code */
+	0x00cf92000000ffffull,	/* 0x18 flat data */
+	0, 0, 0,
+	0,			/* 0x38: the LDT, filled in */
+};
+volatile uint32_t ldt_gp_error, ldt_gp_count;
+
+void ldt_gp_entry(void);
+void ldt_ring0(void);
+__asm__(".text\n"
+	"ldt_gp_entry:\n"		/* #GP: error, eip, cs, eflags; skip the 7-byte lcall */
+	"	pushl %eax\n"
+	"	movl 4(%esp), %eax\n"
+	"	movl %eax, ldt_gp_error\n"
+	"	incl ldt_gp_count\n"
+	"	popl %eax\n"
+	"	addl $4, %esp\n"
+	"	addl $7, (%esp)\n"
+	"	iret\n"
+	"ldt_ring0:\n"			/* never reached: the gate is not copied */
+	"	movl $0xbad, %eax\n"
+	"	lret\n");
+
+static void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s);
+
+static uint64_t call_gate(uint16_t sel, uint32_t off, unsigned dpl)
+{
+	return (uint64_t)(off & 0xffff) | ((uint64_t)sel << 16) |
+	       ((uint64_t)(0x8c | dpl << 5) << 40) | ((uint64_t)(off >> 16) << 48);
+}
+
+static void test_ldt(void)
+{
+	struct dtr g = { sizeof(ldt_gdt) - 1, (uint32_t)ldt_gdt };
+	struct dtr d = { sizeof(idt) - 1, (uint32_t)idt };
+	uint32_t base = (uint32_t)ldt_table, limit = sizeof(ldt_table) - 1, r, eax = 0;
+	uint64_t gate;
+
+	ldt_table[0] = call_gate(0x10, (uint32_t)ldt_ring0, 3);
+	ldt_table[1] = 0x00cf92000000ffffull;
+	ldt_gdt[7] = (uint64_t)(limit & 0xffff) | ((uint64_t)(base & 0xffffff) << 16) |
+		     (0x82ull << 40) | ((uint64_t)(base >> 24) << 56);
+	set_gate(13, ldt_gp_entry);
+	__asm__ volatile("lgdt %0" : : "m"(g));
+	__asm__ volatile("lidt %0" : : "m"(d));
+	__asm__ volatile("lldt %w0" : : "r"(0x38));
+	__asm__ volatile("movw %w0, %%es\n\tmovw %%ds, %w0\n\tmovw %w0, %%es" : : "r"(0xc) : "memory");
+	puts("tguest: LDT data segment 000c loaded\n");
+	__asm__ volatile("lcall $0x7, $0" : "+a"(eax) : : "memory");
+	puts("tguest: lcall through the LDT call gate: #GP count ");
+	puthex(ldt_gp_count);
+	puts(" error ");
+	puthex(ldt_gp_error);
+	puts(" eax ");
+	puthex(eax);
+	puts("\ntguest: VMI Init, then WriteLDTEntry 1 = a DPL 3 call gate\n");
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	gate = call_gate(0x10, (uint32_t)ldt_ring0, 3);
+	vmi_call5(VMI_CALL_WriteLDTEntry, base, 1, (uint32_t)gate, (uint32_t)(gate >> 32), 0);
 }
 
 /* ---- tguest=links -------------------------------------------------------- */
@@ -690,6 +764,8 @@ void tguest_main(const uint8_t *boot_params)
 		test_cslimit_lgdt();
 		puts("tguest: now rdpmc\n");
 		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	} else if (has_word(cmdline, "tguest=ldt")) {
+		test_ldt();
 	} else if (has_word(cmdline, "tguest=links")) {
 		test_links();
 	} else if (has_word(cmdline, "tguest=user")) {

@@ -58,3 +58,74 @@ bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl)
 	}
 	return false;
 }
+
+/* RPL 0 is the guest kernel's ring 0, which runs in ring 1. */
+static unsigned level(unsigned rpl)
+{
+	return rpl <= 1 ? 1 : rpl;
+}
+
+unsigned guest_desc_load_check(uint64_t d, uint16_t sel, enum seg_load how, unsigned cpl,
+			       uint16_t *loaded)
+{
+	unsigned type = DESC_TYPE(d), dpl = DESC_DPL(d), rpl = level(sel & 3u);
+	bool code = type & DESC_TYPE_CODE;
+	bool conforming = code && (type & DESC_TYPE_CONFORMING);
+	unsigned to = cpl;	/* the level the loaded CS or SS runs at */
+
+	if (!d)
+		return 13;
+	switch (how) {
+	case SEG_LOAD_CS_TRANSFER:
+		if (!code || (conforming ? dpl > cpl : dpl != cpl || rpl > cpl))
+			return 13;
+		break;
+	case SEG_LOAD_CS_RETURN:
+		to = rpl;
+		if (!code || rpl < cpl || (conforming ? dpl > rpl : dpl != rpl))
+			return 13;
+		break;
+	case SEG_LOAD_SS:
+		if (code || !(type & DESC_TYPE_RW) || rpl != cpl || dpl != cpl)
+			return 13;
+		if (!(d & DESC_P))
+			return 12;
+		*loaded = (uint16_t)((sel & ~3u) | to);
+		return 0;
+	case SEG_LOAD_DATA:
+		if (code && !(type & DESC_TYPE_RW))
+			return 13;
+		if (!conforming && (dpl < cpl || dpl < rpl))
+			return 13;
+		if (!(d & DESC_P))
+			return 11;
+		*loaded = sel;
+		return 0;
+	}
+	if (!(d & DESC_P))
+		return 11;
+	*loaded = (uint16_t)((sel & ~3u) | to);
+	return 0;
+}
+
+unsigned guest_desc_ldt(uint64_t d, uint32_t *base, unsigned *count)
+{
+	uint32_t limit = guest_desc_limit(d);
+
+	if ((d & DESC_S) || DESC_TYPE(d) != 0x2)
+		return 13;
+	if (!(d & DESC_P))
+		return 11;
+	*base = guest_desc_base(d);
+	*count = limit >= GUEST_LDT_MAX * 8 - 1 ? GUEST_LDT_MAX : (limit + 1) / 8;
+	return 0;
+}
+
+uint64_t guest_desc_make_ldt(uint32_t base, unsigned count)
+{
+	uint32_t limit = count * 8 - 1;
+
+	return (uint64_t)(limit & 0xffff) | ((uint64_t)(base & 0xffffff) << 16) |
+	       (0x2ull << 40) | DESC_P | ((uint64_t)((limit >> 16) & 0xf) << 48) |
+	       ((uint64_t)(base >> 24) << 56);
+}

@@ -54,6 +54,8 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("\n");
 	kprintf("vmi-hv: privileged instructions trapped after activation: %llu\n",
 		(unsigned long long)s->emulated_after_activation);
+	kprintf("vmi-hv: user-mode faults given to the guest kernel: %llu\n",
+		(unsigned long long)s->user_faults_reflected);
 	kprintf("vmi-hv: exits by vector:");
 	for (unsigned i = 0; i < ARRAY_SIZE(s->exits_by_vector); i++)
 		if (s->exits_by_vector[i])

@@ -211,7 +211,8 @@ void vcpu_hypercall(struct vcpu *v)
 	case VMI_CALL_GetLDT:		f->eax = v->ldtr; return;
 	case VMI_CALL_GetTR:		f->eax = v->tr; return;
 	case VMI_CALL_WriteGDTEntry:	vcpu_write_desc(v, true, a, d, c, b); return;
-	case VMI_CALL_WriteLDTEntry:
+	case VMI_CALL_WriteLDTEntry:	vcpu_write_desc(v, false, a, d, c, b);
+					vcpu_ldt_entry_written(v, a, d); return;
 	case VMI_CALL_WriteIDTEntry:	vcpu_write_desc(v, false, a, d, c, b); return;
 
 	/* delivery and return: vcpu_exception.c */

@@ -163,6 +163,17 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 			vcpu_deliver(v, 6, false, 0, 0);
 			return;
 		}
+		/* From user space, the CPU's own fault is what the guest
+		 * would have had natively (misaligned SSE, a null-segment
+		 * access, rdpmc, sysenter with SYSENTER_CS 0, a selector
+		 * of the hypervisor's or the LDT): its kernel decides, and
+		 * signals the process.  Only the guest kernel's unknown
+		 * instructions stop the guest (issue 18, F4). */
+		if (frame_cpl(f) == 3) {
+			v->stats.user_faults_reflected++;
+			vcpu_deliver(v, f->vector, true, f->error, 0);
+			return;
+		}
 		vcpu_stop_insn(v, out.bytes, out.len, "unsupported instruction: %s", out.why);
 	case EMUL_VIOLATION:
 		vcpu_stop_insn(v, out.bytes, out.len, "rule broken: %s", out.why);
@@ -175,13 +186,20 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
  * IDT as the software interrupt it is. */
 static void software_interrupt(struct vcpu *v, struct trap_frame *f)
 {
-	unsigned vector = (f->error >> 3) & 0xff;
-	uint8_t op;
+	unsigned vector = (f->error >> 3) & 0xff, n = 0, len;
+	uint8_t b[15];
 	uint32_t pf;
 
-	if (!vcpu_read_lin(v, vcpu_seg_base(v, f->cs) + f->eip, &op, 1, frame_cpl(f), &pf))
-		vcpu_stop(v, "cannot read the instruction of software interrupt %u", vector);
-	vcpu_deliver(v, vector, false, 0, op == 0xcd ? 2 : 1);
+	/* Byte by byte up to the opcode: prefixes first (66 cd 80 is a
+	 * system call too, issue 18), never further than the CPU fetched. */
+	do {
+		if (!vcpu_read_lin(v, vcpu_seg_base(v, f->cs) + f->eip + n, &b[n], 1, frame_cpl(f), &pf))
+			vcpu_stop(v, "cannot read the instruction of software interrupt %u", vector);
+		len = emul_soft_int_length(b, ++n);
+	} while (!len && n < sizeof(b));
+	if (!len)
+		vcpu_stop_insn(v, b, n, "software interrupt %u from an instruction that is not int", vector);
+	vcpu_deliver(v, vector, false, 0, len);
 }
 
 static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)

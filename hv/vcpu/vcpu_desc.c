@@ -33,7 +33,10 @@
 static void install(struct vcpu *v, unsigned idx, uint64_t guest_desc)
 {
 	if (!guest_desc_hv_slot(idx)) {
-		v->gdt[idx] = guest_desc_convert(guest_desc);
+		/* The loaded LDT's slot holds our LDT descriptor on the CPU
+		 * (vcpu_ldt.c): whatever the guest writes there is not a
+		 * segment until it loads another LDT. */
+		v->gdt[idx] = vcpu_ldt_slot(v, idx) ? 0 : guest_desc_convert(guest_desc);
 		v->gdt_changed = true;
 	}
 }
@@ -178,7 +181,7 @@ void vcpu_store_dtr(struct vcpu *v, int which, uint32_t lin)
 /* Linux writes its GDT through the per-CPU mapping and loads a read-only
  * fixmap alias of it: the same guest-physical bytes at two linear
  * addresses.  True if lin_a and lin_b reach the same guest-physical byte. */
-static bool same_page(struct vcpu *v, uint32_t lin_a, uint32_t lin_b)
+bool vcpu_same_guest_byte(struct vcpu *v, uint32_t lin_a, uint32_t lin_b)
 {
 	struct vtlb_outcome out;
 	uint32_t pa, pb;
@@ -199,7 +202,8 @@ void vcpu_write_desc(struct vcpu *v, bool gdt, uint32_t table, uint32_t idx, uin
 	uint32_t desc[2] = { lo, hi };
 
 	vcpu_call_write(v, table + idx * 8, desc, 8, "a descriptor");
-	if (gdt && idx * 8 + 7 <= v->gdtr.limit && same_page(v, table + idx * 8, v->gdtr.base + idx * 8))
+	if (gdt && idx * 8 + 7 <= v->gdtr.limit &&
+	    vcpu_same_guest_byte(v, table + idx * 8, v->gdtr.base + idx * 8))
 		vcpu_gdt_entry_changed(v, idx);
 }
 
@@ -221,32 +225,33 @@ void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx)
 	install(v, idx, d);
 }
 
-/* The slot of our GDT a selector names; 0 for the null selector, an
- * LDT selector or one beyond the table. */
-static unsigned gdt_slot(uint16_t sel)
+/* The descriptor the CPU uses for sel: our GDT copy or the LDT's
+ * (vcpu_ldt.c); 0 for the null selector, one beyond its table, or one of
+ * the hypervisor's slots. */
+static uint64_t cpu_desc(const struct vcpu *v, uint16_t sel)
 {
 	unsigned idx = sel >> 3;
 
-	return (sel & 4) || idx >= HV_GDT_ENTRIES ? 0 : idx;
+	if (sel & 4)
+		return vcpu_ldt_entry(v, idx);
+	return idx == 0 || idx >= HV_GDT_ENTRIES || guest_desc_hv_slot(idx) ? 0 : v->gdt[idx];
 }
 
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel)
 {
-	unsigned idx = gdt_slot(sel);
-
-	return idx ? guest_desc_base(v->gdt[idx]) : 0;
+	return guest_desc_base(cpu_desc(v, sel));
 }
 
 uint32_t vcpu_cs_limit(const struct vcpu *v, uint16_t cs)
 {
-	unsigned idx = gdt_slot(cs);
+	uint64_t d = cpu_desc(v, cs);
 
-	return idx ? guest_desc_limit(v->gdt[idx]) : 0;
+	return d ? guest_desc_limit(d) : 0;
 }
 
 bool vcpu_eip_in_cs(const struct vcpu *v, uint16_t cs, uint32_t eip)
 {
-	return gdt_slot(cs) && eip <= vcpu_cs_limit(v, cs);
+	return cpu_desc(v, cs) && eip <= vcpu_cs_limit(v, cs);
 }
 
 /* ds, es, fs or gs of the frame; false for another register. */
@@ -261,59 +266,66 @@ static bool set_data_seg(struct trap_frame *f, int seg, uint16_t sel)
 	return false;
 }
 
+/* The rules the CPU applies to a load into seg (SEG_CS_RETURN: the CS
+ * of lret/iret), guest_desc.h. */
+static enum seg_load load_kind(int seg)
+{
+	switch (seg) {
+	case SEG_CS: return SEG_LOAD_CS_TRANSFER;
+	case SEG_CS_RETURN: return SEG_LOAD_CS_RETURN;
+	case SEG_SS: return SEG_LOAD_SS;
+	default: return SEG_LOAD_DATA;
+	}
+}
+
+/*
+ * A segment load the emulator performs (or VMI IRET): the descriptor is
+ * re-read from guest memory as the CPU would, then checked with the
+ * CPU's privilege rules at the frame's CPL (f->cs, which for the SS of a
+ * return is already the new CS).  Before issue 18 the DPL was copied into
+ * the RPL unchecked: a ring-3 far jump to the kernel's code selector ran
+ * on in ring 1.
+ */
 enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, uint16_t sel,
 			       struct emul_outcome *out)
 {
-	unsigned idx = sel >> 3;
+	unsigned idx = sel >> 3, cpl = f->cs & 3, vector;
 	uint64_t gd, d;
-	unsigned type, dpl;
+	uint16_t loaded = 0;
 	enum emul_result r;
 
 	if (idx == 0 && !(sel & 4)) {
-		if (seg == SEG_SS || seg == SEG_CS)
+		if (seg == SEG_SS || seg == SEG_CS || seg == SEG_CS_RETURN)
 			return fault(out, X86_VEC_GP, 0);
 		set_data_seg(f, seg, sel);
 		return EMUL_OK;
 	}
-	if (sel & 4)
-		return refuse(out, "segment load of LDT selector 0x%x (no LDT support)", sel, 0);
-	if (idx * 8 + 7 > v->gdtr.limit)
-		return fault(out, X86_VEC_GP, sel & 0xfffc);
-	if (guest_desc_hv_slot(idx))
-		return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
-	r = read_guest_desc(v, idx, &gd, out);
-	if (r != EMUL_OK)
-		return r;
-	install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
-	d = v->gdt[idx];
-	if (!d)
-		return fault(out, X86_VEC_GP, sel & 0xfffc);
-	type = DESC_TYPE(d);
-	dpl = DESC_DPL(d);	/* 1: the guest's DPL 0; 3: user */
-	switch (seg) {
-	case SEG_SS:
-		if ((type & DESC_TYPE_CODE) || !(type & DESC_TYPE_RW))
+	if (sel & 4) {
+		/* Beyond the LDT's limit (or none): #GP(sel), as the CPU. */
+		r = vcpu_ldt_reload(v, idx, &d, out);
+		if (r != EMUL_OK)
+			return r;
+	} else {
+		if (idx * 8 + 7 > v->gdtr.limit)
 			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (!(d & DESC_P))
-			return fault(out, X86_VEC_SS, sel & 0xfffc);
-		f->ss = (sel & ~3u) | dpl;
-		return EMUL_OK;
-	case SEG_CS:
-		if (!(type & DESC_TYPE_CODE))
-			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (!(d & DESC_P))
-			return fault(out, X86_VEC_NP, sel & 0xfffc);
-		f->cs = (sel & ~3u) | dpl;
-		return EMUL_OK;
-	default:
-		if ((type & DESC_TYPE_CODE) && !(type & DESC_TYPE_RW))
-			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (!(d & DESC_P))
-			return fault(out, X86_VEC_NP, sel & 0xfffc);
-		if (!set_data_seg(f, seg, sel))
-			return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
-		return EMUL_OK;
+		if (guest_desc_hv_slot(idx))
+			return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
+		r = read_guest_desc(v, idx, &gd, out);
+		if (r != EMUL_OK)
+			return r;
+		install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
+		d = v->gdt[idx];
 	}
+	vector = guest_desc_load_check(d, sel, load_kind(seg), cpl, &loaded);
+	if (vector)
+		return fault(out, (uint8_t)vector, sel & 0xfffc);
+	switch (seg) {
+	case SEG_SS: f->ss = loaded; return EMUL_OK;
+	case SEG_CS: case SEG_CS_RETURN: f->cs = loaded; return EMUL_OK;
+	}
+	if (!set_data_seg(f, seg, loaded))
+		return refuse(out, "load_seg: unknown segment register %u", (unsigned)seg, 0);
+	return EMUL_OK;
 }
 
 enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome *out)
@@ -337,23 +349,12 @@ enum emul_result vcpu_load_tr(struct vcpu *v, uint16_t sel, struct emul_outcome 
 	return EMUL_OK;
 }
 
-enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcome *out)
-{
-	if ((sel & ~3u) == 0) {
-		v->ldtr = 0;
-		return EMUL_OK;
-	}
-	return refuse(out, "lldt 0x%x: a non-empty LDT is not supported yet", sel, 0);
-}
-
 /* Is sel usable in our GDT for segment register use `use` at privilege cpl? */
 static bool selector_ok(const struct vcpu *v, uint16_t sel, enum seg_use use, unsigned cpl)
 {
-	unsigned idx = sel >> 3;
+	uint64_t d = cpu_desc(v, sel);
 
-	if ((sel & 4) || idx == 0 || idx >= HV_GDT_ENTRIES || guest_desc_hv_slot(idx))
-		return false;
-	return guest_desc_usable(v->gdt[idx], sel, use, cpl);
+	return d && guest_desc_usable(d, sel, use, cpl);
 }
 
 bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)

@@ -67,6 +67,20 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	}
 	type = (gate[1] >> 8) & 0x1f;
 	dpl = (gate[1] >> 13) & 3;
+	/* In the CPU's order (SDM, INT n): a gate type at all (task,
+	 * 16- or 32-bit interrupt or trap), then the DPL of a software
+	 * interrupt, then present.  So int $8 from user space through the
+	 * guest's double-fault task gate is #GP, as natively. */
+	if (type != 0x05 && type != 0x06 && type != 0x07 && type != 0x0e && type != 0x0f) {
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "not a gate" };
+		return false;
+	}
+	/* int n from user space needs a DPL 3 gate; the guest kernel's own
+	 * int n (its CPL 0) may use any gate. */
+	if (soft_len && cpl == 3 && dpl < 3) {
+		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "software interrupt through a privileged gate" };
+		return false;
+	}
 	if (!(gate[1] & 0x8000)) {
 		*df = (struct delivery_fault){ X86_VEC_NP, vector * 8 + 2, "gate not present" };
 		return false;
@@ -74,12 +88,6 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	if (type != 0x0e && type != 0x0f) {
 		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2,
 			type == 0x05 ? "task gate (not supported)" : "not a 32-bit interrupt or trap gate" };
-		return false;
-	}
-	/* int n from user space needs a DPL 3 gate; the guest kernel's own
-	 * int n (its CPL 0) may use any gate. */
-	if (soft_len && cpl == 3 && dpl < 3) {
-		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "software interrupt through a privileged gate" };
 		return false;
 	}
 	new_cs = gate[0] >> 16;
@@ -161,6 +169,14 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 		return;
 	if (v->violation)
 		vcpu_stop(v, "%s", v->violation_why);
+	/* A software interrupt is an instruction, not an exception: what
+	 * its delivery raises is that instruction's fault, no double
+	 * fault (the #GP of an int n from user space through a kernel
+	 * gate is how Linux signals it). */
+	if (soft_len) {
+		vcpu_deliver(v, first.vector, true, first.error, 0);
+		return;
+	}
 	log_warn("guest: delivering vector %u failed (%s): raising %u", vector, first.what, first.vector);
 	if (vector == X86_VEC_DF)
 		vcpu_stop(v, "triple fault: delivering the guest's double fault failed (%s)", first.what);
@@ -202,11 +218,11 @@ enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_out
 	if ((w[2] & 3) == 3) {
 		vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp + 16, &w[4], 8, "the IRET frame");
 		nf.esp = w[4];
-		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], out);
+		r = vcpu_load_seg(v, &nf, SEG_CS_RETURN, (uint16_t)w[2], out);
 		if (r == EMUL_OK)
 			r = vcpu_load_seg(v, &nf, SEG_SS, (uint16_t)w[5], out);
 	} else {
-		r = vcpu_load_seg(v, &nf, SEG_CS, (uint16_t)w[2], out);
+		r = vcpu_load_seg(v, &nf, SEG_CS_RETURN, (uint16_t)w[2], out);
 	}
 	if (r != EMUL_OK)
 		return r;

@@ -95,13 +95,18 @@ static void map_vcpu_pages(struct pcpu *c, struct vcpu *v)
 
 void pcpu_enter(struct pcpu *c, struct vcpu *v)
 {
-	if (c->current == v && !v->gdt_changed)
+	bool other = c->current != v;
+
+	if (!other && !v->gdt_changed)
 		return;
-	if (c->current != v)
+	if (other)
 		map_vcpu_pages(c, v);
 	for (unsigned i = 0; i < HV_GDT_ENTRIES; i++)
 		if (!guest_desc_hv_slot(i))
 			c->gdt[i] = v->gdt[i];
+	/* After the copy: the LDT descriptor goes into the slot the copy
+	 * just wrote (0 there in v->gdt), then lldt reads it. */
+	vcpu_ldt_enter(c, v, other);
 	v->gdt_changed = false;
 	c->current = v;
 }

@@ -94,7 +94,7 @@ static enum emul_result f_load_seg(void *c, struct trap_frame *fr, int seg, uint
 		o->vector = 13; o->has_error = true; o->error = sel & 0xfffc;
 		return EMUL_FAULT;
 	}
-	uint32_t *slot[6] = { &fr->es, &fr->cs, &fr->ss, &fr->ds, &fr->fs, &fr->gs };
+	uint32_t *slot[7] = { &fr->es, &fr->cs, &fr->ss, &fr->ds, &fr->fs, &fr->gs, &fr->cs };
 	*slot[seg] = sel;
 	return EMUL_OK;
 }
@@ -776,7 +776,7 @@ static void iret_to_user(void **s)
 	assert_int_equal(f.ss, 0x7b);
 	assert_int_equal(f.esp, 0xbffff000);
 	assert_int_equal(f.eflags, 0x246);
-	assert_int_equal(fk.segs[0].seg, SEG_CS);
+	assert_int_equal(fk.segs[0].seg, SEG_CS_RETURN);
 	assert_int_equal(fk.segs[1].seg, SEG_SS);
 
 	/* the SS load fails after CS was installed: the whole frame is restored */
@@ -1098,6 +1098,34 @@ static void linux_kernel_forms(void **s)
 	}
 }
 
+/* The return address of an int from user space is the instruction's
+ * end, legacy prefixes included (issue 18: 66 cd 80 resumed at cd 80). */
+static void soft_int_lengths(void **s)
+{
+	static const uint8_t int80[] = { 0xcd, 0x80 }, p66[] = { 0x66, 0xcd, 0x80 };
+	static const uint8_t p3e[] = { 0x3e, 0xcd, 0x80 }, many[] = { 0xf3, 0x2e, 0x66, 0x67, 0xcd, 0x80 };
+	static const uint8_t int3[] = { 0xcc }, into[] = { 0x66, 0xce }, nop[] = { 0x90 };
+	static const uint8_t prefixes_only[] = { 0x66, 0x66, 0x66 };
+	uint8_t fifteen[16];
+
+	assert_int_equal(emul_soft_int_length(int80, sizeof(int80)), 2);
+	assert_int_equal(emul_soft_int_length(p66, sizeof(p66)), 3);
+	assert_int_equal(emul_soft_int_length(p3e, sizeof(p3e)), 3);
+	assert_int_equal(emul_soft_int_length(many, sizeof(many)), 6);
+	assert_int_equal(emul_soft_int_length(int3, sizeof(int3)), 1);
+	assert_int_equal(emul_soft_int_length(into, sizeof(into)), 2);
+	assert_int_equal(emul_soft_int_length(nop, sizeof(nop)), 0);
+	assert_int_equal(emul_soft_int_length(prefixes_only, sizeof(prefixes_only)), 0);
+	/* The opcode byte alone is enough: the vector comes from the error code. */
+	assert_int_equal(emul_soft_int_length(p66, 2), 3);
+	/* 14 prefixes and cd ib is 16 bytes: beyond the CPU's limit. */
+	memset(fifteen, 0x66, sizeof(fifteen));
+	fifteen[14] = 0xcd;
+	assert_int_equal(emul_soft_int_length(fifteen, 15), 0);
+	fifteen[13] = 0xcd;
+	assert_int_equal(emul_soft_int_length(fifteen, 15), 15);
+}
+
 #define T(fn) cmocka_unit_test_setup(fn, setup)
 int main(void)
 {
@@ -1110,7 +1138,7 @@ int main(void)
 		T(iret_to_user), T(iret_rejections), T(in_out), T(in_out_faults), T(rep_outs_ins),
 		T(rep_long_count_restarts), T(rep_fault_keeps_progress), T(modrm_sib_lengths),
 		T(fifteen_byte_limit), T(fetch_fault), T(unsupported_reported_exactly), T(ud2_is_reflected),
-		T(linux_kernel_forms),
+		T(linux_kernel_forms), T(soft_int_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,6 +116,110 @@ static void data_segments_privilege(void **state)
 	assert_true(guest_desc_usable(conforming, 0x63, SEG_USE_DATA, 3));
 }
 
+/* What the emulated loads check (issue 18): a ring-3 program must get the
+ * CPU's fault, never the guest kernel's privilege. */
+static void far_transfer_privilege(void **state)
+{
+	uint64_t c1 = guest_desc_convert(FLAT_CODE0), c3 = guest_desc_convert(FLAT_CODE3);
+	uint64_t d1 = guest_desc_convert(FLAT_DATA0);
+	uint64_t conf1 = guest_desc_convert(0x00cf9e000000ffffull);	/* conforming, DPL 0 */
+	uint16_t sel = 0;
+
+	/* The guest kernel's own ljmp $0x10 / $0x60 (RPL 0): ring 1. */
+	assert_int_equal(guest_desc_load_check(c1, 0x60, SEG_LOAD_CS_TRANSFER, 1, &sel), 0);
+	assert_int_equal(sel, 0x61);
+	/* Ring 3 to the kernel's code: #GP, whatever the RPL. */
+	assert_int_equal(guest_desc_load_check(c1, 0x60, SEG_LOAD_CS_TRANSFER, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(c1, 0x63, SEG_LOAD_CS_TRANSFER, 3, &sel), 13);
+	/* The kernel cannot jump (only return) to user code. */
+	assert_int_equal(guest_desc_load_check(c3, 0x73, SEG_LOAD_CS_TRANSFER, 1, &sel), 13);
+	assert_int_equal(guest_desc_load_check(c3, 0x73, SEG_LOAD_CS_TRANSFER, 3, &sel), 0);
+	assert_int_equal(sel, 0x73);
+	/* RPL above CPL to non-conforming code: #GP. */
+	assert_int_equal(guest_desc_load_check(c1, 0x63, SEG_LOAD_CS_TRANSFER, 1, &sel), 13);
+	/* Data as code, unusable, not present. */
+	assert_int_equal(guest_desc_load_check(d1, 0x68, SEG_LOAD_CS_TRANSFER, 1, &sel), 13);
+	assert_int_equal(guest_desc_load_check(0, 0x50, SEG_LOAD_CS_TRANSFER, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(c1 & ~DESC_P, 0x60, SEG_LOAD_CS_TRANSFER, 1, &sel), 11);
+	/* Conforming kernel code from ring 3 runs at ring 3, never 1. */
+	assert_int_equal(guest_desc_load_check(conf1, 0x60, SEG_LOAD_CS_TRANSFER, 3, &sel), 0);
+	assert_int_equal(sel, 0x63);
+}
+
+static void return_privilege(void **state)
+{
+	uint64_t c1 = guest_desc_convert(FLAT_CODE0), c3 = guest_desc_convert(FLAT_CODE3);
+	uint64_t conf1 = guest_desc_convert(0x00cf9e000000ffffull);
+	uint16_t sel = 0;
+
+	assert_int_equal(guest_desc_load_check(c1, 0x60, SEG_LOAD_CS_RETURN, 1, &sel), 0);
+	assert_int_equal(sel, 0x61);
+	assert_int_equal(guest_desc_load_check(c3, 0x73, SEG_LOAD_CS_RETURN, 1, &sel), 0);
+	assert_int_equal(sel, 0x73);
+	/* Ring 3 returning to kernel code: RPL 0/1 below CPL, or RPL 3 on DPL 1. */
+	assert_int_equal(guest_desc_load_check(c1, 0x60, SEG_LOAD_CS_RETURN, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(c1, 0x61, SEG_LOAD_CS_RETURN, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(c1, 0x63, SEG_LOAD_CS_RETURN, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(conf1, 0x63, SEG_LOAD_CS_RETURN, 3, &sel), 0);
+	assert_int_equal(sel, 0x63);
+}
+
+static void stack_and_data_privilege(void **state)
+{
+	uint64_t c1 = guest_desc_convert(FLAT_CODE0), d1 = guest_desc_convert(FLAT_DATA0);
+	uint64_t d3 = guest_desc_convert(FLAT_DATA3);
+	uint64_t ro3 = guest_desc_convert(0x00cff0000000ffffull);	/* read-only data, DPL 3 */
+	uint16_t sel = 0;
+
+	assert_int_equal(guest_desc_load_check(d1, 0x68, SEG_LOAD_SS, 1, &sel), 0);
+	assert_int_equal(sel, 0x69);
+	assert_int_equal(guest_desc_load_check(d1, 0x68, SEG_LOAD_SS, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(d1, 0x6b, SEG_LOAD_SS, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(d3, 0x7b, SEG_LOAD_SS, 3, &sel), 0);
+	assert_int_equal(guest_desc_load_check(d3, 0x7b, SEG_LOAD_SS, 1, &sel), 13);
+	assert_int_equal(guest_desc_load_check(ro3, 0x7b, SEG_LOAD_SS, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(d3 & ~DESC_P, 0x7b, SEG_LOAD_SS, 3, &sel), 12);
+
+	assert_int_equal(guest_desc_load_check(d1, 0x68, SEG_LOAD_DATA, 1, &sel), 0);
+	assert_int_equal(sel, 0x68);
+	assert_int_equal(guest_desc_load_check(d1, 0x68, SEG_LOAD_DATA, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(d1, 0x6b, SEG_LOAD_DATA, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(c1, 0x60, SEG_LOAD_DATA, 3, &sel), 13);
+	assert_int_equal(guest_desc_load_check(d3, 0x7b, SEG_LOAD_DATA, 3, &sel), 0);
+	assert_int_equal(guest_desc_load_check(d3 & ~DESC_P, 0x7b, SEG_LOAD_DATA, 3, &sel), 11);
+	assert_int_equal(guest_desc_load_check(0, 0xd8, SEG_LOAD_DATA, 3, &sel), 13);
+}
+
+/* lldt / SetLDT: only a present LDT descriptor, its size in entries. */
+static void ldt_descriptors(void **state)
+{
+	uint32_t base = 0;
+	unsigned count = 0;
+
+	/* Linux's set_tssldt_descriptor: 3 entries at 0xc1234000. */
+	assert_int_equal(guest_desc_ldt(0xc100822340000017ull, &base, &count), 0);
+	assert_int_equal(base, 0xc1234000u);
+	assert_int_equal(count, 3);
+	assert_int_equal(guest_desc_ldt(LDT, &base, &count), 0);
+	assert_int_equal(count, 512);
+	assert_int_equal(guest_desc_ldt(LDT & ~DESC_P, &base, &count), 11);
+	assert_int_equal(guest_desc_ldt(TSS32, &base, &count), 13);
+	assert_int_equal(guest_desc_ldt(FLAT_DATA0, &base, &count), 13);
+	assert_int_equal(guest_desc_ldt(CALL_GATE3, &base, &count), 13);
+	/* A 4 GiB page-granular limit still indexes 8192 entries at most. */
+	assert_int_equal(guest_desc_ldt(0x00808200000fffffull, &base, &count), 0);
+	assert_int_equal(count, GUEST_LDT_MAX);
+	/* Ours: base and limit as given, DPL 0, round trip. */
+	assert_int_equal(guest_desc_ldt(guest_desc_make_ldt(0xffd04000u, 2), &base, &count), 0);
+	assert_int_equal(base, 0xffd04000u);
+	assert_int_equal(count, 2);
+	assert_int_equal(DESC_DPL(guest_desc_make_ldt(0xffd04000u, 8192)), 0);
+	assert_int_equal(guest_desc_limit(guest_desc_make_ldt(0xffd04000u, 8192)), 0xffffu);
+	/* LDT entries convert like GDT entries. */
+	assert_int_equal(guest_desc_convert(CALL_GATE3), 0);
+	assert_int_equal(DESC_DPL(guest_desc_convert(FLAT_CODE0)), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +233,10 @@ int main(void)
 		cmocka_unit_test(hypervisor_slots),
 		cmocka_unit_test(code_and_stack_need_dpl_rpl_cpl_equal),
 		cmocka_unit_test(data_segments_privilege),
+		cmocka_unit_test(far_transfer_privilege),
+		cmocka_unit_test(return_privilege),
+		cmocka_unit_test(stack_and_data_privilege),
+		cmocka_unit_test(ldt_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

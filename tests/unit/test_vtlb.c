@@ -1,8 +1,8 @@
 /*
  * Unit tests for the pre-activation virtual TLB (hv/mm/vtlb.c).
  *
- * Machine memory is the fake of fake_machine.h: 256 pages, of which the
- * guest's 64 are scattered through the first part.
+ * Machine memory is the fake of fake_machine.h: 512 pages, of which the
+ * guest's 256 are scattered through the first part.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,8 +12,9 @@
 #include <cmocka.h>
 #include "vtlb.h"
 
-#define MACHINE_PAGES 256u
-#define GUEST_PAGES   64u
+/* 256 guest pages (1 MiB): the option-ROM area 0xC0000-0xDFFFF is inside. */
+#define MACHINE_PAGES 512u
+#define GUEST_PAGES   256u
 #include "fake_machine.h"
 
 static struct vtlb v;
@@ -91,9 +92,9 @@ static void physical_mode_fills_identity_writable(void **state)
 	 * no A/D bits to get wrong), and nothing beyond it. */
 	assert_int_equal(v.stats.prefetched, GUEST_PAGES - 1);
 	assert_int_equal(shadow_pte(0x0000), (p2m[0] << 12) | P | W | U);
-	assert_int_equal(shadow_pte(0x3F000), (p2m[0x3F] << 12) | P | W | U);
-	assert_int_equal(shadow_pte(0x40000), 0);
-	assert_int_equal(vtlb_fault(&v, &gp, 0x3F000, X86_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(shadow_pte(0xFF000), (p2m[0xFF] << 12) | P | W | U);
+	assert_int_equal(shadow_pte(0x100000), 0);
+	assert_int_equal(vtlb_fault(&v, &gp, 0xFF000, X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(v.stats.prefetched, GUEST_PAGES - 1);
 }
 
@@ -112,7 +113,7 @@ static void physical_mode_outside_memory_is_a_violation(void **state)
 {
 	gp.pg = false;
 	assert_int_equal(vtlb_fault(&v, &gp, GUEST_PAGES * 4096, X86_PF_W, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why, "paging off: guest-physical 0x00040000 is outside its 0x40 pages");
+	assert_string_equal(out.why, "paging off: guest-physical 0x00100000 is outside its 0x100 pages");
 	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, 0, 1, &out), VTLB_VIOLATION);
 	assert_non_null(strstr(out.why, "reserved top"));
 	assert_int_equal(((uint32_t *)fake_map(vtlb_shadow_cr3(&v) >> 12))[1023], SWITCHER_PDE);
@@ -225,10 +226,10 @@ static void large_page_beyond_guest_memory_is_a_violation(void **state)
 {
 	gp.pse = true;
 	set_pde(0xC0000000, P | W | PS);
-	/* Frame 0x40 of the 4 MiB page is the first one the guest lacks. */
-	assert_int_equal(vtlb_fault(&v, &gp, 0xC0040000, 0, 1, &out), VTLB_VIOLATION);
+	/* Frame 0x100 of the 4 MiB page is the first one the guest lacks. */
+	assert_int_equal(vtlb_fault(&v, &gp, 0xC0100000, 0, 1, &out), VTLB_VIOLATION);
 	assert_string_equal(out.why,
-		"guest 4 MiB PDE 0x00000083 for linear 0xc0040000 maps frame 0x40 outside its 0x40 pages");
+		"guest 4 MiB PDE 0x00000083 for linear 0xc0100000 maps frame 0x100 outside its 0x100 pages");
 	assert_int_equal(v.stats.fills, 0);
 }
 
@@ -354,10 +355,10 @@ static void guest_fault_drops_a_stale_shadow_entry(void **state)
 static void pte_frame_outside_guest_memory(void **state)
 {
 	set_pde(0xC0000000, (2 << 12) | P | W);
-	set_pte(2, 0xC0000000, (0x40 << 12) | P | W);
+	set_pte(2, 0xC0000000, (0x100 << 12) | P | W);
 	assert_int_equal(vtlb_fault(&v, &gp, 0xC0000000, 0, 1, &out), VTLB_VIOLATION);
 	assert_string_equal(out.why,
-		"guest PTE 0x00040003 for linear 0xc0000000 maps frame 0x40 outside its 0x40 pages");
+		"guest PTE 0x00100003 for linear 0xc0000000 maps frame 0x100 outside its 0x100 pages");
 	assert_int_equal(vtlb_translate(&v, &gp, 0xC0000000, false, 1, &(uint32_t){0}, &out), VTLB_VIOLATION);
 	assert_int_equal(v.stats.violations, 2);
 	assert_int_equal(shadow_pte(0xC0000000), 0);
@@ -370,14 +371,14 @@ static void page_table_frame_outside_guest_memory(void **state)
 	set_pde(0xC0000000, (0x12345 << 12) | P | W);
 	assert_int_equal(vtlb_fault(&v, &gp, 0xC0000000, 0, 1, &out), VTLB_VIOLATION);
 	assert_string_equal(out.why,
-		"guest PDE 0x12345003 for linear 0xc0000000: page table frame 0x12345 outside its 0x40 pages");
+		"guest PDE 0x12345003 for linear 0xc0000000: page table frame 0x12345 outside its 0x100 pages");
 }
 
 static void cr3_outside_guest_memory(void **state)
 {
-	gp.cr3 = 0x00100000;
+	gp.cr3 = 0x00400000;
 	assert_int_equal(vtlb_fault(&v, &gp, 0x1000, 0, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why, "guest CR3 0x00100000 is outside its 0x40 pages");
+	assert_string_equal(out.why, "guest CR3 0x00400000 is outside its 0x100 pages");
 }
 
 /* ---- the hypervisor's reserved top ----------------------------------- */
@@ -519,9 +520,43 @@ static void translate_paging_off_is_identity(void **state)
 	uint32_t gpa = 0;
 
 	gp.pg = false;
-	assert_int_equal(vtlb_translate(&v, &gp, 0x3FFFF, true, 1, &gpa, &out), VTLB_FILLED);
-	assert_int_equal(gpa, 0x3FFFF);
-	assert_int_equal(vtlb_translate(&v, &gp, 0x40000, false, 1, &gpa, &out), VTLB_VIOLATION);
+	assert_int_equal(vtlb_translate(&v, &gp, 0xFFFFF, true, 1, &gpa, &out), VTLB_FILLED);
+	assert_int_equal(gpa, 0xFFFFF);
+	assert_int_equal(vtlb_translate(&v, &gp, 0x100000, false, 1, &gpa, &out), VTLB_VIOLATION);
+}
+
+/* ---- page tables in the read-only option-ROM area (issue 18, F5) ---- */
+
+/* The guest may not write 0xC0000-0xDFFFF, so the walker must not write
+ * A or D bits there on its behalf: a page table or directory placed in
+ * the area stops the guest as soon as one of its bits would change, and
+ * the bytes stay as they were. */
+static void accessed_and_dirty_never_written_into_the_rom_area(void **state)
+{
+	const uint32_t rom = GUEST_ROM_GPA >> 12, lin = 0xC0000000;
+
+	/* A page table in the area, its entry not yet accessed. */
+	set_pde(lin, (rom << 12) | P | W);
+	set_pte(rom, lin, (5u << 12) | P | W);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, 0, 1, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "option-ROM area"));
+	assert_int_equal(get_pte(rom, lin), (5u << 12) | P | W);
+	assert_int_equal(get_pde(lin) & A, 0);	/* no half-done walk either */
+
+	/* Accessed already: a read changes nothing and is fine; the first
+	 * write would set D there: refused. */
+	set_pte(rom, lin, (5u << 12) | P | W | A);
+	set_pde(lin, (rom << 12) | P | W | A);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, 0, 1, &out), VTLB_FILLED);
+	assert_int_equal(vtlb_fault(&v, &gp, lin, X86_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(get_pte(rom, lin) & D, 0);
+
+	/* A page directory in the area (the last page of it). */
+	gp.cr3 = (rom + 0x1f) << 12;
+	gpage(rom + 0x1f)[pde_index(0x1000)] = (6u << 12) | P | W;
+	set_pte(6, 0x1000, (7u << 12) | P | W | A | D);
+	assert_int_equal(vtlb_fault(&v, &gp, 0x1000, 0, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(gpage(rom + 0x1f)[pde_index(0x1000)], (6u << 12) | P | W);
 }
 
 int main(void)
@@ -558,6 +593,7 @@ int main(void)
 		T(invlpg_drops_one_entry),
 		T(running_out_of_frames_flushes_then_gives_up),
 		T(translate_walks_and_sets_bits_without_filling),
+		T(accessed_and_dirty_never_written_into_the_rom_area),
 		T(translate_paging_off_is_identity),
 	};
 #undef T

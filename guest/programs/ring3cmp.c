@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ring3cmp: what a user program gets for each thing ring 3 must not do
+ * (issue 18).  The same binary runs natively and under vmi-hv; the test
+ * (tests/cases/test_hv_ring3.py) compares the two outputs line by line.
+ * On hardware each case only signals the process; under a hypervisor
+ * that gets one of them wrong the whole guest stops, or, worse, the case
+ * reports "ok" where the CPU refuses.
+ *
+ * Run as root (the initramfs shell), it first drops to uid/gid 65534, so
+ * every case runs as an unprivileged user in ring 3.  Each case runs in a
+ * forked child; the parent prints one line per case:
+ *     <case>: signal SIG<name>     the child died of that signal
+ *     <case>: ok                   the child exited 0
+ *     <case>: exit <n>             the child exited n (for a syscall: its errno)
+ * and at the end "RING3CMP done cases=<n>".
+ *
+ * Selectors are Linux i386's (arch/x86/include/asm/segment.h): kernel CS
+ * 0x60, kernel DS 0x68, user CS 0x73, user DS 0x7b, per-CPU 0xd8; GDT slot
+ * 10 (0x50) is unused by Linux and the hypervisor's own code segment.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define KERNEL_CS	0x60
+#define KERNEL_DS	0x68
+#define USER_CS		0x73
+#define USER_DS		0x7b
+#define KERNEL_PERCPU	0xd8
+#define HV_SLOT_CS	0x50
+
+static int cases;
+
+static const char *signame(int sig)
+{
+	static const char *const names[] = {
+		[SIGILL] = "SIGILL", [SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE", [SIGKILL] = "SIGKILL",
+		[SIGSEGV] = "SIGSEGV", [SIGSYS] = "SIGSYS", [SIGTERM] = "SIGTERM",
+	};
+	static char other[16];
+
+	if (sig > 0 && sig < (int)(sizeof(names) / sizeof(names[0])) && names[sig])
+		return names[sig];
+	snprintf(other, sizeof(other), "SIG%d", sig);
+	return other;
+}
+
+/* Run fn(arg) in a child and print how it ended. */
+static void run(const char *name, void (*fn)(long), long arg)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		fn(arg);
+		_exit(0);
+	}
+	cases++;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		printf("%s: fork or wait failed\n", name);
+	else if (WIFSIGNALED(status))
+		printf("%s: signal %s\n", name, signame(WTERMSIG(status)));
+	else if (WEXITSTATUS(status) == 0)
+		printf("%s: ok\n", name);
+	else
+		printf("%s: exit %d\n", name, WEXITSTATUS(status));
+}
+
+/* --- far transfers to kernel (and other) selectors --- */
+
+static void far_jmp_to(long sel)
+{
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) t = { 0, (uint16_t)sel };
+
+	__asm__ volatile("movl $1f, (%0)\n\t"
+			 "ljmp *(%0)\n"
+			 "1:" : : "r"(&t) : "memory");
+}
+
+static void far_call_to(long sel)
+{
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) t = { 0, (uint16_t)sel };
+
+	/* A far call that lands on the label pushed cs:eip; drop them. */
+	__asm__ volatile("movl $1f, (%0)\n\t"
+			 "lcall *(%0)\n"
+			 "1:\taddl $8, %%esp" : : "r"(&t) : "memory");
+}
+
+static void far_ret_to(long sel)
+{
+	__asm__ volatile("pushl %0\n\t"
+			 "pushl $1f\n\t"
+			 "lret\n"
+			 "1:" : : "r"((uint32_t)sel) : "memory");
+}
+
+static void iret_to(long sel)
+{
+	__asm__ volatile("pushfl\n\t"
+			 "popl %%eax\n\t"
+			 "pushl %%eax\n\t"	/* eflags */
+			 "pushl %0\n\t"		/* cs */
+			 "pushl $1f\n\t"		/* eip */
+			 "iret\n"
+			 "1:" : : "r"((uint32_t)sel) : "eax", "memory");
+}
+
+/* --- segment register loads --- */
+
+static void load_ds(long sel) { __asm__ volatile("movw %w0, %%ds" : : "r"(sel)); }
+static void load_es(long sel) { __asm__ volatile("movw %w0, %%es" : : "r"(sel)); }
+static void load_fs(long sel) { __asm__ volatile("movw %w0, %%fs" : : "r"(sel)); }
+static void load_gs(long sel) { __asm__ volatile("movw %w0, %%gs" : : "r"(sel)); }
+static void load_ss(long sel)
+{
+	/* Put the user's own SS back if the load succeeds. */
+	__asm__ volatile("movw %%ss, %%dx\n\t"
+			 "movw %w0, %%ss\n\t"
+			 "movw %%dx, %%ss" : : "r"(sel) : "edx");
+}
+
+static void pop_ds(long sel)
+{
+	__asm__ volatile("pushl %0\n\tpopl %%ds" : : "r"((uint32_t)sel) : "memory");
+}
+
+static void lds_from(long sel)
+{
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) p = { 0, (uint16_t)sel };
+	uint32_t r;
+
+	/* The pointer in a register: the push moves esp under an esp-relative operand. */
+	__asm__ volatile("pushl %%ds\n\tlds (%1), %0\n\tpopl %%ds" : "=r"(r) : "r"(&p) : "memory");
+}
+
+static void lss_from(long sel)
+{
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) p = { 0, (uint16_t)sel };
+
+	__asm__ volatile("movl %%esp, %%ecx\n\t"
+			 "movw %%ss, %%dx\n\t"
+			 "movl %%esp, (%0)\n\t"
+			 "lss (%0), %%esp\n\t"
+			 "movw %%dx, %%ss\n\t"
+			 "movl %%ecx, %%esp" : : "r"(&p) : "ecx", "edx", "memory");
+}
+
+/* A memory access through a null DS: #GP(0) on the CPU. */
+static void null_ds_access(long unused)
+{
+	static volatile uint32_t word;
+	uint32_t r;
+
+	(void)unused;
+	__asm__ volatile("pushl %%ds\n\t"
+			 "movw %w2, %%ds\n\t"
+			 "movl %1, %0\n\t"
+			 "popl %%ds" : "=r"(r) : "m"(word), "r"(0) : "memory");
+}
+
+/* --- instructions --- */
+
+static void misaligned_sse(long unused)
+{
+	static uint8_t buf[64] __attribute__((aligned(16)));
+
+	(void)unused;
+	/* movaps (%eax), %xmm0, encoded: -m32 without -msse knows no xmm. */
+	__asm__ volatile(".byte 0x0f, 0x28, 0x00" : : "a"(buf + 1) : "memory");
+}
+
+static void insn_rdpmc(long unused) { (void)unused; __asm__ volatile("xorl %%ecx, %%ecx\n\trdpmc" : : : "eax", "ecx", "edx"); }
+static void insn_sysenter(long unused) { (void)unused; __asm__ volatile("sysenter" : : : "memory"); }
+static void insn_sysexit(long unused) { (void)unused; __asm__ volatile("sysexit" : : : "memory"); }
+static void insn_hlt(long unused) { (void)unused; __asm__ volatile("hlt"); }
+static void insn_cli(long unused) { (void)unused; __asm__ volatile("cli"); }
+static void insn_sti(long unused) { (void)unused; __asm__ volatile("sti"); }
+static void insn_ud2(long unused) { (void)unused; __asm__ volatile("ud2"); }
+static void insn_int3(long unused) { (void)unused; __asm__ volatile("int3"); }
+static void insn_icebp(long unused) { (void)unused; __asm__ volatile(".byte 0xf1"); }
+static void insn_into(long unused)
+{
+	(void)unused;
+	/* 0x7f + 1 overflows a signed byte: OF set, into traps. */
+	__asm__ volatile("movb $0x7f, %%al\n\taddb $1, %%al\n\t.byte 0xce" : : : "eax", "cc");
+}
+static void insn_mov_cr0(long unused) { uint32_t r; (void)unused; __asm__ volatile("movl %%cr0, %0" : "=r"(r)); }
+static void insn_mov_to_cr3(long unused) { (void)unused; __asm__ volatile("movl %0, %%cr3" : : "r"(0)); }
+static void insn_lgdt(long unused)
+{
+	static struct { uint16_t limit; uint32_t base; } __attribute__((packed)) d;
+
+	(void)unused;
+	__asm__ volatile("lgdt %0" : : "m"(d));
+}
+static void insn_lldt(long unused) { (void)unused; __asm__ volatile("lldt %w0" : : "r"(0)); }
+static void insn_rdmsr(long unused) { (void)unused; __asm__ volatile("rdmsr" : : "c"(0x174) : "eax", "edx"); }
+static void insn_wrmsr(long unused) { (void)unused; __asm__ volatile("wrmsr" : : "c"(0x174), "a"(0x60), "d"(0)); }
+static void insn_invlpg(long unused) { (void)unused; __asm__ volatile("invlpg (%0)" : : "r"(0x1000) : "memory"); }
+static void insn_wbinvd(long unused) { (void)unused; __asm__ volatile("wbinvd"); }
+
+/* --- port I/O (no ioperm, IOPL 0) --- */
+
+static void port_inb(long port) { uint8_t v; __asm__ volatile("inb %w1, %0" : "=a"(v) : "d"(port)); }
+static void port_outb(long port) { __asm__ volatile("outb %b0, %w1" : : "a"(0xfe), "d"(port)); }
+static void port_inb_imm80(long unused) { uint8_t v; (void)unused; __asm__ volatile("inb $0x80, %0" : "=a"(v)); }
+static void port_insb(long port)
+{
+	uint8_t buf[4];
+
+	__asm__ volatile("cld\n\trep insb" : : "D"(buf), "c"(4), "d"(port) : "memory");
+}
+
+/* --- int n: every vector --- */
+
+/* One int instruction per vector: "int $n; ret" for n = 0..255, built
+ * in a table so that each child executes exactly that vector.  For
+ * 0x80, eax holds getpid, so the system call is harmless. */
+static uint8_t int_table[256][4] __attribute__((aligned(16)));
+
+static void int_vector(long n)
+{
+	void (*fn)(void) = (void (*)(void))(void *)int_table[n];
+
+	__asm__ volatile("call *%0" : : "r"(fn), "a"(SYS_getpid) : "ecx", "edx", "memory");
+}
+
+/* --- modify_ldt --- */
+
+#define SEG_REG_SS 1
+
+struct user_desc_raw {
+	unsigned int entry_number, base_addr, limit;
+	unsigned int flags;	/* seg_32bit:1 contents:2 read_exec_only:1 limit_in_pages:1 seg_not_present:1 useable:1 */
+};
+
+#define LDT_32BIT	(1u << 0)
+#define LDT_CONTENTS(c)	((unsigned)(c) << 1)
+#define LDT_RX_ONLY	(1u << 3)
+#define LDT_PAGES	(1u << 4)
+#define LDT_NOT_PRESENT	(1u << 5)
+
+enum { LDT_DATA, LDT_CODE, LDT_CONFORMING, LDT_BEYOND, LDT_16BIT, LDT_DATA_NP, LDT_DATA_E1, LDT_LAST };
+
+static void ldt_write(long which)
+{
+	struct user_desc_raw d = { .entry_number = 0, .base_addr = 0, .limit = 0xfffff,
+				   .flags = LDT_32BIT | LDT_PAGES };
+
+	switch (which) {
+	case LDT_DATA: break;					/* flat data, entry 0 */
+	case LDT_CODE: d.flags |= LDT_CONTENTS(2); break;	/* flat code, entry 0 */
+	case LDT_CONFORMING: d.flags |= LDT_CONTENTS(3); break;	/* conforming, present: refused */
+	case LDT_BEYOND: d.entry_number = 8192; break;		/* beyond LDT_ENTRIES */
+	case LDT_16BIT: d.flags &= ~LDT_32BIT; break;		/* no 16-bit segments here */
+	case LDT_DATA_NP: d.flags |= LDT_NOT_PRESENT; d.entry_number = 2; break;
+	case LDT_DATA_E1: d.entry_number = 1; break;		/* flat data, entry 1 */
+	}
+	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)) != 0)
+		_exit(errno);
+}
+
+/* Entry 1 as flat data (selector 0xf), then ds through it and a read. */
+static void ldt_data(long unused)
+{
+	static volatile uint32_t word = 42;
+	uint32_t r;
+
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	__asm__ volatile("pushl %%ds\n\t"
+			 "movw %w2, %%ds\n\t"
+			 "movl %1, %0\n\t"
+			 "popl %%ds" : "=r"(r) : "m"(word), "r"(0xf) : "memory");
+	if (r != 42)
+		_exit(3);
+}
+
+/* Entry 2 written not present (selector 0x17): ds is #NP, ss #SS. */
+static void ldt_not_present(long reg)
+{
+	ldt_write(LDT_DATA_NP);
+	if (reg == SEG_REG_SS)
+		load_ss(0x17);
+	else
+		load_ds(0x17);
+}
+
+/* A selector beyond the LDT's limit (entry 7 of a 2-entry LDT). */
+static void ldt_beyond_limit(long unused)
+{
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	load_ds(0x3f);
+}
+
+static void ldt_read(long unused)
+{
+	uint8_t buf[64];
+
+	(void)unused;
+	if (syscall(SYS_modify_ldt, 0, buf, sizeof(buf)) < 0)
+		_exit(errno);
+}
+
+/* Far jump through LDT entry 0 (selector 7: LDT, RPL 3) after writing a
+ * flat 32-bit code descriptor there; back through the user CS. */
+static void ldt_code(long unused)
+{
+	(void)unused;
+	ldt_write(LDT_CODE);
+	__asm__ volatile("ljmp $0x7, $1f\n"
+			 "1:\tljmp $0x73, $2f\n"
+			 "2:" : : : "memory");
+}
+
+/* --- a prefixed int $0x80 --- */
+
+/* write(fd, "x", 1) through int $0x80 with a prefix byte before it; the
+ * pipe must then hold exactly one byte (a resume in the middle of the
+ * instruction would run "cd 80" again, now with eax = 1, exit). */
+static void prefixed_int80(long prefix)
+{
+	int p[2];
+	char c = 'x', buf[4];
+	long r;
+
+	if (pipe(p))
+		_exit(100);
+	if (prefix == 0x66)
+		__asm__ volatile(".byte 0x66\n\tint $0x80" : "=a"(r) : "a"(SYS_write), "b"(p[1]), "c"(&c), "d"(1) : "memory");
+	else if (prefix == 0x3e)
+		__asm__ volatile(".byte 0x3e\n\tint $0x80" : "=a"(r) : "a"(SYS_write), "b"(p[1]), "c"(&c), "d"(1) : "memory");
+	else
+		__asm__ volatile(".byte 0xf3, 0x2e\n\tint $0x80" : "=a"(r) : "a"(SYS_write), "b"(p[1]), "c"(&c), "d"(1) : "memory");
+	close(p[1]);
+	if (r != 1 || read(p[0], buf, sizeof(buf)) != 1)
+		_exit(101);
+}
+
+static void drop_privileges(void)
+{
+	if (getuid() != 0)
+		return;
+	if (setgid(65534) || setuid(65534)) {
+		perror("ring3cmp: dropping to uid 65534");
+		_exit(1);
+	}
+}
+
+int main(void)
+{
+	char name[64];
+
+	drop_privileges();
+	printf("RING3CMP uid=%d\n", (int)getuid());
+	for (int n = 0; n < 256; n++) {
+		int_table[n][0] = 0xcd;
+		int_table[n][1] = (uint8_t)n;
+		int_table[n][2] = 0xc3;	/* ret */
+	}
+
+	run("ljmp-user-cs", far_jmp_to, USER_CS);
+	run("ljmp-kernel-cs", far_jmp_to, KERNEL_CS);
+	run("ljmp-kernel-cs-rpl3", far_jmp_to, KERNEL_CS | 3);
+	run("ljmp-kernel-ds", far_jmp_to, KERNEL_DS);
+	run("ljmp-hv-slot", far_jmp_to, HV_SLOT_CS);
+	run("ljmp-null", far_jmp_to, 0);
+	run("lcall-kernel-cs", far_call_to, KERNEL_CS);
+	run("lcall-kernel-cs-rpl3", far_call_to, KERNEL_CS | 3);
+	run("lret-user-cs", far_ret_to, USER_CS);
+	run("lret-kernel-cs", far_ret_to, KERNEL_CS);
+	run("lret-kernel-cs-rpl1", far_ret_to, KERNEL_CS | 1);
+	run("lret-kernel-cs-rpl3", far_ret_to, KERNEL_CS | 3);
+	run("iret-user-cs", iret_to, USER_CS);
+	run("iret-kernel-cs", iret_to, KERNEL_CS);
+	run("iret-kernel-cs-rpl3", iret_to, KERNEL_CS | 3);
+
+	static const struct { const char *reg; void (*fn)(long); } segs[] = {
+		{ "ds", load_ds }, { "es", load_es }, { "fs", load_fs }, { "gs", load_gs }, { "ss", load_ss },
+	};
+	static const struct { const char *what; long sel; } sels[] = {
+		{ "user-ds", USER_DS }, { "kernel-ds", KERNEL_DS }, { "kernel-ds-rpl3", KERNEL_DS | 3 },
+		{ "kernel-cs", KERNEL_CS }, { "percpu", KERNEL_PERCPU }, { "hv-slot", HV_SLOT_CS + 8 },
+		{ "tss", 0x80 },
+	};
+	for (unsigned i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
+		for (unsigned j = 0; j < sizeof(sels) / sizeof(sels[0]); j++) {
+			snprintf(name, sizeof(name), "mov-%s-%s", segs[i].reg, sels[j].what);
+			run(name, segs[i].fn, sels[j].sel);
+		}
+	run("pop-ds-kernel-ds", pop_ds, KERNEL_DS);
+	run("lds-kernel-ds", lds_from, KERNEL_DS);
+	run("lss-kernel-ds", lss_from, KERNEL_DS);
+	run("lss-user-ds", lss_from, USER_DS);
+	run("null-ds-access", null_ds_access, 0);
+
+	run("movaps-misaligned", misaligned_sse, 0);
+	run("rdpmc", insn_rdpmc, 0);
+	run("sysenter", insn_sysenter, 0);
+	run("sysexit", insn_sysexit, 0);
+	run("hlt", insn_hlt, 0);
+	run("cli", insn_cli, 0);
+	run("sti", insn_sti, 0);
+	run("ud2", insn_ud2, 0);
+	run("int3", insn_int3, 0);
+	run("icebp", insn_icebp, 0);
+	run("into", insn_into, 0);
+	run("mov-from-cr0", insn_mov_cr0, 0);
+	run("mov-to-cr3", insn_mov_to_cr3, 0);
+	run("lgdt", insn_lgdt, 0);
+	run("lldt", insn_lldt, 0);
+	run("rdmsr", insn_rdmsr, 0);
+	run("wrmsr", insn_wrmsr, 0);
+	run("invlpg", insn_invlpg, 0);
+	run("wbinvd", insn_wbinvd, 0);
+
+	run("inb-0x80", port_inb_imm80, 0);
+	run("inb-com1", port_inb, 0x3f8);
+	run("outb-com1", port_outb, 0x3f8);
+	run("outb-kbd-reset", port_outb, 0x64);
+	run("outb-debug-exit", port_outb, 0xf4);
+	run("inb-pci-config", port_inb, 0xcfc);
+	run("insb-com1", port_insb, 0x3f8);
+
+	for (int n = 0; n < 256; n++) {
+		snprintf(name, sizeof(name), "int-0x%02x", n);
+		run(name, int_vector, n);
+	}
+
+	run("modify_ldt-read", ldt_read, 0);
+	run("modify_ldt-data", ldt_write, LDT_DATA);
+	run("modify_ldt-code", ldt_write, LDT_CODE);
+	run("modify_ldt-conforming", ldt_write, LDT_CONFORMING);
+	run("modify_ldt-beyond", ldt_write, LDT_BEYOND);
+	run("modify_ldt-16bit", ldt_write, LDT_16BIT);
+	run("modify_ldt-not-present", ldt_write, LDT_DATA_NP);
+	run("ldt-code-segment", ldt_code, 0);
+	run("ldt-data-segment", ldt_data, 0);
+	run("ldt-ds-not-present", ldt_not_present, 0);
+	run("ldt-ss-not-present", ldt_not_present, SEG_REG_SS);
+	run("ldt-beyond-limit", ldt_beyond_limit, 0);
+	run("mov-ds-ldt-without-ldt", load_ds, 0x7);
+
+	run("int80-prefix-66", prefixed_int80, 0x66);
+	run("int80-prefix-3e", prefixed_int80, 0x3e);
+	run("int80-prefix-f3-2e", prefixed_int80, 0xf3);
+
+	printf("RING3CMP done cases=%d\n", cases);
+	return 0;
+}
