@@ -196,13 +196,13 @@ vrom_unsupported:
  * is VROMHeader.reserved3 of this very ROM image, found relative to EIP so
  * that it works at any mapping.  Clobbers ecx and flags only.
  */
-.macro SHARED_PAGE feat, slow
+.macro SHARED_PAGE feat, slow, seg=
 	call	1f
 1:	popl	%ecx
-	movl	(vrom_start + VMI_OFF_VROMHeader_reserved3 - 1b)(%ecx), %ecx
+	movl	\seg(vrom_start + VMI_OFF_VROMHeader_reserved3 - 1b)(%ecx), %ecx
 	testl	%ecx, %ecx
 	jz	\slow
-	testl	$\feat, VMI_OFF_vmi_shared_page_features(%ecx)
+	testl	$\feat, \seg VMI_OFF_vmi_shared_page_features(%ecx)
 	jz	\slow
 .endm
 
@@ -294,7 +294,7 @@ hc_SetCR2:
 #define SH_PXE_COUNT	VMI_OFF_vmi_shared_page_pxe_count
 #define SH_PXE_QUEUE	VMI_OFF_vmi_shared_page_pxe_queue
 
-.if VMI_OFF_vmi_shared_page_reserved - SH_PXE_QUEUE != 4 * VMI_SHARED_PXE_QUEUE_LEN
+.if VMI_OFF_vmi_shared_page_time_seq - SH_PXE_QUEUE != 4 * VMI_SHARED_PXE_QUEUE_LEN
 	.error "pxe_queue does not hold VMI_SHARED_PXE_QUEUE_LEN entries"
 .endif
 
@@ -382,6 +382,148 @@ fast_TestAndClearPxEBit:
 	jmp	pxe_queue_and_return
 hc_TestAndClearPxEBit:
 	HYPERCALL VMI_CALL_TestAndClearPxEBit
+
+/*
+ * FlushDeferredCalls (F_FLUSH, with F_PXE): with nothing queued there is
+ * nothing to apply, so no exit.  A non-empty queue still makes the
+ * hypercall, whose exit drains it (docs/VROM.md).
+ */
+fast_FlushDeferredCalls:
+	SHARED_PAGE VMI_SHARED_F_FLUSH, hc_FlushDeferredCalls
+	cmpl	$0, SH_PXE_COUNT(%ecx)
+	jne	hc_FlushDeferredCalls
+	xorl	%eax, %eax
+	ret
+hc_FlushDeferredCalls:
+	HYPERCALL VMI_CALL_FlushDeferredCalls
+
+/*
+ * GetCycleCounter (F_TIME).  REAL is the TSC itself (the hypervisor gives
+ * the guest the machine's TSC, CR4.TSD clear); AVAILABLE = REAL - STOLEN;
+ * STOLEN is published on the page and only changes while the vCPU does not
+ * run, i.e. at an exit.  The hypervisor adds 1 to time_seq whenever it
+ * publishes, so a read that an exit interrupted (the TSC from before it,
+ * stolen from after, or half of each 64-bit word) is done again: reading
+ * seq, then the TSC and stolen, then seq unchanged means no exit came in
+ * between.  An unknown counter goes to the hypervisor, which stops the
+ * guest.  In: eax = counter.  Out: edx:eax.
+ */
+#define SH_TIME_SEQ	VMI_OFF_vmi_shared_page_time_seq
+#define SH_STOLEN	VMI_OFF_vmi_shared_page_stolen
+
+fast_GetCycleCounter:
+	SHARED_PAGE VMI_SHARED_F_TIME, hc_GetCycleCounter
+	cmpl	$VMI_CYCLES_REAL, %eax
+	jne	1f
+	rdtsc
+	ret
+1:	cmpl	$VMI_CYCLES_STOLEN, %eax
+	ja	hc_GetCycleCounter
+	pushl	%ebx
+	pushl	%esi
+	movl	%eax, %esi		/* AVAILABLE or STOLEN */
+2:	movl	SH_TIME_SEQ(%ecx), %ebx
+	cmpl	$VMI_CYCLES_STOLEN, %esi
+	je	3f
+	rdtsc
+	subl	SH_STOLEN(%ecx), %eax
+	sbbl	SH_STOLEN+4(%ecx), %edx
+	jmp	4f
+3:	movl	SH_STOLEN(%ecx), %eax
+	movl	SH_STOLEN+4(%ecx), %edx
+4:	cmpl	SH_TIME_SEQ(%ecx), %ebx
+	jne	2b
+	popl	%esi
+	popl	%ebx
+	ret
+hc_GetCycleCounter:
+	HYPERCALL VMI_CALL_GetCycleCounter
+
+/*
+ * INB (F_INB): the hypervisor publishes, before every entry, the ports
+ * whose reads have no side effect together with their values (the 8250's
+ * LSR, polled for every console byte, and its other plain registers).
+ * They change only at an exit (a guest OUT, received input), so a
+ * published value is the port's value until the next exit.  Any other
+ * port makes the hypercall.  In: eax = port.  Out: eax.
+ */
+#define SH_INB_CACHE	VMI_OFF_vmi_shared_page_inb_cache
+
+fast_INB:
+	SHARED_PAGE VMI_SHARED_F_INB, hc_INB
+	pushl	%esi
+	movzwl	%ax, %edx
+	shll	$8, %edx
+	orl	$VMI_SHARED_INB_VALID, %edx	/* the entry for this port, value 0 */
+	xorl	%esi, %esi
+1:	movl	SH_INB_CACHE(%ecx,%esi,4), %eax
+	xorl	%edx, %eax		/* the value alone if the port matches */
+	cmpl	$0xff, %eax
+	jbe	2f
+	incl	%esi
+	cmpl	$VMI_SHARED_INB_CACHE_LEN, %esi
+	jb	1b
+	movl	%edx, %eax
+	shrl	$8, %eax
+	andl	$0xffff, %eax		/* the port again, for the hypervisor */
+	popl	%esi
+	jmp	hc_INB
+2:	popl	%esi
+	ret
+hc_INB:
+	HYPERCALL VMI_CALL_INB
+
+/*
+ * IRET (F_IRET, with F_VIF): a real iret, no exit.  At CPL 1 the CPU
+ * leaves EFLAGS.IF and IOPL alone whatever the frame says (CPL > IOPL 0),
+ * and checks the frame's cs, ss and eip against the GDT like any iret,
+ * so the guest gets nothing it could not get from the instruction.  What
+ * the ROM adds is the virtual IF: it stores the frame's IF bit in the
+ * page first.  From that store until the iret is done the virtual IF is
+ * the one the frame returns to, but the frame is still on the stack: an
+ * interrupt delivered there would nest on it.  So that window
+ * (vrom_iret_window up to vrom_iret_window_end) is the hypervisor's to
+ * finish: at an exit whose eip is inside it, the hypervisor completes the
+ * iret itself, as the IRET hypercall would, before anything else
+ * (docs/HV.md, "The ROM's IRET").  Inside the window, with IF set and an
+ * interrupt pending, the ROM makes the IRET hypercall, so the interrupt
+ * is delivered at once, on the frame's side of the return.
+ *
+ * Entered with jmp: [esp] = eip, cs, eflags [, esp, ss].  Every register
+ * is the caller's and stays so; ecx is saved below the frame.  The data
+ * segments are already the ones being returned to (a user's ds may even
+ * be null), so every access goes through ss, the kernel's stack segment,
+ * as lguest's iret did.
+ */
+#define SH_IRET_COUNT	VMI_OFF_vmi_shared_page_iret_count
+
+fast_IRET:
+	pushl	%ecx
+	SHARED_PAGE VMI_SHARED_F_IRET, iret_hypercall, %ss:
+	testl	$VMI_SHARED_F_VIF, %ss:SH_FEATURES(%ecx)
+	jz	iret_hypercall
+	incl	%ss:SH_IRET_COUNT(%ecx)	/* for the statistics; an exit zeroes it */
+	pushl	12(%esp)		/* the frame's eflags (past ecx, eip, cs) */
+	andl	$VMI_EFLAGS_IF, (%esp)
+	popl	%ss:SH_IF(%ecx)
+	.globl	vrom_iret_window
+vrom_iret_window:
+	testl	$VMI_EFLAGS_IF, %ss:SH_IF(%ecx)
+	jz	1f
+	cmpl	$0, %ss:SH_PENDING(%ecx)
+	jne	iret_hypercall
+1:	popl	%ecx
+	.globl	vrom_iret_insn
+vrom_iret_insn:
+	iret
+	.globl	vrom_iret_window_end
+vrom_iret_window_end:
+iret_hypercall:
+	popl	%ecx
+	pushl	%edi
+	movl	$VMI_CALL_IRET, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	ud2
 
 	.globl	vrom_end
 vrom_end:

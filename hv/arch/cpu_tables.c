@@ -92,6 +92,28 @@ void cpu_tables_install_hypercall_gate(unsigned vector)
 	this_pcpu()->idt[vector] = interrupt_gate(trap_stub_address(vector)) | (1ull << 45);
 }
 
+/* A guest's system-call gate (vcpu_syscall.c checked sel and ss1: ring
+ * 1, never ours).  A trap gate: the real IF stays 1 in the guest. */
+void cpu_tables_set_direct_gate(unsigned n, uint16_t sel, uint32_t offset, uint32_t ss1, uint32_t esp1)
+{
+	struct pcpu *c = this_pcpu();
+
+	HV_ASSERT((sel & 3) == 1 && (ss1 & 3) == 1);
+	c->idt[n] = (uint64_t)(offset & 0xffff) | ((uint64_t)sel << 16) |
+		    (0xefull << 40) |			/* present, DPL 3, 32-bit trap gate */
+		    ((uint64_t)(offset >> 16) << 48);
+	c->tss.ss1 = ss1;
+	c->tss.esp1 = esp1;
+}
+
+void cpu_tables_clear_direct_gate(unsigned n)
+{
+	struct pcpu *c = this_pcpu();
+
+	c->idt[n] = interrupt_gate(trap_stub_address(n));
+	c->tss.ss1 = c->tss.esp1 = 0;
+}
+
 void cpu_tables_init(void)
 {
 	struct pcpu *c = this_pcpu();

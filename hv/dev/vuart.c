@@ -96,6 +96,20 @@ static uint8_t msr(const struct vuart *u)
 	return 0xb0;		/* CTS, DSR, DCD: a cable is there */
 }
 
+/* Registers 1 and 3-7: reading them changes nothing. */
+static uint8_t plain_reg(const struct vuart *u, unsigned reg)
+{
+	switch (reg) {
+	case 1: return (u->lcr & 0x80) ? u->dlm : u->ier;
+	case 3: return u->lcr;
+	case 4: return u->mcr;
+	case 5: return (rx_empty(u) ? 0 : LSR_DR) | LSR_THRE | LSR_TEMT;
+	case 6: return msr(u);
+	case 7: return u->scr;
+	}
+	return 0xff;
+}
+
 static uint8_t read_reg(struct vuart *u, unsigned reg)
 {
 	bool dlab = u->lcr & 0x80;
@@ -110,8 +124,6 @@ static uint8_t read_reg(struct vuart *u, unsigned reg)
 			u->rx_tail = (u->rx_tail + 1) % RX_SIZE;
 		}
 		break;
-	case 1:
-		return dlab ? u->dlm : u->ier;
 	case 2:
 		val = iir_cause(u);
 		if (val == 0x02)	/* reading IIR acknowledges THRE */
@@ -119,11 +131,8 @@ static uint8_t read_reg(struct vuart *u, unsigned reg)
 		if (u->fcr & 0x01)
 			val |= 0xc0;
 		break;
-	case 3: return u->lcr;
-	case 4: return u->mcr;
-	case 5: return (rx_empty(u) ? 0 : LSR_DR) | LSR_THRE | LSR_TEMT;
-	case 6: return msr(u);
-	case 7: return u->scr;
+	default:
+		return plain_reg(u, reg);
 	}
 	update_irq(u);
 	return val;
@@ -143,6 +152,25 @@ static void to_console(void *ctx, char c)
 static void transmit(struct vuart *u, char c)
 {
 	guest_mark_putc(&u->mark, c, to_console, u);
+}
+
+/*
+ * The registers whose reads change nothing (not RBR, which takes a byte,
+ * nor IIR, which acknowledges THRE), with what a read returns now, for
+ * the ROM to answer without an exit (F_INB).  They change only through
+ * the guest's own writes and received input, both of which happen at an
+ * exit, after which the hypervisor publishes them again.
+ */
+unsigned vuart_plain_reads(const struct vuart *u, uint16_t *ports, uint8_t *vals, unsigned max)
+{
+	static const unsigned regs[] = { 5, 6, 1, 3, 4, 7 };	/* LSR first: the console polls it */
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < sizeof(regs) / sizeof(regs[0]) && n < max; i++, n++) {
+		ports[n] = (uint16_t)(VUART_BASE + regs[i]);
+		vals[n] = plain_reg(u, regs[i]);
+	}
+	return n;
 }
 
 static void write_reg(struct vuart *u, unsigned reg, uint8_t val)

@@ -20,6 +20,10 @@ void cpu_tables_init(void);
 void sysenter_msrs_clear(void);
 void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task and trap_common */
 void cpu_tables_set_ring0_stack(uint32_t esp0);	/* TSS.esp0 */
+/* Vector n as a DPL 3 trap gate to sel:offset (a checked ring-1 code
+ * segment) with TSS ss1:esp1 for the stack switch; or back to ours. */
+void cpu_tables_set_direct_gate(unsigned n, uint16_t sel, uint32_t offset, uint32_t ss1, uint32_t esp1);
+void cpu_tables_clear_direct_gate(unsigned n);
 void cpu_tables_install_hypercall_gate(unsigned vector);
 /* A hardware interrupt: from the PIC (vector HV_IRQ_BASE..+15) or the
  * local APIC (a vector given a handler): run its driver, EOI.  false

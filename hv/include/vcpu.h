@@ -50,6 +50,13 @@ struct vcpu_stats {
 	/* F_PXE: entry writes the ROM made without an exit and queued in
 	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
 	uint64_t pxe_drained, pxe_drains, pxe_max_batch;
+	/* F_IRET: exits that caught the ROM inside its IRET window, whose
+	 * iret the hypervisor then finished (vcpu_shared.c). */
+	uint64_t rom_iret_finished;
+	uint64_t rom_irets;		/* IRETs the ROM made without an exit */
+	/* Exits at the first instruction of the direct int $0x80 handler,
+	 * where the hypervisor cleared the virtual IF (vcpu_syscall.c). */
+	uint64_t int80_entry_window;
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted
@@ -92,6 +99,12 @@ struct vcpu {
 	struct vcpu_ldt ldt;
 	uint32_t tr_base;		/* the guest's TSS (for ring-3 -> ring-0 stack) */
 	uint32_t kernel_ss, kernel_esp;	/* VMI UpdateKernelStack */
+	/* System calls without an exit (vcpu_syscall.c): the guest's IDT
+	 * entry 0x80 as last read, whether the CPU's vector 0x80 goes to it
+	 * for this entry, and the handler's offset. */
+	uint64_t int80_gate;
+	bool int80_direct;
+	uint32_t int80_target;
 	uint32_t dr[8];			/* VMI SetDR/GetDR: stored only */
 	bool paravirtual;		/* the ROM's Init call has been made */
 	/* The last VMI call and its register arguments, for diagnostics. */
@@ -227,6 +240,23 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen);
 void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len);
 /* VMI IRET from the frame on the guest's stack; not EMUL_OK: refused, f unchanged. */
 enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out);
+enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t esp,
+				 struct emul_outcome *out);
+
+/* The VMI shared page (vcpu_shared.c): set up, published before each
+ * entry, taken back after each exit; an exit inside the ROM's IRET
+ * window finishes that IRET first (false: nothing more to handle). */
+void vcpu_shared_init(struct vcpu *v, bool fastpaths);
+void vcpu_share_state(struct vcpu *v);
+void vcpu_take_shared_state(struct vcpu *v);
+bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f);
+
+/* System calls without an exit (vcpu_syscall.c): the guest's gate read
+ * again when its IDT changes, installed in the CPU's IDT before each
+ * entry when it passes the checks, and the entry window after an exit. */
+void vcpu_syscall_gate_refresh(struct vcpu *v);
+void vcpu_syscall_gate_install(struct vcpu *v);
+void vcpu_syscall_entry_window(struct vcpu *v, const struct trap_frame *f);
 /* VMI UpdateKernelStack. */
 void vcpu_set_kernel_stack(struct vcpu *v, uint32_t ss, uint32_t esp);
 

@@ -33,5 +33,8 @@ void vuart_receive(struct vuart *u, uint8_t c);
 /* Ports 0x3F8-0x3FF, size 1; false for any other port. */
 bool vuart_io(struct vuart *u, uint16_t port, bool write, uint32_t *val);
 unsigned vuart_rx_dropped(const struct vuart *u);
+/* Up to max registers whose reads have no side effect, and their values
+ * now: the count filled in. */
+unsigned vuart_plain_reads(const struct vuart *u, uint16_t *ports, uint8_t *vals, unsigned max);
 
 #endif

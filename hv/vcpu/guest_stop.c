@@ -70,6 +70,10 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("vmi-hv: page-table updates without an exit: %llu queued entries drained at %llu exits (at most %llu at once)\n",
 		(unsigned long long)s->pxe_drained, (unsigned long long)s->pxe_drains,
 		(unsigned long long)s->pxe_max_batch);
+	kprintf("vmi-hv: IRETs in the ROM without an exit: %llu (%llu finished by the hypervisor at an exit inside the ROM's IRET window)\n",
+		(unsigned long long)s->rom_irets, (unsigned long long)s->rom_iret_finished);
+	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",
+		v->int80_direct ? "installed" : "not installed", (unsigned long long)s->int80_entry_window);
 	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 	vcpu_mmu_print_stats(v);

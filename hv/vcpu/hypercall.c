@@ -203,7 +203,10 @@ void vcpu_hypercall(struct vcpu *v)
 
 	/* descriptor tables: vcpu_desc.c */
 	case VMI_CALL_SetGDT:		must(v, call, vcpu_set_dtr_from(v, VCPU_GDTR, a, &out), &out); return;
-	case VMI_CALL_SetIDT:		must(v, call, vcpu_set_dtr_from(v, VCPU_IDTR, a, &out), &out); return;
+	case VMI_CALL_SetIDT:
+		must(v, call, vcpu_set_dtr_from(v, VCPU_IDTR, a, &out), &out);
+		vcpu_syscall_gate_refresh(v);
+		return;
 	case VMI_CALL_GetGDT:		vcpu_store_dtr(v, VCPU_GDTR, a); return;
 	case VMI_CALL_GetIDT:		vcpu_store_dtr(v, VCPU_IDTR, a); return;
 	case VMI_CALL_SetLDT:		must(v, call, vcpu_load_ldtr(v, (uint16_t)a, &out), &out); return;
@@ -213,7 +216,10 @@ void vcpu_hypercall(struct vcpu *v)
 	case VMI_CALL_WriteGDTEntry:	vcpu_write_desc(v, true, a, d, c, b); return;
 	case VMI_CALL_WriteLDTEntry:	vcpu_write_desc(v, false, a, d, c, b);
 					vcpu_ldt_entry_written(v, a, d); return;
-	case VMI_CALL_WriteIDTEntry:	vcpu_write_desc(v, false, a, d, c, b); return;
+	case VMI_CALL_WriteIDTEntry:
+		vcpu_write_desc(v, false, a, d, c, b);
+		vcpu_syscall_gate_refresh(v);	/* the guest IDT's vector 0x80 may have changed */
+		return;
 
 	/* delivery and return: vcpu_exception.c */
 	case VMI_CALL_UpdateKernelStack: vcpu_set_kernel_stack(v, a, d); return;

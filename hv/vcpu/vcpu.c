@@ -55,15 +55,11 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->guest = g;
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
 	f = v->frame;
-	v->shared->magic = VMI_SHARED_MAGIC;
-	v->shared->version = VMI_SHARED_VERSION;
-	v->shared->vcpu_id = 0;
-	/* F_PXE needs F_VIF: the ROM masks the virtual IF while it queues. */
-	v->shared->features = g->fastpaths ?
-		VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 | VMI_SHARED_F_PXE : 0;
+	vcpu_shared_init(v, g->fastpaths);
 	log_info("vcpu: VMI shared page at %08x, ROM fast paths %s",
 		 HV_VCPU_SHARED_PAGE,
-		 g->fastpaths ? "on (virtual IF, CR2, page-table updates)" : "off (fastpaths=off)");
+		 g->fastpaths ? "on (virtual IF, CR2, page-table updates, cycle counters, port reads, IRET, empty flushes)" :
+		 "off (fastpaths=off)");
 	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
 	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
 
@@ -257,31 +253,10 @@ static void inject_interrupt(struct vcpu *v)
 {
 	if (!v->vif || !vpic_pending(&v->guest->vpic))
 		return;
-	if (v->paravirtual && !v->stats.hypercalls_by_call[VMI_CALL_IRET])
+	if (v->paravirtual && !v->stats.hypercalls_by_call[VMI_CALL_IRET] && !v->stats.rom_irets)
 		v->stats.injected_before_iret++;
 	v->stats.injected++;
 	vcpu_deliver(v, vpic_ack(&v->guest->vpic), false, 0, 0);
-}
-
-/* Guest-owned state the ROM's fast paths use, out to the shared page... */
-static void share_state(struct vcpu *v)
-{
-	v->shared->eflags_if = v->vif ? X86_EFLAGS_IF : 0;
-	v->shared->cr2 = v->cr2;
-	/* The ROM's EnableInterrupts makes the hypercall only when this is
-	 * set, so it must say whether the virtual PIC has work right now. */
-	v->shared->irq_pending = vpic_pending(&v->guest->vpic);
-}
-
-/* ...and back: the guest may have changed them without an exit. */
-static void take_shared_state(struct vcpu *v)
-{
-	if (!v->shared->features)
-		return;
-	v->vif = (v->shared->eflags_if & X86_EFLAGS_IF) != 0;
-	v->cr2 = v->shared->cr2;
-	if (v->shared->features & VMI_SHARED_F_PXE)
-		vcpu_mmu_drain(v);
 }
 
 void vcpu_run_once(struct vcpu *v)
@@ -294,13 +269,20 @@ void vcpu_run_once(struct vcpu *v)
 	sanitize_eflags(f);
 	if (!vcpu_check_frame(v, why, sizeof(why)))
 		vcpu_stop(v, "cannot resume the guest: %s", why);
-	share_state(v);
+	vcpu_share_state(v);
 	pcpu_enter(this_pcpu(), v);
+	vcpu_syscall_gate_install(v);
 	switch_to_guest(vcpu_mmu_cr3(v));
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
-	take_shared_state(v);
+	vcpu_take_shared_state(v);
+	vcpu_syscall_entry_window(v, f);
 	if (v->guest->audit.opt.mode == AUDIT_EXIT)
 		vcpu_mmu_audit_exit(v);
+	if (!vcpu_finish_rom_iret(v, f)) {
+		v->stats.exits++;
+		v->stats.exits_by_vector[f->vector & 0xff]++;
+		return;
+	}
 	handle_exit(v, f, cr2);
 }

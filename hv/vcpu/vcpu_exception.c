@@ -198,25 +198,25 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 }
 
 /*
- * VMI IRET: the return from a delivery.  The stack holds the guest's edi
- * (the ROM's scratch register), then eip, cs, eflags [, esp, ss for a
- * return to ring 3].  Anything but EMUL_OK leaves the frame as it was.
- * An eip beyond the new cs's limit is the CPU's #GP(0), which the call
- * cannot return to its caller: refused (out->why).
+ * An iret of the frame at esp: eip, cs, eflags [, esp, ss for a return to
+ * ring 3].  Anything but EMUL_OK leaves the frame as it was.  An eip
+ * beyond the new cs's limit is the CPU's #GP(0), which the call cannot
+ * return to its caller: refused (out->why).  The IRET hypercall, and the
+ * hypervisor finishing the ROM's own iret (vcpu_shared.c).
  */
-enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out)
+enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t esp,
+				 struct emul_outcome *out)
 {
 	uint32_t w[6];
 	struct trap_frame nf = *f;
 	enum emul_result r;
 
-	vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp, w, 4 * 4, "the IRET frame");
-	nf.edi = w[0];
+	vcpu_call_read(v, vcpu_seg_base(v, f->ss) + esp, &w[1], 3 * 4, "the IRET frame");
 	nf.eip = w[1];
 	nf.eflags = w[3];
-	nf.esp = f->esp + 16;
+	nf.esp = esp + 12;
 	if ((w[2] & 3) == 3) {
-		vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp + 16, &w[4], 8, "the IRET frame");
+		vcpu_call_read(v, vcpu_seg_base(v, f->ss) + esp + 12, &w[4], 8, "the IRET frame");
 		nf.esp = w[4];
 		r = vcpu_load_seg(v, &nf, SEG_CS_RETURN, (uint16_t)w[2], out);
 		if (r == EMUL_OK)
@@ -234,4 +234,18 @@ enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_out
 	v->vif = (w[3] & X86_EFLAGS_IF) != 0;
 	*f = nf;
 	return EMUL_OK;
+}
+
+/* VMI IRET: the stack holds the guest's edi (the ROM's scratch
+ * register), then the iret frame. */
+enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out)
+{
+	uint32_t edi;
+	enum emul_result r;
+
+	vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp, &edi, 4, "the IRET frame");
+	r = vcpu_iret_frame(v, f, f->esp + 4, out);
+	if (r == EMUL_OK)
+		f->edi = edi;
+	return r;
 }

@@ -285,7 +285,8 @@ static void check_slots(void)
 		const char *why;
 		char what[64];
 
-		if (d->kind == VMI_KIND_HEADER || d->kind == VMI_KIND_NORETURN)
+		if (d->kind == VMI_KIND_HEADER || d->kind == VMI_KIND_NORETURN ||
+		    d->kind == VMI_KIND_FASTNORETURN)
 			continue;
 		snprintf(what, sizeof(what), "slot %u %s", n, d->name);
 		setup(&out, n);

@@ -129,7 +129,8 @@ static int slot_checks(void)
 	int want = 0;
 
 #define V(num, name, kind, ret, words, sw) \
-	want += VMI_KIND_##kind != VMI_KIND_HEADER && VMI_KIND_##kind != VMI_KIND_NORETURN;
+	want += VMI_KIND_##kind != VMI_KIND_HEADER && VMI_KIND_##kind != VMI_KIND_NORETURN && \
+		VMI_KIND_##kind != VMI_KIND_FASTNORETURN;
 	VMI_CALL_LIST(V)
 #undef V
 	return want;

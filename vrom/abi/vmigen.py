@@ -16,7 +16,8 @@ import argparse
 import re
 import sys
 
-KINDS = ("header", "reserved", "unsupported", "hc", "fast", "native", "noreturn")
+KINDS = ("header", "reserved", "unsupported", "hc", "fast", "native", "noreturn",
+         "fastnoreturn")
 RETS = ("void", "u32", "u64")
 REGS = ("eax", "edx", "ecx")  # regparm(3) order
 
@@ -144,7 +145,7 @@ def validate(api, consts, calls, structs):
         if c.num != i:
             raise DefError("line %d: %s is numbered %d but is entry %d of the list"
                            % (c.line, c.name, c.num, i))
-        if c.kind in ("fast", "native", "noreturn") and c.words > 3:
+        if c.kind in ("fast", "native", "noreturn", "fastnoreturn") and c.words > 3:
             # vmi.S's fast paths and these stubs keep everything in registers.
             raise DefError("line %d: %s is %s but takes stack arguments"
                            % (c.line, c.name, c.kind))
@@ -288,7 +289,7 @@ def render_slots(calls, src):
             o.append("VSLOT_HC %d, %d\t/* %s */\n" % (c.num, c.stack_words, c.name))
         elif c.kind == "native":
             o.append("VSLOT_HC %d, 0\t/* %s, native registers */\n" % (c.num, c.name))
-        elif c.kind == "fast":
+        elif c.kind in ("fast", "fastnoreturn"):
             o.append("VSLOT_FAST %d, %s\n" % (c.num, c.name))
         elif c.kind == "noreturn":
             o.append("VSLOT_NORETURN %d\t/* %s */\n" % (c.num, c.name))

@@ -206,7 +206,8 @@ static enum slot_class expected_class(int kind)
 	case VMI_KIND_HEADER: return SLOT_HEADER;
 	case VMI_KIND_RESERVED:
 	case VMI_KIND_UNSUPPORTED: return SLOT_UNSUPPORTED;
-	case VMI_KIND_FAST: return SLOT_JUMP;
+	case VMI_KIND_FAST:
+	case VMI_KIND_FASTNORETURN: return SLOT_JUMP;
 	case VMI_KIND_NORETURN: return SLOT_NORETURN;
 	default: return SLOT_HYPERCALL;	/* hc, native */
 	}

@@ -1,0 +1,154 @@
+/*
+ * vcpu_shared.c - the VMI shared page around each entry: what the ROM's
+ * fast paths read is published before the guest runs, what they changed
+ * is taken back after it exits, and an exit that caught the ROM inside
+ * its IRET window finishes that IRET (docs/VROM.md "Shared page",
+ * docs/HV.md "The VMI shared page" and "The ROM's IRET").
+ */
+#include "vcpu.h"
+#include "vpic.h"
+#include "vuart.h"
+#include "timer.h"
+#include "io.h"
+#include "layout.h"
+#include "console.h"
+#include "hvlib.h"
+#include "vmi_abi.h"
+#include "vrom_syms.h"
+
+_Static_assert(VROM_OFF_iret_window / 4096 == (VROM_OFF_iret_window_end - 1) / 4096,
+	       "the ROM's IRET window must not cross a page: the check looks at one page");
+
+/* Every fast path the hypervisor honours (fastpaths=on); F_PXE, F_IRET
+ * need F_VIF (the ROM masks or restores the virtual IF in the page),
+ * F_FLUSH needs F_PXE (it looks at the queue). */
+#define SHARED_FEATURES_ALL (VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 | VMI_SHARED_F_PXE | \
+			     VMI_SHARED_F_TIME | VMI_SHARED_F_INB | VMI_SHARED_F_IRET | \
+			     VMI_SHARED_F_FLUSH | VMI_SHARED_F_INT80)
+
+void vcpu_shared_init(struct vcpu *v, bool fastpaths)
+{
+	v->shared->magic = VMI_SHARED_MAGIC;
+	v->shared->version = VMI_SHARED_VERSION;
+	v->shared->vcpu_id = 0;
+	v->shared->features = fastpaths ? SHARED_FEATURES_ALL : 0;
+}
+
+/* The ports whose reads have no side effect, and their values now. */
+static void publish_ports(struct vcpu *v)
+{
+	uint16_t ports[VMI_SHARED_INB_CACHE_LEN];
+	uint8_t vals[VMI_SHARED_INB_CACHE_LEN];
+	unsigned n = vuart_plain_reads(&v->guest->vuart, ports, vals, VMI_SHARED_INB_CACHE_LEN);
+
+	for (unsigned i = 0; i < VMI_SHARED_INB_CACHE_LEN; i++)
+		v->shared->inb_cache[i] = i < n ?
+			VMI_SHARED_INB_VALID | (uint32_t)ports[i] << 8 | vals[i] : 0;
+}
+
+/*
+ * STOLEN for the ROM's GetCycleCounter: constant while this vCPU runs,
+ * which is only true when the scheduler has it running; otherwise the
+ * ROM asks (F_TIME off for this entry).  time_seq moves with every
+ * publication, so a ROM read that an exit interrupted is redone.
+ */
+static void publish_time(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+
+	if (v->sched.state != SCHED_RUNNING) {
+		sh->features &= ~VMI_SHARED_F_TIME;
+		return;
+	}
+	sh->stolen = sched_stolen(&v->sched, rdtsc());
+	sh->time_seq++;
+	sh->features |= VMI_SHARED_F_TIME;
+}
+
+/* Guest-owned state the ROM's fast paths use, out to the shared page... */
+void vcpu_share_state(struct vcpu *v)
+{
+	v->shared->eflags_if = v->vif ? X86_EFLAGS_IF : 0;
+	v->shared->cr2 = v->cr2;
+	/* The ROM's EnableInterrupts and IRET make the hypercall only when
+	 * this is set, so it must say whether the virtual PIC has work now. */
+	v->shared->irq_pending = vpic_pending(&v->guest->vpic);
+	if (!v->guest->fastpaths)
+		return;
+	publish_time(v);
+	publish_ports(v);
+}
+
+/*
+ * Is the guest inside the ROM's IRET window (vmi.S, fast_IRET)?  Its
+ * CS is ring 1 and its EIP, through the guest's own page tables, is the
+ * ROM's copy in guest memory at one of the window's offsets.  The page
+ * offset is looked at first, so most exits cost no walk.
+ */
+static bool in_iret_window(struct vcpu *v, const struct trap_frame *f, uint32_t *rom_off)
+{
+	uint32_t lin, off, gpa;
+	struct vtlb_outcome out;
+
+	if ((f->cs & 3) != 1 || !(v->shared->features & VMI_SHARED_F_IRET))
+		return false;
+	lin = vcpu_seg_base(v, (uint16_t)f->cs) + f->eip;
+	off = lin & 0xfff;
+	if (off < (VROM_OFF_iret_window & 0xfff) || off >= ((VROM_OFF_iret_window_end - 1) & 0xfff) + 1)
+		return false;
+	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
+		return false;
+	if (gpa < GUEST_ROM_GPA + VROM_OFF_iret_window || gpa >= GUEST_ROM_GPA + VROM_OFF_iret_window_end)
+		return false;
+	*rom_off = gpa - GUEST_ROM_GPA;
+	return true;
+}
+
+/*
+ * An exit inside the window: the ROM has stored the frame's IF and is
+ * about to pop its saved ecx and iret.  Do both here, through the same
+ * checks as the IRET hypercall, so that the exit's own work (an
+ * interrupt to deliver, above all) happens on the far side of the
+ * return.  An exception the window's own instructions raised (the iret
+ * refusing the frame) is answered here too: returns false if the exit
+ * needs no further handling.
+ */
+bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f)
+{
+	struct emul_outcome out;
+	enum emul_result r;
+	uint32_t rom_off, esp;
+
+	if (!in_iret_window(v, f, &rom_off))
+		return true;
+	v->stats.rom_iret_finished++;
+	esp = f->esp;
+	if (rom_off < VROM_OFF_iret_insn) {
+		vcpu_call_read(v, vcpu_seg_base(v, (uint16_t)f->ss) + esp, &f->ecx, 4,
+			       "the ROM IRET's saved ecx");
+		esp += 4;
+	}
+	memset(&out, 0, sizeof(out));
+	r = vcpu_iret_frame(v, f, esp, &out);
+	if (r == EMUL_FAULT)
+		vcpu_stop(v, "the ROM's IRET raised exception %u (error %x), which the call cannot return",
+			  out.vector, out.error);
+	if (r != EMUL_OK)
+		vcpu_stop(v, "the ROM's IRET: %s", out.why);
+	/* An exception from the window was the iret's (or the ROM's own
+	 * stack accesses): done with.  An interrupt still needs its driver. */
+	return f->vector >= 32;
+}
+
+/* ...and back: the guest may have changed them without an exit. */
+void vcpu_take_shared_state(struct vcpu *v)
+{
+	if (!v->shared->features)
+		return;
+	v->vif = (v->shared->eflags_if & X86_EFLAGS_IF) != 0;
+	v->cr2 = v->shared->cr2;
+	v->stats.rom_irets += v->shared->iret_count;
+	v->shared->iret_count = 0;
+	if (v->shared->features & VMI_SHARED_F_PXE)
+		vcpu_mmu_drain(v);
+}
