@@ -58,15 +58,22 @@ GUEST_FAULT_STOPS = [
 ]
 
 
-def _exit_codes():
+def _defines(header, prefix):
+    """The #define PREFIX... constants of one of the hypervisor's headers."""
     codes = {}
-    with open(os.path.join(paths.ROOT, "hv", "include", "exit_codes.h")) as f:
-        for name, value in re.findall(r"#define (HV_EXIT_\w+)\s+(0x[0-9a-fA-F]+|\d+)", f.read()):
+    with open(os.path.join(paths.ROOT, "hv", "include", header)) as f:
+        for name, value in re.findall(r"#define (%s\w+)\s+(0x[0-9a-fA-F]+|\d+)" % prefix, f.read()):
             codes[name] = int(value, 0)
     return codes
 
 
-EXIT_CODES = _exit_codes()
+EXIT_CODES = _defines("exit_codes.h", "HV_EXIT_")
+# The vectors of the hypervisor's own interrupts (hv/include/segments.h):
+# exits on them are the machine's, not the guest's doing.
+_VECTORS = _defines("segments.h", "HV_")
+HV_INTERRUPT_VECTORS = (set(range(_VECTORS["HV_IRQ_BASE"], _VECTORS["HV_IRQ_BASE"] + 8))
+                        | set(range(_VECTORS["HV_IRQ_SLAVE_BASE"], _VECTORS["HV_IRQ_SLAVE_BASE"] + 8))
+                        | {_VECTORS["HV_LOCAL_TIMER_VECTOR"], _VECTORS["HV_LOCAL_SPURIOUS_VECTOR"]})
 
 
 def qemu_status(name):
