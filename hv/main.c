@@ -19,6 +19,7 @@
 #include "kbd.h"
 #include "run.h"
 #include "guest_set.h"
+#include "fpu.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -105,6 +106,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	pic_init();
 	tsc_calibrate();
+	fpu_init();
 	rtc_read_boot();
 	hv_timer_start();
 	serial_enable_rx_irq();

@@ -13,6 +13,7 @@
 #ifndef VMI_HV_VCPU_H
 #define VMI_HV_VCPU_H
 
+#include "fpu.h"
 #include "sched.h"
 #include <stdint.h>
 #include <stdbool.h>
@@ -73,6 +74,8 @@ struct vcpu_ldt {
 
 struct vcpu {
 	struct guest *guest;
+	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
+	struct fpu_area fpu;
 	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and
 	 * HV_VCPU_SHARED_PAGE) while it runs: the ring-0 stack whose top is
 	 * the trap frame, and the VMI shared page. */

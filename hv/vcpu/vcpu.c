@@ -53,6 +53,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 
 	memset(v, 0, sizeof(*v));
 	v->guest = g;
+	fpu_area_reset(&v->fpu);
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
 	f = v->frame;
 	vcpu_shared_init(v, g->fastpaths);

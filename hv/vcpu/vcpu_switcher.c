@@ -99,8 +99,10 @@ void pcpu_enter(struct pcpu *c, struct vcpu *v)
 
 	if (!other && !v->gdt_changed)
 		return;
-	if (other)
+	if (other) {
 		map_vcpu_pages(c, v);
+		fpu_switch(c->current ? &c->current->fpu : 0, &v->fpu);
+	}
 	for (unsigned i = 0; i < HV_GDT_ENTRIES; i++)
 		if (!guest_desc_hv_slot(i))
 			c->gdt[i] = v->gdt[i];
