@@ -774,7 +774,7 @@ void tguest_main(const uint8_t *boot_params)
 		*rom = 0x1234;
 	} else if (cmdline_number(cmdline, "tguest=sfuzz:", 0)) {
 		sfuzz_run(boot_params, cmdline_number(cmdline, "tguest=sfuzz:", 0),
-			  cmdline_number(cmdline, "sfuzz_calls=", 100000));
+			  cmdline_number(cmdline, "sfuzz_calls=", 100000), has_word(cmdline, "sfuzz_trace"));
 	} else if (parse_seed(cmdline)) {
 		puts("tguest: fuzzing the VMI calls\n");
 		fuzz(parse_seed(cmdline));

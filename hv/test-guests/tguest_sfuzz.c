@@ -11,8 +11,9 @@
  * each pool directory; PDEs 0-3 stay the identity map in every directory,
  * so whichever one is loaded, our code runs on.
  *
- * Then CALLS operations, each a VMI call (or a write through the ROM's
- * fast path, or an entry queued by hand on the shared page) with
+ * Then operations until CALLS VMI calls are made (hypercalls, and calls
+ * of the ROM's slots, whose fast paths write and queue entries without an
+ * exit), with entries queued by hand on the shared page in between, with
  * arguments of the right shape: mostly valid, sometimes at or just past
  * a limit.  Entries: frames inside memory, the last one, just past it,
  * far outside, the ROM area, our own page tables (recursive mappings),
@@ -105,9 +106,26 @@ static void set_gate(uint64_t *table, unsigned v, uint32_t off, uint32_t type_dp
 		   ((uint64_t)(off >> 16) << 48);
 }
 
+static int trace;
+
 static uint32_t hc(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
 {
 	st.hypercalls++;
+	if (trace) {
+		puts("hc ");
+		puthex(call);
+		putc(' ');
+		puthex(a);
+		putc(' ');
+		puthex(d);
+		putc(' ');
+		puthex(c);
+		putc(' ');
+		puthex(b);
+		putc(' ');
+		puthex(s);
+		puts("\n");
+	}
 	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
 			 : "D"(call) : "memory", "cc");
 	return a;
@@ -119,6 +137,15 @@ static uint32_t rom(uint32_t call, uint32_t a, uint32_t d)
 	uint32_t fn = 0xc0000u + call * 32, c = 0;
 
 	st.rom++;
+	if (trace) {
+		puts("rom ");
+		puthex(call);
+		putc(' ');
+		puthex(a);
+		putc(' ');
+		puthex(d);
+		puts("\n");
+	}
 	__asm__ volatile("call *%3" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
 	return a;
 }
@@ -214,24 +241,47 @@ static void check(int ok, const char *what, uint32_t got, uint32_t want)
 static volatile uint32_t *q_count(void) { return (volatile uint32_t *)(shared + VMI_OFF_vmi_shared_page_pxe_count); }
 static volatile uint32_t *q_slot(unsigned i) { return (volatile uint32_t *)(shared + VMI_OFF_vmi_shared_page_pxe_queue) + i; }
 
+/* Append e to the queue.  An exit may come between any two instructions
+ * here (a host interrupt) and drain the queue, setting the count to 0; a
+ * count stored after that re-queues a few drained slots, which the next
+ * drain derives again: harmless (the ROM uses cmpxchg to avoid even that). */
+static void append(uint32_t *e)
+{
+	uint32_t c = *q_count();
+
+	*q_slot(c) = (uint32_t)e;
+	*q_count() = c + 1;
+}
+
 /* Write entries and queue their addresses as the ROM does, up to a few
- * at once, sometimes changing an entry again after queueing it (the
- * drain must derive what is there at the exit, not what was queued). */
+ * at once, sometimes changing an entry again after queueing it: the
+ * drain must derive what is there at the exit, not what was queued.  If
+ * an exit drained it in between, the change is queued again, so that
+ * the guest never leaves an entry changed without telling. */
 static void queue_writes(void)
 {
-	unsigned n = 1 + pick(chance(10) ? VMI_SHARED_PXE_QUEUE_LEN - 1 : 8), c = *q_count();
+	unsigned n = 1 + pick(chance(3) ? VMI_SHARED_PXE_QUEUE_LEN - 1 : 8);
 
-	for (unsigned k = 0; k < n && c < VMI_SHARED_PXE_QUEUE_LEN; k++) {
+	for (unsigned k = 0; k < n && *q_count() < VMI_SHARED_PXE_QUEUE_LEN - 1; k++) {
 		int is_pde;
-		uint32_t *e = entry_ptr(&is_pde);
+		uint32_t *e = entry_ptr(&is_pde), c;
 
 		*e = value_for(is_pde);
-		*q_slot(c) = (uint32_t)e;
-		*q_count() = ++c;
+		append(e);
+		c = *q_count();
 		st.queued++;
 		if (chance(20)) {
 			*e = value_for(is_pde);
+			if (*q_count() != c)
+				append(e);	/* drained in between */
 			st.changed_after_queue++;
+		}
+		if (trace) {
+			puts("queued ");
+			puthex((uint32_t)e);
+			putc(' ');
+			puthex(*e);
+			puts("\n");
 		}
 	}
 }
@@ -369,6 +419,15 @@ static void op_alloc_pd(void)
 	}
 	if (pfn(orig) == pfn(pd))
 		count = 0;
+	/* A clone goes into a fresh directory, as Linux's pgd_alloc: released
+	 * first (no shadow), empty where the clone goes until the copy below.
+	 * Editing a live directory without telling is the guest's rule break
+	 * (the continuous audit stops it). */
+	if (count) {
+		hc(VMI_CALL_ReleasePage, pfn(pd), VMI_PAGE_PD, 0, 0, 0);
+		for (unsigned k = base; k < base + count; k++)
+			pd[k] = 0;
+	}
 	hc(VMI_CALL_AllocatePage, pfn(pd), VMI_PAGE_PD, pfn(orig), base, count);
 	for (unsigned k = base; k < base + count; k++)
 		pd[k] = orig[k];
@@ -617,7 +676,7 @@ static void figure(const char *name, uint32_t v)
 	puthex(v);
 }
 
-void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls)
+void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls, int tr)
 {
 	static const char *const op_names[OP_COUNT] = {
 		"set", "swap", "bit", "get", "queue", "alloc-pt", "alloc-pd", "release",
@@ -625,6 +684,7 @@ void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls)
 	};
 	unsigned final;
 
+	trace = tr;
 	rng = seed * 2654435761u | 1;
 	npages = e820_top(boot_params) >> 12;
 	puts("sfuzz: seed ");
@@ -638,7 +698,7 @@ void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls)
 	puts("sfuzz: paging on, shadows active, shared page ");
 	puthex(shared);
 	puts("\n");
-	while (st.hypercalls + st.rom + st.queued < calls) {
+	while (st.hypercalls + st.rom < calls) {	/* VMI calls; hand-queued entries apart */
 		one_op();
 		st.calls++;
 		if (!(st.calls & 0x3fff)) {
