@@ -639,15 +639,19 @@ static void c_queue_switcher_address(void)
 }
 
 /* An entry queued, then changed to not present before the exit: the
- * drain must derive what is there, so the access after it faults. */
+ * drain must derive what is there, so the access after it faults.  A
+ * host interrupt may drain the queue between the queueing and the change
+ * (the change would then go untold): the count shows it, and we retry. */
 static void c_queue_changed(void)
 {
 	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
 	rd(FUZZ_LIN(0));
-	h_pt[0][0] = (uint32_t)h_page | P | W | A | D;
-	*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = (uint32_t)&h_pt[0][0];
-	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
-	h_pt[0][0] = 0;
+	do {
+		h_pt[0][0] = (uint32_t)h_page | P | W | A | D;
+		*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = (uint32_t)&h_pt[0][0];
+		*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
+		h_pt[0][0] = 0;
+	} while (*shared_word(VMI_OFF_vmi_shared_page_pxe_count) != 1);
 	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
 	rd(FUZZ_LIN(0));
 }
