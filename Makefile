@@ -49,7 +49,7 @@ BENCH_INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/bench/*) \
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd bench-initrd iso hv vrom unit run debug debug-native test bench compare stress clean distclean
+.PHONY: all deps guest initrd bench-initrd iso hv vrom unit run debug debug-native test bench compare stress fuzz clean distclean
 all: iso
 
 deps:
@@ -138,6 +138,16 @@ compare: guest hv bench-initrd
 # --workers 1,2,4": tests/stress.py --help.
 stress: guest initrd hv
 	@python3 tests/stress.py $(STRESSARGS)
+
+# The shadow fuzzer at length (tests/cases/test_hv_sfuzz.py): FUZZ_RUNS runs
+# of FUZZ_CALLS VMI calls from seed FUZZ_SEED on (defaults: 24 runs of
+# 100,000, seed 1; `make fuzz FUZZ_SEED=1234 FUZZ_RUNS=1` repeats one run).
+FUZZ_CALLS ?= 100000
+FUZZ_RUNS ?= 24
+FUZZ_SEED ?= 1
+fuzz: hv
+	@VMIHV_FUZZ_CALLS=$(FUZZ_CALLS) VMIHV_FUZZ_RUNS=$(FUZZ_RUNS) VMIHV_FUZZ_SEED=$(FUZZ_SEED) \
+		python3 tests/run.py --no-unit -k hv-sfuzz-shadow
 
 clean:
 	rm -rf $(BUILD)/hv $(BUILD)/vrom $(BUILD)/include $(BUILD)/tests $(ISO) test-logs

@@ -161,5 +161,6 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	for (unsigned i = 0; i < n; i++)
 		vcpu_create(guests[i]);
+	guest_frames_baseline(guests, n);
 	run_guests(guests, n, opt.slice_ms * 1000);
 }

@@ -69,6 +69,10 @@ struct guest {
 	enum guest_state state;
 	struct vcpu *ended_by;	/* the vCPU that stopped or ended it */
 	bool end_reported;	/* the run loop printed why */
+	/* Machine frames free before the guests first ran, and whether
+	 * this guest's run-time frames went back (guest_frames.c). */
+	uint32_t frames_free_before;
+	bool frames_released;
 	struct guest_mem mem;
 	struct guest_plan plan;
 	struct guest_boot_state boot;

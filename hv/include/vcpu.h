@@ -21,6 +21,7 @@
 #include "vtlb.h"
 #include "shadow.h"
 #include "emulate.h"
+#include "guest_desc.h"
 #include "guest.h"
 #include "segments.h"
 #include "x86.h"
@@ -234,6 +235,8 @@ bool vcpu_eip_in_cs(const struct vcpu *v, uint16_t cs, uint32_t eip);
 uint32_t vcpu_cs_limit(const struct vcpu *v, uint16_t cs);
 /* The guest rewrote entry idx of its current GDT (VMI WriteGDTEntry). */
 void vcpu_gdt_entry_changed(struct vcpu *v, unsigned idx);
+/* Is sel usable in the CPU's GDT (or LDT) for `use` at privilege cpl? */
+bool vcpu_selector_ok(const struct vcpu *v, uint16_t sel, enum seg_use use, unsigned cpl);
 /* Before entering: every selector in the frame must load in our GDT;
  * false (with why) if one does not. */
 bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen);
@@ -290,6 +293,10 @@ __attribute__((noreturn)) void vcpu_guest_shutdown(struct vcpu *v, const char *w
 /* The run loop's report of a guest that died (guest_stop.c): the stop
  * diagnostic, or the end statistics. */
 void guest_report_end(struct guest *g);
+/* guest_frames.c: the free-frame count before the guests run; the frames
+ * a dead guest's run took (shadows, vTLB tables, LDT copy) given back. */
+void guest_frames_baseline(struct guest **guests, unsigned n);
+void guest_frames_release(struct guest *g);
 /* No guest is left running, and some were stopped: the console answers
  * 's' (their statistics) and 'q' (exit) for ever (guest_stop.c). */
 __attribute__((noreturn)) void guests_after_stop(struct guest **guests, unsigned n);

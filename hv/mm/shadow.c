@@ -685,6 +685,14 @@ static void audit_directory(const struct shadow *s, const struct shadow_page *pd
 			/* The shadow of the table the guest names, if any. */
 			const struct shadow_page *want_pt = lookup(s, pte_frame(g[i]));
 
+			/* Not linked at all: the table was released while
+			 * linked, or the PDE names something that cannot be
+			 * linked (a directory: the guest was stopped).  The
+			 * shadow grants nothing; a fault would link it again. */
+			if (!spd[i]) {
+				a->unfilled++;
+				continue;
+			}
 			expect = want_pt && want_pt->kind == SHADOW_PT ?
 				 make_pte(want_pt->mfn, (g[i] & (PTE_P | PTE_W | PTE_U)) | PTE_A) : 0;
 			entry_mismatch(s, pd, i, g[i], spd[i], expect, a);

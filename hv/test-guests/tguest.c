@@ -61,17 +61,18 @@
 #include <stdint.h>
 #include "io.h"		/* header-only port I/O, shared with the hypervisor */
 #include "vmi_abi.h"	/* the VMI call numbers (generated, vrom/abi) */
+#include "tguest.h"
 
 #define COM1 0x3f8
 
-static void putc(char c)
+void putc(char c)
 {
 	while (!(inb(COM1 + 5) & 0x20))
 		;
 	outb(COM1, (uint8_t)c);
 }
 
-static void puts(const char *s)
+void puts(const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '\n')
@@ -80,13 +81,13 @@ static void puts(const char *s)
 	}
 }
 
-static void puthex(uint32_t v)
+void puthex(uint32_t v)
 {
 	for (int i = 28; i >= 0; i -= 4)
 		putc("0123456789abcdef"[(v >> i) & 15]);
 }
 
-static int has_word(const char *cmdline, const char *word)
+int has_word(const char *cmdline, const char *word)
 {
 	for (const char *p = cmdline; *p; p++) {
 		const char *a = p, *b = word;
@@ -370,7 +371,6 @@ __asm__(".text\n"
 	"	movl $0xbad, %eax\n"
 	"	lret\n");
 
-static void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s);
 
 static uint64_t call_gate(uint16_t sel, uint32_t off, unsigned dpl)
 {
@@ -414,7 +414,7 @@ static uint32_t hot_pt[1024] __attribute__((aligned(4096)));
 static uint32_t links_pd[1024] __attribute__((aligned(4096)));
 static uint32_t clone_pd[CLONES + 1][1024] __attribute__((aligned(4096)));
 
-static void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
+void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
 {
 	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
 			 : "D"(call) : "memory", "cc");
@@ -516,6 +516,23 @@ static uint32_t parse_seed(const char *cmdline)
 		return seed;
 	}
 	return 0;
+}
+
+uint32_t cmdline_number(const char *cmdline, const char *key, uint32_t def)
+{
+	for (const char *p = cmdline; *p; p++) {
+		const char *a = p, *b = key;
+		uint32_t n = 0;
+
+		while (*b && *a == *b)
+			a++, b++;
+		if (*b || *a < '0' || *a > '9')
+			continue;
+		while (*a >= '0' && *a <= '9')
+			n = n * 10 + (uint32_t)(*a++ - '0');
+		return n;
+	}
+	return def;
 }
 
 struct vmi_regs { uint32_t call, a, d, c, b, s; };
@@ -719,7 +736,9 @@ void tguest_main(const uint8_t *boot_params)
 	puts(cmdline);
 	puts("\n");
 
-	if (has_word(cmdline, "tguest=pagefault")) {
+	if (hostile_main(boot_params, cmdline)) {
+		/* a hostile case or the idle guest: never returns here */
+	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();
 		puts("tguest: now rdpmc\n");
 		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
@@ -753,6 +772,9 @@ void tguest_main(const uint8_t *boot_params)
 		puthex(*rom);
 		puts("; writing it\n");
 		*rom = 0x1234;
+	} else if (cmdline_number(cmdline, "tguest=sfuzz:", 0)) {
+		sfuzz_run(boot_params, cmdline_number(cmdline, "tguest=sfuzz:", 0),
+			  cmdline_number(cmdline, "sfuzz_calls=", 100000), has_word(cmdline, "sfuzz_trace"));
 	} else if (parse_seed(cmdline)) {
 		puts("tguest: fuzzing the VMI calls\n");
 		fuzz(parse_seed(cmdline));

@@ -200,6 +200,8 @@ void guest_report_end(struct guest *g)
 		report_stop(g->ended_by);
 	else
 		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "shutdown");
+	/* After the report, whose statistics show its shadows and audit. */
+	guest_frames_release(g);
 }
 
 void guests_after_stop(struct guest **guests, unsigned n)

@@ -357,6 +357,11 @@ static bool selector_ok(const struct vcpu *v, uint16_t sel, enum seg_use use, un
 	return d && guest_desc_usable(d, sel, use, cpl);
 }
 
+bool vcpu_selector_ok(const struct vcpu *v, uint16_t sel, enum seg_use use, unsigned cpl)
+{
+	return selector_ok(v, sel, use, cpl);
+}
+
 bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen)
 {
 	struct trap_frame *f = v->frame;

@@ -131,6 +131,16 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 		}
 		esp = tss[1];
 		ss = (tss[2] & 0xfffc) | 1;
+		/* The CPU checks the new stack segment before it pushes: a
+		 * present writable data segment of the handler's privilege
+		 * (the guest's ring 0, our ring 1), else #TS(ss).  Unchecked,
+		 * a user segment here gave a frame the switcher cannot
+		 * resume ("cannot resume the guest: ss 0029 ..."). */
+		if (!vcpu_selector_ok(v, (uint16_t)ss, SEG_USE_STACK, 1)) {
+			*df = (struct delivery_fault){ X86_VEC_TS, ss & 0xfffc,
+						       "ring-0 stack segment not a writable ring-0 data segment" };
+			return false;
+		}
 	} else {
 		esp = f->esp;
 		ss = f->ss;

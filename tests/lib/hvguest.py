@@ -55,6 +55,13 @@ GUEST_FAULT_STOPS = [
     r"rule broken: ",
     r"hlt with interrupts disabled: the guest is dead",
     r"cannot read the instruction of software interrupt \d+",
+    # The paravirtual MMU's rule breaks (hv/vcpu/vcpu_mmu.c): the shadow
+    # fuzzer's final actions (tests/cases/test_hv_sfuzz.py).
+    r"(AllocatePage|ReleasePage|a CR3 write|a page-table entry write|VMI activation) breaks the rules: ",
+    r"AllocatePage\([0-9a-f]+, flags [0-9a-f]+\): a non-PAE guest",
+    r"shared page: (pxe_count \d+ is larger than the queue|queued page-table entry \d+ of \d+ at [0-9a-f]{8} does not translate)",
+    r"page-table entry at [0-9a-f]{8} no longer translates",
+    r"Write(GDT|LDT)Entry \d+ \(selector 0x[0-9a-f]+\): system descriptor type 0x[0-9a-f]+ \(a gate",
 ]
 
 

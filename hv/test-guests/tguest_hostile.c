@@ -1,0 +1,812 @@
+/*
+ * tguest_hostile.c - tguest=h:NAME: one hostile act per case, for the
+ * hostile-guest suite (issue 18 item 3, tests/cases/test_hv_hostile.py,
+ * which lists every case with the diagnostic it expects).
+ *
+ * Every case starts from the same environment (h_env): a GDT of ours
+ * (kernel code and data, user code and data, a TSS, an LDT, free slots),
+ * an IDT whose 32 exception gates all lead to one reporter, the TSS
+ * loaded, and optionally paging on (the first 16 MiB identity-mapped
+ * through four page tables) before VMI Init, so that the hypervisor's
+ * shadows serve.  Then the case does its one thing.  What must follow is
+ * one of:
+ *   - the hypervisor stops us with its diagnostic;
+ *   - the CPU's (or the hypervisor's) fault is delivered to us: the
+ *     reporter prints "hostile: delivered vector V error E eip X cs C"
+ *     and calls Shutdown;
+ *   - the act is harmless by design: the case prints what it saw and
+ *     "hostile: survived", then Shutdown.
+ *
+ * tguest=idle is the second guest the suite runs beside each case: VMI
+ * Init, its UART's receive interrupt on, then Halt; each byte typed to it
+ * is answered with "idle: got X", so the test sees it still runs.
+ */
+#include <stdint.h>
+#include "tguest.h"
+#include "io.h"
+#include "vmi_abi.h"
+
+#define P	0x001u
+#define W	0x002u
+#define A	0x020u
+#define D	0x040u
+#define PS	0x080u
+
+#define PAGE __attribute__((aligned(4096)))
+static uint32_t h_pd[1024] PAGE;
+static uint32_t h_id[4][1024] PAGE;
+static uint32_t h_pt[2][1024] PAGE;	/* spare tables for the cases */
+static uint32_t h_pd2[1024] PAGE;	/* a second directory */
+static uint8_t h_kstack[4096] PAGE;	/* the TSS's ring-0 stack */
+static uint8_t h_ustack[4096] PAGE;
+static uint8_t h_page[4096] PAGE;	/* a page to map and touch */
+
+/* Selectors of h_gdt. */
+#define KCS	0x10
+#define KDS	0x18
+#define UCS	0x23
+#define UDS	0x2b
+#define TSS	0x30
+#define LDT	0x38
+#define FREE	0x40	/* 0x40 and 0x48: the cases' own (0x50 is the hypervisor's) */
+
+static uint64_t h_gdt[10] = {
+	0, 0,
+	0x00cf9a000000ffffull,	/* 0x10 kernel code */
+	0x00cf92000000ffffull,	/* 0x18 kernel data */
+	0x00cffa000000ffffull,	/* 0x20 user code */
+	0x00cff2000000ffffull,	/* 0x28 user data */
+};
+static uint64_t h_ldt[4];
+static uint64_t h_idt[256];
+
+struct __attribute__((packed)) tss32 {
+	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
+	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
+	uint32_t es, cs, ss, ds, fs, gs, ldt;
+	uint16_t trap, iomap_base;
+	uint8_t iomap[8192 / 8 + 1];	/* a bitmap that allows every port */
+};
+static struct tss32 h_tss;
+
+struct __attribute__((packed)) dtr { uint16_t limit; uint32_t base; };
+
+static uint32_t npages;
+
+static uint64_t seg(uint32_t base, uint32_t limit, uint32_t access, uint32_t flags)
+{
+	return (uint64_t)(limit & 0xffff) | (uint64_t)(base & 0xffffff) << 16 | (uint64_t)access << 40 |
+	       (uint64_t)((limit >> 16) & 0xf) << 48 | (uint64_t)flags << 52 | (uint64_t)(base >> 24) << 56;
+}
+
+static uint64_t gate(uint16_t sel, uint32_t off, uint32_t access)
+{
+	return (uint64_t)(off & 0xffff) | (uint64_t)sel << 16 | (uint64_t)access << 40 |
+	       (uint64_t)(off >> 16) << 48;
+}
+
+static uint32_t hc(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
+{
+	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
+			 : "D"(call) : "memory", "cc");
+	return a;
+}
+
+static void say(const char *what, uint32_t v)
+{
+	puts("hostile: ");
+	puts(what);
+	puts(" ");
+	puthex(v);
+	puts("\n");
+}
+
+__attribute__((noreturn)) static void survived(void)
+{
+	puts("hostile: survived\n");
+	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+	for (;;)
+		;
+}
+
+/* ---- the reporter: every exception gate leads here ---------------------- */
+volatile uint32_t h_vec, h_err, h_eip, h_cs;
+void h_report(void);
+void h_stub_common(void);
+/* Vectors with an error code: 8, 10-14, 17, 21. */
+#define NOERR(n) "h_stub" #n ": pushl $0\n pushl $" #n "\n jmp h_stub_common\n"
+#define ERR(n)   "h_stub" #n ": pushl $" #n "\n jmp h_stub_common\n"
+__asm__(".text\n"
+	NOERR(0) NOERR(1) NOERR(2) NOERR(3) NOERR(4) NOERR(5) NOERR(6) NOERR(7)
+	ERR(8) NOERR(9) ERR(10) ERR(11) ERR(12) ERR(13) ERR(14) NOERR(15)
+	NOERR(16) ERR(17) NOERR(18) NOERR(19) NOERR(20) ERR(21) NOERR(22) NOERR(23)
+	NOERR(24) NOERR(25) NOERR(26) NOERR(27) NOERR(28) NOERR(29) NOERR(30) NOERR(31)
+	"h_stub_common:\n"
+	"	movl $0x18, %eax\n"
+	"	movl %eax, %ds\n"
+	"	movl %eax, %es\n"
+	"	popl h_vec\n"
+	"	popl h_err\n"
+	"	popl h_eip\n"
+	"	popl h_cs\n"
+	"	call h_report\n"
+	"1:	jmp 1b\n"
+	".data\n"
+	"h_stubs:\n"
+	"	.long h_stub0, h_stub1, h_stub2, h_stub3, h_stub4, h_stub5, h_stub6, h_stub7\n"
+	"	.long h_stub8, h_stub9, h_stub10, h_stub11, h_stub12, h_stub13, h_stub14, h_stub15\n"
+	"	.long h_stub16, h_stub17, h_stub18, h_stub19, h_stub20, h_stub21, h_stub22, h_stub23\n"
+	"	.long h_stub24, h_stub25, h_stub26, h_stub27, h_stub28, h_stub29, h_stub30, h_stub31\n"
+	".text\n");
+extern const uint32_t h_stubs[32];
+
+void h_report(void)
+{
+	uint32_t cr2 = hc(VMI_CALL_GetCR2, 0, 0, 0, 0, 0);
+
+	puts("hostile: delivered vector ");
+	puthex(h_vec);
+	puts(" error ");
+	puthex(h_err);
+	puts(" eip ");
+	puthex(h_eip);
+	puts(" cs ");
+	puthex(h_cs & 0xffff);
+	if (h_vec == 14) {
+		puts(" cr2 ");
+		puthex(cr2);
+	}
+	puts("\n");
+	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+}
+
+/* ---- the environment --------------------------------------------------- */
+
+static uint32_t e820_top(const uint8_t *bp)
+{
+	uint32_t top = 0;
+
+	for (unsigned i = 0; i < bp[0x1e8] && i < 128; i++) {
+		const uint8_t *e = bp + 0x2d0 + i * 20;
+
+		if (*(const uint32_t *)(e + 16) == 1 && *(const uint32_t *)e + *(const uint32_t *)(e + 8) > top)
+			top = *(const uint32_t *)e + *(const uint32_t *)(e + 8);
+	}
+	return top;
+}
+
+static void h_env(int paging)
+{
+	struct dtr g = { sizeof(h_gdt) - 1, (uint32_t)h_gdt }, d = { sizeof(h_idt) - 1, (uint32_t)h_idt };
+	uint32_t r, cr0;
+
+	h_tss.esp0 = (uint32_t)(h_kstack + sizeof(h_kstack));
+	h_tss.ss0 = KDS;
+	h_tss.iomap_base = __builtin_offsetof(struct tss32, iomap);
+	h_gdt[6] = seg((uint32_t)&h_tss, sizeof(h_tss) - 1, 0x89, 0);
+	h_gdt[7] = seg((uint32_t)h_ldt, sizeof(h_ldt) - 1, 0x82, 0);
+	for (unsigned v = 0; v < 32; v++)
+		h_idt[v] = gate(KCS, h_stubs[v], 0x8e);
+	__asm__ volatile("lgdt %0" : : "m"(g));
+	__asm__ volatile("lidt %0" : : "m"(d));
+	__asm__ volatile("ltr %w0" : : "r"(TSS));
+	if (paging) {
+		for (unsigned t = 0; t < 4; t++) {
+			for (unsigned i = 0; i < 1024; i++)
+				h_id[t][i] = (t << 22 | i << 12) | P | W | A | D | 4;
+			h_pd[t] = (uint32_t)h_id[t] | P | W | A | 4;
+		}
+		__asm__ volatile("movl %0, %%cr3" : : "r"(h_pd));
+		__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
+		__asm__ volatile("movl %0, %%cr0" : : "r"(cr0 | 0x80010000u));
+	}
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	if (paging) {
+		hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+		hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[1] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	}
+}
+
+/* To ring 3 at fn, on our user stack. */
+__attribute__((noreturn)) static void to_ring3(void (*fn)(void))
+{
+	__asm__ volatile("pushl %0\n pushl %1\n pushl $0x202\n pushl %2\n pushl %3\n iret"
+			 : : "i"(UDS), "r"(h_ustack + sizeof(h_ustack)), "i"(UCS), "r"(fn) : "memory");
+	__builtin_unreachable();
+}
+
+/* The linear address 32 MiB + n pages, through PDE 8 -> h_pt[0]. */
+#define FUZZ_LIN(n)	(0x02000000u + ((n) << 12))
+
+static void map8(uint32_t pde, uint32_t pte0)
+{
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][0], pte0, 0, 0, 0);
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], pde, 0, 0, 0);
+}
+
+static uint32_t rd(uint32_t lin)
+{
+	uint32_t v;
+
+	__asm__ volatile("movl (%1), %0" : "=r"(v) : "r"(lin) : "memory");
+	return v;
+}
+
+static void wr(uint32_t lin, uint32_t v)
+{
+	__asm__ volatile("movl %0, (%1)" : : "r"(v), "r"(lin) : "memory");
+}
+
+static volatile uint32_t *shared_word(uint32_t off)
+{
+	return (volatile uint32_t *)(*(const uint32_t *)(0xc0000u + VMI_OFF_VROMHeader_reserved3) + off);
+}
+
+static void vmi_iret(uint32_t eip, uint32_t cs, uint32_t eflags, uint32_t esp, uint32_t ss)
+{
+	/* [esp] = edi, then the iret frame. */
+	__asm__ volatile("pushl %4\n pushl %3\n pushl %2\n pushl %1\n pushl %0\n pushl $0\n int $0x82"
+			 : : "r"(eip), "r"(cs), "r"(eflags), "r"(esp), "r"(ss), "D"(VMI_CALL_IRET) : "memory");
+}
+
+void h_ring1_landing(void);
+__asm__(".text\nh_ring1_landing:\n call h_landed\n1: jmp 1b\n");
+void h_landed(void)
+{
+	uint32_t cs, fl;
+
+	__asm__ volatile("movl %%cs, %0; pushfl; popl %1" : "=r"(cs), "=r"(fl));
+	say("landed: cs", cs);
+	say("landed: eflags", fl);
+	survived();
+}
+
+/* ---- ring-3 bodies ------------------------------------------------------ */
+void u_int82(void);
+void u_kbd_reset(void);
+void u_debug_exit(void);
+void u_int_dpl0(void);
+void u_int80(void);
+__asm__(".text\n"
+	"u_int82: movl $4, %edi\n int $0x82\n 1: jmp 1b\n"
+	"u_kbd_reset: movb $0xfe, %al\n outb %al, $0x64\n 1: jmp 1b\n"
+	"u_debug_exit: movb $0x11, %al\n outb %al, $0xf4\n 1: jmp 1b\n"
+	"u_int_dpl0: int $0x40\n 1: jmp 1b\n"
+	"u_int80: int $0x80\n 1: jmp 1b\n");
+
+/* ---- the cases ---------------------------------------------------------- */
+
+static void write_gdt(unsigned idx, uint64_t d)
+{
+	hc(VMI_CALL_WriteGDTEntry, (uint32_t)h_gdt, idx, (uint32_t)d, (uint32_t)(d >> 32), 0);
+}
+
+static void c_gdt_dpl0_code(void)
+{
+	write_gdt(FREE >> 3, seg(0, 0xfffff, 0x9a, 0xc));	/* DPL 0 code: runs as DPL 1 */
+	__asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(FREE));
+}
+
+static void c_gdt_conforming(void)
+{
+	/* Conforming DPL 0 code: a far call from ring 3 would stay in ring 3
+	 * on a CPU; from ring 1 it runs at ring 1. */
+	write_gdt(FREE >> 3, seg(0, 0xfffff, 0x9e, 0xc));
+	__asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(FREE));
+}
+
+static void c_gdt_call_gate(void) { write_gdt(FREE >> 3, gate(KCS, (uint32_t)h_ring1_landing, 0xec)); }
+static void c_gdt_task_gate(void) { write_gdt(FREE >> 3, gate(TSS, 0, 0x85)); }
+static void c_gdt_int_gate(void) { write_gdt(FREE >> 3, gate(KCS, (uint32_t)h_ring1_landing, 0x8e)); }
+
+static void c_ldt_call_gate(void)
+{
+	h_ldt[0] = gate(KCS, (uint32_t)h_ring1_landing, 0xec);
+	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	__asm__ volatile("lcall $0x7, $0");		/* not copied: #GP(4) */
+}
+
+static void c_ldt_gate_write(void)
+{
+	uint64_t g = gate(KCS, (uint32_t)h_ring1_landing, 0xec);
+
+	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	hc(VMI_CALL_WriteLDTEntry, (uint32_t)h_ldt, 1, (uint32_t)g, (uint32_t)(g >> 32), 0);
+}
+
+/* A data segment whose base lies in the reserved top: a write through it
+ * reaches the switcher's linear addresses. */
+static void c_seg_reserved_top(void)
+{
+	write_gdt(FREE >> 3, seg(0xffc00000u, 0xfffff, 0x92, 0xc));
+	__asm__ volatile("movw %w0, %%es\n movl $0xdeadbeef, %%es:0" : : "r"(FREE) : "memory");
+}
+
+/* Expand-down data, limit 0 (offsets 1-4 GiB), so a flat segment in
+ * another shape: a write through it into the switcher must still stop us
+ * (TCG does not check data-segment limits, so a beyond-the-limit access
+ * shows nothing here; the CPU copy of the descriptor is the guest's). */
+static void c_seg_expand_down(void)
+{
+	write_gdt(FREE >> 3, seg(0, 0, 0x96, 0xc));
+	__asm__ volatile("movw %w0, %%es\n movl $0xdeadbeef, %%es:0xffc00010" : : "r"(FREE) : "memory");
+}
+
+static void c_farjmp_user_code(void) { __asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(UCS)); }
+
+static void c_idt_not_present(void)
+{
+	h_idt[6] &= ~(0x80ull << 40);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_task_gate(void)
+{
+	h_idt[6] = gate(TSS, 0, 0x85);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_16bit_gate(void)
+{
+	h_idt[6] = gate(KCS, h_stubs[6], 0x86);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_data_selector(void)
+{
+	h_idt[6] = gate(KDS, h_stubs[6], 0x8e);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_limit(void)
+{
+	struct dtr d = { 6 * 8 - 1, (uint32_t)h_idt };	/* ends below #UD's gate */
+
+	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_user_int_dpl0(void)
+{
+	h_idt[0x40] = gate(KCS, h_stubs[6], 0x8e);	/* DPL 0: int $0x40 from ring 3 is #GP */
+	to_ring3(u_int_dpl0);
+}
+
+static void c_ring3_int82(void) { to_ring3(u_int82); }
+static void c_ring3_kbd_reset(void) { to_ring3(u_kbd_reset); }
+static void c_ring3_debug_exit(void) { to_ring3(u_debug_exit); }
+
+/* The guest TSS's I/O bitmap allows every port: the CPU never reads it
+ * (the TSS loaded is the hypervisor's), so ring 3 still gets #GP. */
+static void c_tss_iomap(void) { to_ring3(u_debug_exit); }
+
+/* Delivery from ring 3 onto a kernel stack that is not mapped. */
+static void c_tss_esp0_unmapped(void)
+{
+	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
+	hc(VMI_CALL_UpdateKernelStack, KDS, 0x3f000000u, 0, 0, 0);
+	to_ring3(u_int80);
+}
+
+/* UpdateKernelStack naming a user data segment (DPL 3) as ss0. */
+static void c_ukstack_user_ss(void)
+{
+	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
+	hc(VMI_CALL_UpdateKernelStack, UDS, (uint32_t)(h_kstack + 4096), 0, 0, 0);
+	to_ring3(u_int80);
+}
+
+/* The guest TSS's ss0 a user data segment (DPL 3), no UpdateKernelStack. */
+static void c_tss_ss0_user(void)
+{
+	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
+	h_tss.ss0 = UDS;
+	to_ring3(u_int80);
+}
+
+/* A kernel stack in the reserved top: the vCPU's own register page. */
+static void c_ukstack_switcher(void)
+{
+	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
+	hc(VMI_CALL_UpdateKernelStack, KDS, 0xffd01000u, 0, 0, 0);
+	to_ring3(u_int80);
+}
+
+/* Ring 1 on a stack that is not mapped: #UD cannot be pushed. */
+static void c_stack_unmapped(void)
+{
+	__asm__ volatile("movl $0x3f000000, %esp\n ud2");
+}
+
+/* Ring 1 on the vCPU's register page in the switcher, then #UD. */
+static void c_stack_switcher(void)
+{
+	__asm__ volatile("movl $0xffd01000, %esp\n ud2");
+}
+
+static void c_iret_rpl0(void) { vmi_iret((uint32_t)h_ring1_landing, KCS, 0x2, 0, 0); }
+static void c_iret_vm(void) { vmi_iret((uint32_t)h_ring1_landing, KCS | 1, 0x20002, 0, 0); }
+static void c_iret_nt(void) { vmi_iret((uint32_t)h_ring1_landing, KCS | 1, 0x4002, 0, 0); }
+static void c_iret_rf(void) { vmi_iret((uint32_t)h_ring1_landing, KCS | 1, 0x10002, 0, 0); }
+
+/* IOPL 3 asked for: if it were granted, ring 1 could reach the machine's
+ * ports; a port the hypervisor has no device for must still trap. */
+void h_iopl_landing(void);
+__asm__(".text\nh_iopl_landing:\n movb $0x42, %al\n outb %al, $0x70\n movw $0x5000, %dx\n outb %al, %dx\n 1: jmp 1b\n");
+static void c_iret_iopl(void) { vmi_iret((uint32_t)h_iopl_landing, KCS | 1, 0x3002, 0, 0); }
+static void c_iret_user_ss_rpl(void) { vmi_iret((uint32_t)u_int82, UCS, 0x202, (uint32_t)h_ustack + 4096, KDS); }
+static void c_iret_eip_limit(void)
+{
+	write_gdt(FREE >> 3, seg(0, 0x1fff, 0x9a, 0xc));	/* 32 MiB */
+	vmi_iret(0x03000000u, FREE | 1, 0x2, 0, 0);
+}
+
+static void c_cr0_pg_off(void) { hc(VMI_CALL_SetCR0, hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0) & ~0x80000000u, 0, 0, 0, 0); }
+static void c_cr0_wp_off(void) { hc(VMI_CALL_SetCR0, hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0) & ~0x10000u, 0, 0, 0, 0); }
+static void c_cr4_pae(void)
+{
+	hc(VMI_CALL_SetCR4, hc(VMI_CALL_GetCR4, 0, 0, 0, 0, 0) | 0x20, 0, 0, 0, 0);
+	say("cr4 after SetCR4(PAE)", hc(VMI_CALL_GetCR4, 0, 0, 0, 0, 0));
+	survived();
+}
+
+static void c_cr4_vme_pvi(void)
+{
+	uint32_t cr4;
+
+	__asm__ volatile("movl %%cr4, %0" : "=r"(cr4));
+	__asm__ volatile("movl %0, %%cr4" : : "r"(cr4 | 0x3));	/* VME, PVI */
+	__asm__ volatile("movl %%cr4, %0" : "=r"(cr4));
+	say("cr4 after mov with VME|PVI", cr4);
+	outb(0x5000, 0);	/* a stop, whose dump shows the real CR4 */
+}
+
+static void c_msr_sysenter_cs(void)
+{
+	uint64_t v;
+
+	hc(VMI_CALL_WRMSR, 0x174, KCS, 0, 0, 0);		/* SYSENTER_CS = our ring-0 code */
+	v = hc(VMI_CALL_RDMSR, 0x174, 0, 0, 0, 0);
+	say("SYSENTER_CS reads", (uint32_t)v);
+	survived();
+}
+
+static void c_msr_unknown_rdmsr(void) { __asm__ volatile("rdmsr" : : "c"(0xc0000080) : "eax", "edx"); }
+static void c_msr_apic_base(void) { __asm__ volatile("wrmsr" : : "c"(0x1b), "a"(0xfee00000 | 0x800), "d"(0)); survived(); }
+
+/* A hardware breakpoint on the switcher: SetDR keeps it virtual, so
+ * neither our read of the switcher nor the hypervisor trips over it. */
+static void c_dr7_switcher(void)
+{
+	hc(VMI_CALL_SetDR, 0, 0xffc00000u, 0, 0, 0);
+	hc(VMI_CALL_SetDR, 7, 0x000f0003u, 0, 0, 0);	/* L0|G0, RW0 = 11 (read/write) */
+	say("dr7 reads", hc(VMI_CALL_GetDR, 7, 0, 0, 0, 0));
+	say("switcher word 0 reads", rd(0xffc00000u));
+	survived();
+}
+
+/* mov to a debug register: the emulator has no such op (SetDR is the
+ * paravirtual way): stopped as unsupported. */
+static void c_dr_mov(void) { __asm__ volatile("movl %0, %%dr7" : : "r"(0x000f0003u)); }
+
+static void c_dr_bad_number(void) { hc(VMI_CALL_SetDR, 9, 0x1, 0, 0, 0); survived(); }
+
+static void c_port_pci_config(void)
+{
+	uint32_t v;
+
+	__asm__ volatile("outl %0, %w1" : : "a"(0x80000000u), "Nd"(0xcf8));
+	__asm__ volatile("inl %w1, %0" : "=a"(v) : "Nd"(0xcfc));
+	say("PCI config 0:0.0 reads", v);
+	survived();
+}
+
+static void c_port_kbd_reset(void) { outb(0x64, 0xfe); }
+static void c_port_debug_exit(void)
+{
+	outb(0xf4, 0x11);	/* QEMU's isa-debug-exit: status (0x11 << 1) | 1 if it got there */
+	outb(0x501, 0x11);
+	survived();
+}
+static void c_port_high(void) { outb(0x5000, 0x42); }
+
+/* ---- page tables ---------------------------------------------------------- */
+
+static void c_pt_outside_frame(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, npages << 12 | P | W | A | D);
+	rd(FUZZ_LIN(0));
+}
+
+static void c_pt_far_frame(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, 0xfffff000u | P | A);
+	rd(FUZZ_LIN(0));
+}
+
+static void c_pt_reserved_top(void)
+{
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[1020], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	rd(0xff000000u);
+}
+
+static void c_pt_switcher_pde(void)
+{
+	/* PDE 1023 is the switcher's: a guest PDE there is never used. */
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[1023], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	wr(0xffc00000u, 0x12345678);
+}
+
+static void c_pt_recursive(void) { map8((uint32_t)h_pd | P | W | A, 0); }
+
+static void c_pt_pd_as_pt(void)
+{
+	for (unsigned t = 0; t < 4; t++)
+		h_pd2[t] = h_pd[t];
+	hc(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, 0, 0, 0);
+	map8((uint32_t)h_pd2 | P | W | A, 0);
+}
+
+static void c_pt_double_announce(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	wr(FUZZ_LIN(0), 0x1234);
+	say("through the twice-announced table", rd((uint32_t)h_page));
+	survived();
+}
+
+static void c_pt_release_linked(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	wr(FUZZ_LIN(0), 0x5678);
+	hc(VMI_CALL_ReleasePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	say("after ReleasePage of the linked table, it still reads", rd(FUZZ_LIN(0)));
+	survived();
+}
+
+/* The same, but nothing touches the region again: the guest's PDE
+ * still names the released table, whose shadow is gone. */
+static void c_pt_release_linked_idle(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	wr(FUZZ_LIN(0), 0x5678);
+	hc(VMI_CALL_ReleasePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	survived();
+}
+
+static void c_pt_release_loaded_pd(void) { hc(VMI_CALL_ReleasePage, (uint32_t)h_pd >> 12, VMI_PAGE_PD, 0, 0, 0); }
+static void c_pt_announce_outside(void) { hc(VMI_CALL_AllocatePage, npages, VMI_PAGE_PT, 0, 0, 0); }
+static void c_pt_clone_range(void) { hc(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, (uint32_t)h_pd >> 12, 1000, 100); }
+static void c_pt_cr3_outside(void) { hc(VMI_CALL_SetCR3, npages << 12, 0, 0, 0, 0); }
+static void c_pt_cr3_table(void) { hc(VMI_CALL_SetCR3, (uint32_t)h_pt[0], 0, 0, 0, 0); }
+static void c_pt_4m_page(void)
+{
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], 0x02000000u | P | W | A | PS, 0, 0, 0);
+	rd(FUZZ_LIN(0));
+}
+
+/* A page table in the read-only option-ROM area (the VMI ROM
+ * itself): through an entry there that is present without A, the walker
+ * would have to set A in the ROM. */
+static void c_pt_rom_table(void)
+{
+	const uint32_t *rom = (const uint32_t *)0x000c0000u;
+	unsigned i;
+
+	for (i = 0; i < 1024; i++)
+		if ((rom[i] & (P | A | PS)) == P && (rom[i] >> 12) < npages)
+			break;
+	say("ROM word with P and not A at index", i);
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], 0x000c0000u | P | W | A, 0, 0, 0);
+	rd(FUZZ_LIN(i));
+}
+
+static void c_pt_not_announced_flags(void) { hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PAE | VMI_PAGE_PT, 0, 0, 0); }
+
+/* ---- the shared page's queue ---------------------------------------------- */
+
+static void c_queue_count(void)
+{
+	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = VMI_SHARED_PXE_QUEUE_LEN + 1;
+	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+}
+
+static void c_queue_count_negative(void)
+{
+	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 0xffffffffu;
+	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+}
+
+static void c_queue_bad_address(void)
+{
+	*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = 0x3f000000u;
+	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
+	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+}
+
+static void c_queue_switcher_address(void)
+{
+	/* A queued "entry" in the hypervisor's own page: it translates (the
+	 * switcher is mapped) but is no page table of the guest's. */
+	*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = 0xffc00000u;
+	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
+	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	survived();
+}
+
+/* An entry queued, then changed to not present before the exit: the
+ * drain must derive what is there, so the access after it faults.  A
+ * host interrupt may drain the queue between the queueing and the change
+ * (the change would then go untold): the count shows it, and we retry. */
+static void c_queue_changed(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	rd(FUZZ_LIN(0));
+	do {
+		h_pt[0][0] = (uint32_t)h_page | P | W | A | D;
+		*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = (uint32_t)&h_pt[0][0];
+		*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
+		h_pt[0][0] = 0;
+	} while (*shared_word(VMI_OFF_vmi_shared_page_pxe_count) != 1);
+	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	rd(FUZZ_LIN(0));
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+struct h_case {
+	const char *name;
+	int paging;
+	void (*fn)(void);
+};
+
+static const struct h_case cases[] = {
+	{ "gdt-dpl0-code", 0, c_gdt_dpl0_code },
+	{ "gdt-conforming", 0, c_gdt_conforming },
+	{ "gdt-call-gate", 0, c_gdt_call_gate },
+	{ "gdt-task-gate", 0, c_gdt_task_gate },
+	{ "gdt-int-gate", 0, c_gdt_int_gate },
+	{ "ldt-call-gate", 0, c_ldt_call_gate },
+	{ "ldt-gate-write", 0, c_ldt_gate_write },
+	{ "seg-reserved-top", 1, c_seg_reserved_top },
+	{ "seg-expand-down", 1, c_seg_expand_down },
+	{ "farjmp-user-code", 0, c_farjmp_user_code },
+	{ "idt-not-present", 0, c_idt_not_present },
+	{ "idt-task-gate", 0, c_idt_task_gate },
+	{ "idt-16bit-gate", 0, c_idt_16bit_gate },
+	{ "idt-data-selector", 0, c_idt_data_selector },
+	{ "idt-limit", 0, c_idt_limit },
+	{ "idt-user-int-dpl0", 0, c_idt_user_int_dpl0 },
+	{ "ring3-int82", 0, c_ring3_int82 },
+	{ "ring3-kbd-reset", 0, c_ring3_kbd_reset },
+	{ "ring3-debug-exit", 0, c_ring3_debug_exit },
+	{ "tss-iomap", 0, c_tss_iomap },
+	{ "tss-esp0-unmapped", 1, c_tss_esp0_unmapped },
+	{ "ukstack-user-ss", 0, c_ukstack_user_ss },
+	{ "tss-ss0-user", 0, c_tss_ss0_user },
+	{ "ukstack-switcher", 1, c_ukstack_switcher },
+	{ "stack-unmapped", 1, c_stack_unmapped },
+	{ "stack-switcher", 1, c_stack_switcher },
+	{ "iret-rpl0", 0, c_iret_rpl0 },
+	{ "iret-vm", 0, c_iret_vm },
+	{ "iret-nt", 0, c_iret_nt },
+	{ "iret-rf", 0, c_iret_rf },
+	{ "iret-iopl", 0, c_iret_iopl },
+	{ "iret-user-ss-rpl", 0, c_iret_user_ss_rpl },
+	{ "iret-eip-limit", 0, c_iret_eip_limit },
+	{ "cr0-pg-off", 1, c_cr0_pg_off },
+	{ "cr0-wp-off", 1, c_cr0_wp_off },
+	{ "cr4-pae", 0, c_cr4_pae },
+	{ "cr4-vme-pvi", 0, c_cr4_vme_pvi },
+	{ "msr-sysenter-cs", 0, c_msr_sysenter_cs },
+	{ "msr-unknown", 0, c_msr_unknown_rdmsr },
+	{ "msr-apic-base", 0, c_msr_apic_base },
+	{ "dr7-switcher", 0, c_dr7_switcher },
+	{ "dr-bad-number", 0, c_dr_bad_number },
+	{ "dr-mov", 0, c_dr_mov },
+	{ "port-pci-config", 0, c_port_pci_config },
+	{ "port-kbd-reset", 0, c_port_kbd_reset },
+	{ "port-debug-exit", 0, c_port_debug_exit },
+	{ "port-high", 0, c_port_high },
+	{ "pt-outside-frame", 1, c_pt_outside_frame },
+	{ "pt-far-frame", 1, c_pt_far_frame },
+	{ "pt-reserved-top", 1, c_pt_reserved_top },
+	{ "pt-switcher-pde", 1, c_pt_switcher_pde },
+	{ "pt-recursive", 1, c_pt_recursive },
+	{ "pt-pd-as-pt", 1, c_pt_pd_as_pt },
+	{ "pt-double-announce", 1, c_pt_double_announce },
+	{ "pt-release-linked", 1, c_pt_release_linked },
+	{ "pt-release-linked-idle", 1, c_pt_release_linked_idle },
+	{ "pt-release-loaded-pd", 1, c_pt_release_loaded_pd },
+	{ "pt-announce-outside", 1, c_pt_announce_outside },
+	{ "pt-clone-range", 1, c_pt_clone_range },
+	{ "pt-cr3-outside", 1, c_pt_cr3_outside },
+	{ "pt-cr3-table", 1, c_pt_cr3_table },
+	{ "pt-4m-page", 1, c_pt_4m_page },
+	{ "pt-rom-table", 1, c_pt_rom_table },
+	{ "pt-pae-flags", 1, c_pt_not_announced_flags },
+	{ "queue-count", 1, c_queue_count },
+	{ "queue-count-negative", 1, c_queue_count_negative },
+	{ "queue-bad-address", 1, c_queue_bad_address },
+	{ "queue-switcher-address", 1, c_queue_switcher_address },
+	{ "queue-changed", 1, c_queue_changed },
+};
+
+/* ---- tguest=idle ------------------------------------------------------------ */
+volatile uint32_t idle_bytes;
+void idle_irq(void);
+void idle_rx(void);
+__asm__(".text\n"
+	"idle_irq:\n"
+	"	pushal\n"
+	"	call idle_rx\n"
+	"	popal\n"
+	"	pushl %edi\n"
+	"	movl $39, %edi\n"	/* VMI_CALL_IRET: [esp] = edi, then the frame */
+	"	int $0x82\n");
+
+void idle_rx(void)
+{
+	while (inb(0x3f8 + 5) & 1) {
+		char c = (char)inb(0x3f8);
+
+		idle_bytes++;
+		puts("idle: got ");
+		putc(c);
+		puts("\n");
+	}
+	outb(0x20, 0x20);	/* EOI */
+}
+
+static void idle(void)
+{
+	struct dtr d = { sizeof(h_idt) - 1, (uint32_t)h_idt };
+	uint32_t r;
+
+	h_idt[0x24] = gate(0x10, (uint32_t)idle_irq, 0x8e);	/* IRQ4 at vector 0x20 + 4 */
+	__asm__ volatile("lidt %0" : : "m"(d));
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	/* The 8259 pair as Linux sets it up: master at 0x20, slave at 0x28. */
+	outb(0x20, 0x11); outb(0x21, 0x20); outb(0x21, 0x04); outb(0x21, 0x01);
+	outb(0xa0, 0x11); outb(0xa1, 0x28); outb(0xa1, 0x02); outb(0xa1, 0x01);
+	outb(0x21, (uint8_t)~0x10);	/* only IRQ4 */
+	outb(0xa1, 0xff);
+	outb(0x3f8 + 4, 0x08);		/* MCR.OUT2: the IRQ line */
+	outb(0x3f8 + 1, 0x01);		/* IER: received data */
+	puts("idle: waiting for input\n");
+	for (;;) {
+		hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+	}
+}
+
+int hostile_main(const uint8_t *boot_params, const char *cmdline)
+{
+	if (has_word(cmdline, "tguest=idle")) {
+		idle();
+		return 1;
+	}
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char word[48] = "tguest=h:";
+		unsigned n = 9;
+
+		for (const char *p = cases[i].name; *p && n < sizeof(word) - 1; p++)
+			word[n++] = *p;
+		word[n] = 0;
+		if (!has_word(cmdline, word))
+			continue;
+		npages = e820_top(boot_params) >> 12;
+		h_env(cases[i].paging);
+		puts("hostile: case ");
+		puts(cases[i].name);
+		puts(cases[i].paging ? " (paging on, shadows active)\n" : "\n");
+		cases[i].fn();
+		puts("hostile: the case returned\n");
+		survived();
+	}
+	return 0;
+}

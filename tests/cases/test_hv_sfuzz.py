@@ -1,0 +1,136 @@
+"""The shape-aware fuzzer of the paravirtual MMU (issue 18, item 4).
+
+The test guest's `tguest=sfuzz:SEED sfuzz_calls=N` (hv/test-guests/
+tguest_sfuzz.c) turns paging on, activates VMI so that the shadows serve,
+announces its own page tables and directories and loads CR3, then makes N
+calls of the right shape (SetPxE, SwapPxE, TestAndSet/ClearPxEBit and
+GetPxE by hypercall and through the ROM's fast path, entries queued by
+hand on the shared page and changed after queueing, AllocatePage of
+tables and directories with clones, ReleasePage linked or not, SetCR3,
+InvalPage, FlushTLB, accesses through the fuzzed region, descriptors of
+each type in its GDT, LDT and IDT), checking what it can see itself:
+the calls' results, and that each access faults exactly when its own
+tables say.  Then one final action picked by the seed (seed % 12) that
+may stop it by design, or Shutdown.
+
+After each run: no hypervisor fault; a stop only for a reason that blames
+the guest; the guest's own checks all passed; the end report's shadow
+audit clean; the machine frames back to their count before the guest ran;
+and, after a stop, the hypervisor answers `s` and `q`.  The figures
+(calls, seeds, shadow operations reached by kind, invariant checks) are
+printed as notes.
+
+`make test` runs SFUZZ_RUNS runs of SFUZZ_CALLS VMI calls (more than 10^5);
+`make fuzz` runs more: FUZZ_CALLS=, FUZZ_SEED=, FUZZ_RUNS= (environment
+VMIHV_FUZZ_CALLS, VMIHV_FUZZ_SEED, VMIHV_FUZZ_RUNS).
+"""
+
+import os
+import re
+import time
+
+from vmitest import TestFailure, paths, test
+from hvguest import GUEST_FAULT_STOPS, GUEST_SHUTDOWN, stays_responsive
+from guest_end import HV_BROKEN, STOP, check_invariants
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
+# make test: one run per final action (seeds 1-12), 10^5 VMI calls in all
+# (about 10 s under TCG).
+SFUZZ_CALLS = 10000
+SFUZZ_RUNS = 12
+SFUZZ_SEED = 1
+AUDIT_EVERY = 8
+# The final actions, by seed % 12 (tguest_sfuzz.c, finals[]).
+FINALS = 12
+SHADOW_OPS = r"vmi-hv: shadow paging: (\d+ announced[^\n]*)"
+VMI_CALLS = r"vmi-hv: VMI calls:([^\n]*)"
+CONTINUOUS = r"vmi-hv: continuous audit \(every=\d+\): (\d+) audits, (\d+) entries checked, (\d+) mismatches"
+DRAINED = r"vmi-hv: page-table updates without an exit: (\d+) queued entries drained at (\d+) exits"
+
+
+def settings():
+    env = os.environ
+    return (int(env.get("VMIHV_FUZZ_SEED") or SFUZZ_SEED), int(env.get("VMIHV_FUZZ_RUNS") or SFUZZ_RUNS),
+            int(env.get("VMIHV_FUZZ_CALLS") or SFUZZ_CALLS))
+
+
+def sfuzz_one(t, seed, calls):
+    """One run; returns its figures."""
+    t.require(paths.HV_ELF, TGUEST)
+    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    # The continuous audit checks the shadows the calls touched every
+    # AUDIT_EVERY notifications and stops the guest at the first stale
+    # entry: a lost update is caught where it happens, before a later
+    # call (a release, an announce) derives the table again and hides it.
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", f"audit=every={AUDIT_EVERY}",
+               "-initrd", f"{TGUEST} tguest=sfuzz:{seed} sfuzz_calls={calls},{initrd}", fatal=HV_BROKEN)
+    q.expect(r"sfuzz: paging on, shadows active, shared page ffd02000", timeout=60)
+    done = q.expect(r"sfuzz: done: ([^\n]*)\n|" + STOP + r"\n", timeout=calls / 500 + 60)
+    t.check(done.group(0).startswith("sfuzz: done"), f"seed {seed}: stopped before the final phase: {done.group(0)}")
+    figures = dict((k, int(v, 16)) for k, v in re.findall(r"(\w+)=([0-9a-f]+)", done.group(1)))
+    t.check(not re.search(r"vmi-hv: guest stopped: shadow audit", q.output),
+            f"seed {seed}: " + (re.findall(r"vmi-hv: guest stopped: shadow audit[^\n]*", q.output) or [""])[0])
+    t.check(figures["failed"] == 0, f"seed {seed}: {figures['failed']} of the guest's own checks failed: "
+            + "; ".join(re.findall(r"sfuzz: CHECK FAILED: ([^\n]*)", q.output)[:4]))
+    m = q.expect(STOP + r"\n|vmi-hv: guest shutdown: [^\n]*\n", timeout=60)
+    stopped = m.group(1)
+    q.expect(r"vmi-hv: machine frames free: \d+ after", timeout=30)
+    if stopped is not None:
+        t.check(any(re.match(ok, stopped) for ok in GUEST_FAULT_STOPS),
+                f"seed {seed}: stopped for a reason not known to blame the guest: {stopped}")
+        stays_responsive(t, q)
+        how = "stopped: " + stopped[:90]
+    else:
+        status = q.wait_exit(timeout=30)
+        t.check(status == GUEST_SHUTDOWN, f"seed {seed}: exit status {status}, expected {GUEST_SHUTDOWN}")
+        how = "shut down"
+    final = re.search(r"sfuzz: final: (\S+)", q.output)
+    inv = check_invariants(t, q.output, f"seed {seed}")
+    # The end report's figures: the first after the fuzzer's summary.
+    after = q.output[q.output.index("sfuzz: done:"):]
+    ops = re.search(SHADOW_OPS, after)
+    vmi = re.search(VMI_CALLS, after)
+    drained = re.search(DRAINED, after)
+    cont = re.search(CONTINUOUS, after)
+    t.check(cont and cont.group(3) == "0", f"seed {seed}: continuous audit: {cont.group(0) if cont else 'no line'}")
+    return {"seed": seed, "figures": figures, "how": how, "final": final.group(1) if final else "shutdown",
+            "shadow": ops.group(1) if ops else "", "vmi": vmi.group(1).strip() if vmi else "",
+            "drained": int(drained.group(1)) if drained else 0, "inv": inv,
+            "continuous": (int(cont.group(1)), int(cont.group(2)))}
+
+
+def run_fuzz(t, seed0, runs, calls):
+    total = checks = invariants = 0
+    start = time.monotonic()
+    for i in range(runs):
+        r = sfuzz_one(t, seed0 + i, calls)
+        f = r["figures"]
+        total += f["hypercalls"] + f["rom"]
+        checks += f["checks"]
+        invariants += 3 + r["inv"]["audits"] + r["continuous"][0]
+        t.note(f"seed {r['seed']}: {f['ops']} operations = {f['hypercalls']} hypercalls + {f['rom']} ROM "
+               f"fast-path calls + {f['queued']} hand-queued entries ({f['changed_after_queue']} changed after "
+               f"queueing, {r['drained']} drained by the hypervisor); {f['touches']} accesses ({f['faults']} "
+               f"faults); {f['checks']} guest checks; final {r['final']}: {r['how']}")
+        t.note(f"seed {r['seed']}: shadow operations: {r['shadow']}")
+        t.note(f"seed {r['seed']}: VMI calls:{r['vmi']}")
+        t.note(f"seed {r['seed']}: invariants: {r['continuous'][0]} continuous audits during the run "
+               f"({r['continuous'][1]} entries), {r['inv']['audits']} end audits ({r['inv']['entries']} entries), all clean, "
+               f"frames free {r['inv']['frames'][1]} after = {r['inv']['frames'][0]} before, no hypervisor fault")
+        for k in ("announced", "released", "PTE writes", "PDE writes", "CR3 loads", "invlpg"):
+            m = re.search(r"(\d+) " + k, r["shadow"])
+            t.check(m and int(m.group(1)) > 0, f"seed {r['seed']}: the fuzz never reached shadow '{k}'")
+    t.note(f"{total} VMI calls in {runs} runs (seeds {seed0}-{seed0 + runs - 1}), {checks} guest checks, "
+           f"{invariants} invariant checks, {time.monotonic() - start:.0f} s")
+    return total
+
+
+@test("hv-sfuzz-shadow")
+def hv_sfuzz_shadow(t):
+    """At least 10^5 shape-aware calls with paging on and the shadows
+    active (12 seeds, each ending in another final action): no hypervisor
+    fault, the guest's own checks, a clean audit and the machine frames
+    back after every run."""
+    seed, runs, calls = settings()
+    total = run_fuzz(t, seed, runs, calls)
+    t.check(total >= runs * calls, f"{total} calls, expected at least {runs * calls}")

@@ -1,0 +1,50 @@
+"""The invariants every hostile or fuzzed guest run must leave behind, read
+from the hypervisor's own lines after the guest ended (issue 18):
+
+- no hypervisor fault: none of vmitest.FATAL_PATTERNS, no stop reason of
+  hvguest.HV_FAULT_STOPS;
+- the shadow audit of the guest's end report: 0 mismatches (required
+  when the shadows served, i.e. the guest activated VMI with paging on);
+- the machine frames free after the guests' end equal the count before
+  they ran (hv/vcpu/guest_frames.c gives the run's frames back);
+- then, if the hypervisor stayed up, it answers 's' and 'q'.
+"""
+
+import re
+
+from hvguest import HV_FAULT_STOPS
+from vmitest import FATAL_PATTERNS
+
+AUDIT = r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, (\d+) mismatches"
+FRAMES = r"vmi-hv: machine frames free: (\d+) after guest (\S+)'s end \((\d+) before the guests ran\)"
+BEFORE = r"vmi-hv: machine frames free before the guests run: (\d+)"
+STOP = r"vmi-hv: guest stopped: ([^\n]*)"
+HV_BROKEN = [*FATAL_PATTERNS, *(r"vmi-hv: guest stopped: " + r + r"[^\n]*" for r in HV_FAULT_STOPS)]
+
+
+def audits(text):
+    """Every audit line: (directories, tables, entries, mismatches)."""
+    return [tuple(int(x) for x in m) for m in re.findall(AUDIT, text)]
+
+
+def check_invariants(t, text, what, last=True):
+    """Assert the invariants over one run's output; returns a dict of
+    figures (audits checked, frames before/after) for the test to print.
+    `last`: the run's last guest has ended, so the free count must be back
+    at its value before the guests ran."""
+    for bad in HV_BROKEN:
+        m = re.search(bad, text)
+        t.check(not m, f"{what}: the hypervisor failed: {m.group(0) if m else ''}")
+    a = audits(text)
+    # A guest that activated with paging off keeps the vTLB: no shadows,
+    # no audit.  One that activated with paging on must show its audit.
+    if "shadow paging: notification-driven from now on" in text:
+        t.check(a, f"{what}: no shadow audit line")
+    t.check(all(x[3] == 0 for x in a), f"{what}: shadow audit mismatches: {a}")
+    f = re.findall(FRAMES, text)
+    t.check(f, f"{what}: no machine-frames line after the guest's end")
+    if f and last:
+        after, _, before = f[-1]
+        t.check(after == before, f"{what}: machine frames free {after} after the end, {before} before the guests ran")
+    return {"audits": len(a), "entries": sum(x[2] for x in a),
+            "frames": (f[-1][2], f[-1][0]) if f else None}
