@@ -36,6 +36,9 @@ import stressng  # noqa: E402
 # Page-table notifications by VMI call name, as "VMI calls:" prints them.
 PT_CALLS = ["AllocatePage", "ReleasePage", "SetPxE", "SwapPxE", "TestAndSetPxEBit",
             "TestAndClearPxEBit", "InvalPage"]
+# The same four updates made by the ROM without an exit and queued.
+QUEUED = ["SetPxE", "SwapPxE", "TestAndSetPxEBit", "TestAndClearPxEBit"]
+QUEUED_KEYS = ["queued " + k for k in QUEUED]
 AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) entries checked, "
                    r"(\d+) mismatches, (\d+) entries not filled yet")
 
@@ -53,6 +56,9 @@ def statistics(q):
     calls = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: VMI calls:([^\n]*)", block).group(1)))
     s = {name: int(calls.get(name, 0)) for name in PT_CALLS}
     s["queued"] = int(re.search(r"without an exit: (\d+) queued entries", block).group(1))
+    kinds = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: queued page-table updates by call:([^\n]*)",
+                                                     block).group(1)))
+    s.update({"queued " + k: int(kinds[k]) for k in QUEUED})
     m = re.search(r"vmi-hv: shadow pages in use: (\d+) \(\d+ page directories; peak (\d+)\)", block)
     s["pages"], s["peak"] = int(m.group(1)), int(m.group(2))
     a = AUDIT.search(block)
@@ -107,11 +113,13 @@ def stress_ng(q, workers, stressors, seconds_each):
 def report(title, before, after, baseline, problems):
     """One block of the table; returns the problems found and the run's
     differences (page-table operations by kind, "total", the audit's)."""
-    d = {k: after[k] - before[k] for k in PT_CALLS + ["queued", "audits", "entries", "mismatches", "unfilled"]}
+    d = {k: after[k] - before[k]
+         for k in PT_CALLS + ["queued"] + QUEUED_KEYS + ["audits", "entries", "mismatches", "unfilled"]}
     d["total"] = total = sum(d[k] for k in PT_CALLS + ["queued"])
-    ops = " ".join(f"{k}={d[k]}" for k in PT_CALLS + ["queued"])
     print(title)
-    print(f"  page-table operations: {ops} (total {total})")
+    print(f"  page-table operations: {' '.join(f'{k}={d[k]}' for k in PT_CALLS)}")
+    kinds = " ".join(f"{k}={d['queued ' + k]}" for k in QUEUED)
+    print(f"    queued by the ROM: {d['queued']} ({kinds}); total {total}")
     print(f"  audit ({after['mode']}): {d['audits']} audits, {d['entries']} entries checked, "
           f"{d['mismatches']} mismatches, {d['unfilled']} entries not filled yet")
     print(f"  shadow pages: baseline {baseline}, peak {after['peak']}, end {after['pages']}")

@@ -86,7 +86,12 @@ enum shadow_op {
 	SHADOW_OP_SWAP_PXE,
 	SHADOW_OP_TEST_AND_CLEAR,	/* TestAndClearPxEBit */
 	SHADOW_OP_TEST_AND_SET,		/* TestAndSetPxEBit */
-	SHADOW_OP_QUEUED,		/* one of the above through the ROM's queue */
+	/* The same four through the ROM's queue (written by the ROM,
+	 * derived when the queue is drained). */
+	SHADOW_OP_QUEUED_SET_PXE,
+	SHADOW_OP_QUEUED_SWAP_PXE,
+	SHADOW_OP_QUEUED_TEST_AND_CLEAR,
+	SHADOW_OP_QUEUED_TEST_AND_SET,
 	SHADOW_OP_ALLOCATE,		/* AllocatePage */
 	SHADOW_OP_RELEASE,		/* ReleasePage */
 	SHADOW_OP_INVAL_PAGE,		/* InvalPage / INVLPG */

@@ -346,9 +346,19 @@ bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool se
 	return was;
 }
 
+/* The notification a queued entry stands for, by its kind bits
+ * (VMI_SHARED_PXE_*). */
+static const enum shadow_op queued_op[VMI_SHARED_PXE_KIND_MASK + 1] = {
+	[VMI_SHARED_PXE_SET] = SHADOW_OP_QUEUED_SET_PXE,
+	[VMI_SHARED_PXE_SWAP] = SHADOW_OP_QUEUED_SWAP_PXE,
+	[VMI_SHARED_PXE_TEST_SET] = SHADOW_OP_QUEUED_TEST_AND_SET,
+	[VMI_SHARED_PXE_TEST_CLEAR] = SHADOW_OP_QUEUED_TEST_AND_CLEAR,
+};
+
 /*
  * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
- * entry themselves and queue its linear address in the shared page.  Run
+ * entry themselves and queue its linear address (with the call in its
+ * low bits) and the kernel's call site in the shared page.  Run
  * at every exit before the exit is handled, so everything the hypervisor
  * does (fault handling, hypercalls, the audit) sees shadows that follow
  * the guest's tables exactly as if each write had been a hypercall.  Why
@@ -366,8 +376,10 @@ void vcpu_mmu_drain(struct vcpu *v)
 		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
 			  n, VMI_SHARED_PXE_QUEUE_LEN);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t lin = sh->pxe_queue[i], gpa;
+		uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
+		uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
 
+		v->stats.pxe_by_kind[kind]++;
 		/* The ROM wrote the entry through this address, with the
 		 * guest's mapping, before queueing it. */
 		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
@@ -375,9 +387,7 @@ void vcpu_mmu_drain(struct vcpu *v)
 				  i, n, lin);
 		if (!v->shadows_active)
 			continue;
-		/* The ROM does not say where the kernel wrote it: the exit's
-		 * EIP is the nearest the report can name. */
-		note(v, page_frame(gpa), SHADOW_OP_QUEUED, v->frame->eip);
+		note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
 		if (selftest_drops(v, gpa, lin))
 			continue;
 		check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,

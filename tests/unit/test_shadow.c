@@ -1090,7 +1090,7 @@ static void continuous_audit_finds_and_describes_a_stale_pte(void **state)
 	/* The guest cleared the entry and queued it; the hypervisor noted
 	 * the queued write but never derived it (the planted bug). */
 	poke_pte(UPT, ULIN, 0);
-	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED_SET_PXE, CALLER_EIP);
 	assert_true(shadow_entry_stale(&s, (UPT << 12) + pte_index(ULIN) * 4));
 	shadow_audit_touched(&s, false, &a);
 	print_message("report: %s\n", a.first);
@@ -1108,7 +1108,7 @@ static void continuous_audit_finds_and_describes_a_stale_pte(void **state)
 	assert_int_equal(a.m.shadow, old_shadow);
 	assert_int_equal(a.m.expect, 0);
 	assert_int_equal(a.m.expected_op, SHADOW_OP_SWAP_PXE);
-	assert_int_equal(a.m.last_op, SHADOW_OP_QUEUED);
+	assert_int_equal(a.m.last_op, SHADOW_OP_QUEUED_SET_PXE);
 	assert_int_equal(a.m.last_eip, CALLER_EIP);
 	assert_non_null(strstr(a.first, "PT 0x2 entry 1 "));
 	assert_non_null(strstr(a.first, "linear 00001000-00001fff"));
@@ -1164,13 +1164,13 @@ static void continuous_audit_names_a_missed_set_and_a_stale_pde(void **state)
 	/* A new entry the shadow never got: only unfilled (the access
 	 * faults and the fault fills it), not a mismatch. */
 	poke_pte(UPT, ULIN + 0x2000, (15 << 12) | P | U | A);
-	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED_SET_PXE, CALLER_EIP);
 	shadow_audit_touched(&s, false, &a);
 	assert_int_equal(a.mismatches, 0);
 	assert_int_equal(a.unfilled, 1);
 	/* An entry moved to another page: stale. */
 	poke_pte(UPT, ULIN, (16 << 12) | P | W | U | A | D);
-	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED_SET_PXE, CALLER_EIP);
 	shadow_audit_touched(&s, true, &a);
 	assert_int_equal(a.mismatches, 1);
 	assert_int_equal(a.m.expected_op, SHADOW_OP_SET_PXE);
