@@ -2,10 +2,11 @@
 """make stress: the guest's page tables under load, under vmi-hv with the
 continuous shadow audit on (issue 17; docs/HV.md, "Continuous audit").
 
-    tests/stress.py [--audit every=1] [--workers 1,4] [--rounds 8]
+    tests/stress.py [--audit every=1] [--strict] [--workers 1,4] [--rounds 8]
                     [--stressors vm,mmap,...] [--seconds 2] [--no-native] [--out DIR]
 
-Boots the guest under vmi-hv with audit=AUDIT and the stress initramfs
+Boots the guest under vmi-hv with audit=AUDIT (and with --strict,
+strict_pt=on: a direct write to a page table stops the guest) and the stress initramfs
 (the normal one plus Debian's i386 stress-ng, scripts/build-stress-initrd.sh)
 and, at its shell, runs with each number of workers in turn
 guest/programs/ptstress (that many copies at once), then Debian's
@@ -158,6 +159,7 @@ def bogo_table(hv, nat, stressors):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--audit", default="every=1", help="the hypervisor's audit= (default every=1)")
+    ap.add_argument("--strict", action="store_true", help="also strict_pt=on (docs/HV.md, strict mode)")
     ap.add_argument("--workers", default="1,4", help="comma-separated worker counts (default 1,4)")
     ap.add_argument("--rounds", type=int, default=8, help="ptstress rounds per worker (default 8)")
     ap.add_argument("--stressors", default=",".join(stressng.STRESSORS),
@@ -185,7 +187,8 @@ def main():
     started = time.monotonic()
     module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.STRESS_INITRD}"
     log = os.path.join(args.out, "stress-serial.log")
-    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, "-append", f"audit={args.audit}"],
+    hv_args = f"audit={args.audit}" + (" strict_pt=on" if args.strict else "")
+    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, "-append", hv_args],
              log, fatal=GUEST_FATAL)
     problems, totals, hv = [], {}, {}
     try:
@@ -194,7 +197,7 @@ def main():
         q.send("sleep 1; echo settled\n")
         q.expect(r"\nsettled", timeout=60)
         q.expect(PROMPT, timeout=60)
-        print(f"vmi-hv with audit={args.audit}; serial log {log}")
+        print(f"vmi-hv with {hv_args}; serial log {log}")
         for program in ("ptstress", "stress-ng") if stressors else ("ptstress",):
             for w in workers:
                 if program == "ptstress":

@@ -74,6 +74,7 @@ struct guest {
 	struct guest_boot_state boot;
 	bool has_vrom;		/* the VMI ROM is copied into its memory */
 	bool fastpaths;		/* enable the shared page's ROM fast paths */
+	bool strict_pt;		/* strict_pt=on: announced page tables read-only */
 	char kernel_version[64];
 	/* Shadow page tables from VMI activation on: the guest's page
 	 * tables are the guest's, whichever of its vCPUs loads them. */

@@ -55,6 +55,7 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	 * guest's tables needs only the guest's memory and paging mode. */
 	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
 	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
+	shadow_strict(&v->guest->shadow, v->guest->strict_pt);
 	v->guest->shadow_ready = true;
 }
 
@@ -245,10 +246,42 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 	v->paging = gp;
 }
 
+/*
+ * strict_pt: a write that faulted, which the guest's tables allow, to a
+ * page it announced as a page table: a direct write, not through the
+ * ROM's calls.  Stop the guest with where and what (the new entry read
+ * off the store instruction, when it is a plain one).  The walk with
+ * write set does what the hardware would have done (A and D in the
+ * guest's entry for that address).
+ */
+static void strict_write(struct vcpu *v, uint32_t cr2, unsigned cpl)
+{
+	struct vtlb_outcome out;
+	struct emul_ops ops;
+	uint32_t gpa, old, val;
+	char new_entry[40];
+
+	if (vtlb_translate(&v->vtlb, &v->paging, cr2, true, cpl, &gpa, &out) != VTLB_FILLED ||
+	    !shadow_strict_table(&v->guest->shadow, page_frame(gpa)))
+		return;		/* the guest's own fault, or no page table: as always */
+	vcpu_call_read(v, cr2 & ~3u, &old, 4, "a page-table entry");
+	vcpu_emul_ops(v, &ops);
+	if (emulate_store_value(v->frame, cpl, &ops, &val))
+		fmt_snprintf(new_entry, sizeof(new_entry), "%08x", val);
+	else
+		fmt_snprintf(new_entry, sizeof(new_entry), "? (not a plain store)");
+	vcpu_stop(v, "strict_pt: direct write to page table 0x%x entry %u (linear %08x) at EIP %08x: %08x -> %s",
+		  page_frame(gpa), page_offset(gpa) / 4, cr2, v->frame->eip, old, new_entry);
+}
+
 void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 {
 	struct vtlb_outcome out;
-	enum vtlb_result r = v->shadows_active ?
+	enum vtlb_result r;
+
+	if (v->shadows_active && v->guest->strict_pt && (error & X86_PF_W))
+		strict_write(v, cr2, cpl);
+	r = v->shadows_active ?
 		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, cpl, &out) :
 		vtlb_fault(&v->vtlb, &v->paging, cr2, error, cpl, &out);
 
@@ -468,6 +501,9 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+	if (v->guest->strict_pt)
+		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
+			(unsigned long long)s->strict_revoked);
 	if (auditing(v))
 		kprintf("vmi-hv: continuous audit (%s): %llu audits, %llu entries checked, %llu mismatches, %llu entries not filled yet\n",
 			audit_mode_name(&v->guest->audit.opt, mode, sizeof(mode)), (unsigned long long)v->guest->audit.runs,
