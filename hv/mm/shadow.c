@@ -64,9 +64,12 @@ static void touch(struct shadow *s, struct shadow_page *sp)
 
 bool shadow_strict_table(const struct shadow *s, uint32_t gfn)
 {
-	uint16_t idx = gfn < s->gm->npages ? s->by_gfn[gfn] : 0;
+	uint16_t idx;
 
-	return s->strict && idx && s->pages[idx - 1].announced;
+	if (!s->strict || gfn >= s->gm->npages)
+		return false;	/* strict_pt=off: the one test it costs */
+	idx = s->by_gfn[gfn];
+	return idx && s->pages[idx - 1].announced;
 }
 
 uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)

@@ -105,13 +105,19 @@ static void note(struct vcpu *v, uint32_t gfn, enum shadow_op op, uint32_t eip)
  * audit_action=log say so (the stale pages were derived again). */
 static void audit_found(struct vcpu *v, const char *when, const struct shadow_audit *a)
 {
+	char where[80] = "";
+
+	/* The last notification's kernel function, when a System.map was given. */
+	if (a->have_entry && a->m.last_eip)
+		sysmap_describe(&v->guest->sysmap, a->m.last_eip, where, sizeof(where));
 	if (v->guest->audit.opt.log_only) {
-		log_warn("shadow audit at %s: %u stale entries, derived again; first: %s",
-			 when, a->mismatches, a->first);
+		log_warn("shadow audit at %s: %u stale entries, derived again; first: %s%s",
+			 when, a->mismatches, a->first, where);
 		return;
 	}
-	kprintf("vmi-hv: shadow audit at %s: %u stale entries; first: %s\n", when, a->mismatches, a->first);
-	vcpu_stop(v, "shadow audit at %s: %s", when, a->first);
+	kprintf("vmi-hv: shadow audit at %s: %u stale entries; first: %s%s\n", when, a->mismatches, a->first,
+		where);
+	vcpu_stop(v, "shadow audit at %s: %s%s", when, a->first, where);
 }
 
 /* Audit the shadows touched since the last audit, and the directory
@@ -259,7 +265,7 @@ static void strict_write(struct vcpu *v, uint32_t cr2, unsigned cpl)
 	struct vtlb_outcome out;
 	struct emul_ops ops;
 	uint32_t gpa, old, val;
-	char new_entry[40];
+	char new_entry[40], where[80];
 
 	if (vtlb_translate(&v->vtlb, &v->paging, cr2, true, cpl, &gpa, &out) != VTLB_FILLED ||
 	    !shadow_strict_table(&v->guest->shadow, page_frame(gpa)))
@@ -270,8 +276,9 @@ static void strict_write(struct vcpu *v, uint32_t cr2, unsigned cpl)
 		fmt_snprintf(new_entry, sizeof(new_entry), "%08x", val);
 	else
 		fmt_snprintf(new_entry, sizeof(new_entry), "? (not a plain store)");
-	vcpu_stop(v, "strict_pt: direct write to page table 0x%x entry %u (linear %08x) at EIP %08x: %08x -> %s",
-		  page_frame(gpa), page_offset(gpa) / 4, cr2, v->frame->eip, old, new_entry);
+	sysmap_describe(&v->guest->sysmap, v->frame->eip, where, sizeof(where));
+	vcpu_stop(v, "strict_pt: direct write to page table 0x%x entry %u (linear %08x) at EIP %08x%s: %08x -> %s",
+		  page_frame(gpa), page_offset(gpa) / 4, cr2, v->frame->eip, where, old, new_entry);
 }
 
 void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)

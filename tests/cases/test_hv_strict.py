@@ -8,10 +8,11 @@ store, then makes an ordinary SetPxE to the next PTE of the same table.
   - hv-unannounced-pte-caught: with `strict_pt=on` the store itself
     faults and the guest is stopped with the EIP, the table, the entry
     and old -> new; with `audit=every=1` the audit after the SetPxE finds
-    the stale entry at the linear address the guest printed.  Both EIPs,
-    looked up in the kernel's System.map, are in
-    vmi_selftest_unannounced_pte.  Without either the guest goes on (the
-    bug is invisible), which this test also checks.
+    the stale entry at the linear address the guest printed.  Both boots
+    get the kernel's System.map as a third module, and the hypervisor
+    names both EIPs vmi_selftest_unannounced_pte+OFF, as the host's own
+    lookup does.  Without either the guest goes on (the bug is invisible),
+    which this test also checks.
   - hv-strict-ptstress: `strict_pt=on` with the audit on: the boot, the
     sanity program and ptstress run without a single direct write being
     reported, and the audit finds no mismatch (no false alarm from Linux's
@@ -29,24 +30,31 @@ WRITER = "vmi_selftest_unannounced_pte"
 PLANTED = r"vmi_selftest: unannounced-pte: clearing the PTE of ([0-9a-f]{8}) directly"
 # The reports (hv/vcpu/vcpu_mmu.c strict_write; hv/mm/shadow.c shadow_describe).
 STRICT = (r"strict_pt: direct write to page table 0x[0-9a-f]+ entry (\d+) \(linear ([0-9a-f]{8})\) "
-          r"at EIP ([0-9a-f]{8}): ([0-9a-f]{8}) -> ([0-9a-f]{8})")
+          r"at EIP ([0-9a-f]{8}) \(([^)]+)\): ([0-9a-f]{8}) -> ([0-9a-f]{8})")
 AUDIT = (r"shadow audit at [a-z -]+: PT 0x[0-9a-f]+ entry \d+ \(linear ([0-9a-f]{8})-[0-9a-f]{8}\): "
          r"guest 00000000, shadow [0-9a-f]{8}, expected 00000000; missed SwapPxE; "
-         r"last notified: \w+(?: \(queued\))? at EIP ([0-9a-f]{8})")
+         r"last notified: \w+(?: \(queued\))? at EIP ([0-9a-f]{8}) \(([^)]+)\)")
 
 
-def boot(t, hv_args, guest_args="", fatal=FATAL_PATTERNS):
+def boot(t, hv_args, guest_args="", fatal=FATAL_PATTERNS, sysmap=False):
+    """The guest under vmi-hv; with sysmap, System.map as a third module
+    (the hypervisor then names guest EIPs in its reports)."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = f"{SERIAL_CMDLINE} {guest_args}".strip()
     module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    if sysmap:
+        module += f",{SYSTEM_MAP}"
     args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
     return t.qemu(*args, "-append", hv_args, fatal=fatal) if hv_args else t.qemu(*args, fatal=fatal)
 
 
-def in_writer(t, symbols, eip, what):
+def in_writer(t, symbols, eip, named, what):
+    """The hypervisor named EIP as `named` from the System.map module: the
+    planted writer, as the host's own lookup says too."""
     where = symbols.symbol(int(eip, 16))
-    t.note(f"{what}: EIP {eip} is {where}")
+    t.note(f"{what}: EIP {eip} is {where}; the hypervisor says {named}")
     t.check(where and where.startswith(WRITER + "+"), f"{what}: EIP {eip} is {where}, not in {WRITER}")
+    t.check(named == where, f"{what}: the hypervisor names EIP {eip} {named}, System.map says {where}")
 
 
 @test("hv-unannounced-pte-caught")
@@ -54,25 +62,25 @@ def unannounced_pte_caught(t):
     t.require(SYSTEM_MAP)
     symbols = SystemMap()
 
-    q = boot(t, "strict_pt=on", f"vmi_selftest={SELFTEST}")
+    q = boot(t, "strict_pt=on", f"vmi_selftest={SELFTEST}", sysmap=True)
     planted = q.expect(PLANTED, timeout=300).group(1)
     m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=60)
     t.note(f"strict_pt=on: {m.group(1)}")
     s = re.match(STRICT, m.group(1))
     t.check(s, f"strict_pt=on: guest stopped: {m.group(1)}; expected /{STRICT}/")
-    t.check(s.group(5) == "00000000" and s.group(4) != "00000000",
-            f"strict_pt=on: the entry written is {s.group(4)} -> {s.group(5)}, not a present PTE cleared")
-    in_writer(t, symbols, s.group(3), "strict_pt=on")
+    t.check(s.group(6) == "00000000" and s.group(5) != "00000000",
+            f"strict_pt=on: the entry written is {s.group(5)} -> {s.group(6)}, not a present PTE cleared")
+    in_writer(t, symbols, s.group(3), s.group(4), "strict_pt=on")
     stays_responsive(t, q)
 
-    q = boot(t, "audit=every=1", f"vmi_selftest={SELFTEST}")
+    q = boot(t, "audit=every=1", f"vmi_selftest={SELFTEST}", sysmap=True)
     planted = q.expect(PLANTED, timeout=300).group(1)
     m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=60)
     t.note(f"audit=every=1: {m.group(1)}")
     a = re.match(AUDIT, m.group(1))
     t.check(a, f"audit=every=1: guest stopped: {m.group(1)}; expected /{AUDIT}/")
     t.check(a.group(1) == planted, f"audit=every=1: the stale entry maps {a.group(1)}, the guest cleared {planted}")
-    in_writer(t, symbols, a.group(2), "audit=every=1")
+    in_writer(t, symbols, a.group(2), a.group(3), "audit=every=1")
     stays_responsive(t, q)
 
     # Neither checker: the hypervisor cannot see the bug, the guest goes on.
