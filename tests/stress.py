@@ -6,8 +6,9 @@ continuous shadow audit on (issue 17; docs/HV.md, "Continuous audit").
                     [--stressors vm,mmap,...] [--seconds 2] [--no-native] [--out DIR]
 
 Boots the guest under vmi-hv with audit=AUDIT (and with --strict,
-strict_pt=on: a direct write to a page table stops the guest) and the stress initramfs
-(the normal one plus Debian's i386 stress-ng, scripts/build-stress-initrd.sh)
+strict_pt=on: a direct write to a page table stops the guest) and the
+stress initramfs (the normal one plus Debian's i386 stress-ng,
+scripts/build-stress-initrd.sh)
 and, at its shell, runs with each number of workers in turn
 guest/programs/ptstress (that many copies at once), then Debian's
 stress-ng VM and page-table stressors one after another (that many
@@ -71,8 +72,9 @@ def statistics(q):
 
 
 def around(q, command):
-    """COMMAND at the shell between two statistics requests, the peak
-    restarted before it; (before, after, baseline, seconds, output)."""
+    """command() (which drives the shell) between two statistics requests,
+    the peak restarted before it; (before, after, baseline, seconds,
+    console output, command's result)."""
     before = statistics(q)
     q.send("\x1dr")
     m = q.expect(r"vmi-hv: peaks reset: shadow pages in use (\d+),[^\n]*\n", timeout=30)
