@@ -27,6 +27,7 @@ JOBS    ?= $(shell nproc)
 BZIMAGE := $(GUEST)/bzImage
 INITRD  := $(GUEST)/initrd.img
 BENCH_INITRD := $(GUEST)/bench-initrd.img
+STRESS_INITRD := $(GUEST)/stress-initrd.img
 HV_ELF  := $(BUILD)/hv/vmi-hv.elf
 VROM    := $(BUILD)/vrom/vmi.rom
 EXEC32_PROBE := $(BUILD)/tests/exec32-probe
@@ -42,14 +43,15 @@ INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/*.c) \
 		 scripts/build-initrd.sh
 ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
 BENCH_INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/bench/*) \
-		 scripts/build-bench-initrd.sh scripts/bench-rt-tests.sh
+		 scripts/build-bench-initrd.sh scripts/deb-i386-programs.sh
+STRESS_INITRD_INPUTS := $(INITRD) scripts/build-stress-initrd.sh scripts/deb-i386-programs.sh
 
 # Serial console (and QEMU monitor, Ctrl-A C) on the terminal; a VGA window only
 # when there is a display to put it on.
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd bench-initrd iso hv vrom unit run debug debug-native test bench compare stress fuzz clean distclean
+.PHONY: all deps guest initrd bench-initrd stress-initrd iso hv vrom unit run debug debug-native test bench compare stress fuzz clean distclean
 all: iso
 
 deps:
@@ -70,6 +72,13 @@ bench-initrd: deps $(BENCH_INITRD)
 
 $(BENCH_INITRD): $(BENCH_INITRD_INPUTS)
 	@scripts/build-bench-initrd.sh $(GUEST)
+
+# The initramfs of `make stress`: initrd.img followed by Debian's i386
+# stress-ng and its libraries as a second archive.
+stress-initrd: deps $(STRESS_INITRD)
+
+$(STRESS_INITRD): $(STRESS_INITRD_INPUTS)
+	@scripts/build-stress-initrd.sh $(GUEST)
 
 vrom: deps
 	@if [ -f vrom/Makefile ]; then $(MAKE) --no-print-directory -C vrom $(call SUBARGS,vrom) all; fi
@@ -117,7 +126,7 @@ debug-native: guest initrd
 	@echo "then e.g. 'vmihv-break-guest start_kernel', 'continue'. Quit QEMU with Ctrl-A X."
 	$(QEMU_DEBUG) -kernel $(BZIMAGE) -initrd $(INITRD) -append "console=ttyS0,115200"
 
-test: iso unit bench-initrd
+test: iso unit bench-initrd stress-initrd
 	@python3 tests/run.py $(TESTARGS)
 
 # The benchmarks only: the same bzImage natively and under vmi-hv, and the
@@ -133,10 +142,11 @@ compare: guest hv bench-initrd
 	@python3 tests/compare.py $(COMPAREARGS)
 
 # Page-table stress under vmi-hv with the continuous shadow audit on
-# (audit=every=1): ptstress with 1, then 4 workers; operations by kind,
-# audits, mismatches and shadow pages per run.  STRESSARGS="--audit exit
-# --workers 1,2,4": tests/stress.py --help.
-stress: guest initrd hv
+# (audit=every=1): ptstress, then Debian's stress-ng VM and page-table
+# stressors, with 1, then 4 workers; operations by kind, audits, mismatches
+# and shadow pages per run, and stress-ng's bogo-ops beside a native run.
+# STRESSARGS="--audit exit --workers 1,2,4": tests/stress.py --help.
+stress: guest hv stress-initrd
 	@python3 tests/stress.py $(STRESSARGS)
 
 # The shadow fuzzer at length (tests/cases/test_hv_sfuzz.py): FUZZ_RUNS runs

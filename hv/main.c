@@ -131,9 +131,25 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	struct guest_spec specs[HV_MAX_GUESTS];
 	struct guest *guests[HV_MAX_GUESTS];
-	unsigned n;
+	unsigned n, nr_modules = mbi->flags & MBI_FLAG_MODS ? mbi->mods_count : 0;
+	struct sysmap sysmap = { 0, 0 };
 
-	if (!guest_set_plan(mbi->flags & MBI_FLAG_MODS ? mbi->mods_count : 0, &opt,
+	/* A last module named System.map is the guest kernel's symbol table
+	 * (for the reports of strict_pt and the audit), not a guest's: it is
+	 * left out of the pairing, and its memory is never given back. */
+	if (nr_modules > 2) {
+		const struct multiboot_module *last =
+			(const struct multiboot_module *)mbi->mods_addr + nr_modules - 1;
+
+		if (last->string && sysmap_module_is((const char *)last->string)) {
+			sysmap.text = (const char *)last->mod_start;
+			sysmap.len = last->mod_end - last->mod_start;
+			nr_modules--;
+			log_info("module %u: the guest kernel's System.map (%u bytes), for naming guest EIPs",
+				 nr_modules + 1, sysmap.len);
+		}
+	}
+	if (!guest_set_plan(nr_modules, &opt,
 			    machine_frames.nfree, HV_RESERVED_FRAMES, specs, &n, err, sizeof(err)))
 		hv_fail("%s", err);
 	if (n > 1)
@@ -151,6 +167,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 				 (unsigned long long)(specs[i].mem >> 20), specs[i].weight);
 		guests[i] = guest_create(specs[i].name);
 		guest_load(mbi, &opt, &specs[i], n, guests[i], false);
+		guests[i]->sysmap = sysmap;
 	}
 
 	if (opt.after_load == AFTER_LOAD_IDLE)

@@ -36,7 +36,10 @@ gcc "${cflags[@]}" -nostdlib -Os -Wl,-z,noseparate-code -o "$stage/tests/nop" "$
 install -m 0755 "$src/compare.sh" "$stage/tests/compare"
 install -m 0755 "$src/loop.sh" "$stage/bench/loop.sh"
 
-"$top/scripts/bench-rt-tests.sh" "$stage" "$out/bench-debs"
+# hackbench and cyclictest; without them microbench reports the reason
+# in bench/rt-tests.missing.
+"$top/scripts/deb-i386-programs.sh" "$stage" "$out/bench-debs" bench/rt-tests.missing \
+	rt-tests:i386 libc6:i386 libnuma1:i386 -- usr/bin/hackbench usr/bin/cyclictest
 
 (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0) |
 	gzip -9 > "$out/bench-initrd.img.tmp"

@@ -2,17 +2,26 @@
 """make stress: the guest's page tables under load, under vmi-hv with the
 continuous shadow audit on (issue 17; docs/HV.md, "Continuous audit").
 
-    tests/stress.py [--audit every=1] [--workers 1,4] [--rounds 8] [--out DIR]
+    tests/stress.py [--audit every=1] [--strict] [--workers 1,4] [--rounds 8]
+                    [--stressors vm,mmap,...] [--seconds 2] [--no-native] [--out DIR]
 
-Boots the guest under vmi-hv with audit=AUDIT and, at its shell, runs
-guest/programs/ptstress with each number of workers in turn (that many
-copies at once).  For each run, from the hypervisor's statistics (Ctrl-] s)
-before and after: the page-table operations by kind, the audits run, the
-entries checked, the mismatches, and the shadow pages at the baseline (the
-peak is restarted there with Ctrl-] r), at the peak and at the end.
-Exit status 1 on a mismatch, a guest stop, a ptstress failure or shadow
-pages that do not come back to the baseline.  The serial log is
-DIR/stress-serial.log (default build/stress).
+Boots the guest under vmi-hv with audit=AUDIT (and with --strict,
+strict_pt=on: a direct write to a page table stops the guest) and the
+stress initramfs (the normal one plus Debian's i386 stress-ng,
+scripts/build-stress-initrd.sh)
+and, at its shell, runs with each number of workers in turn
+guest/programs/ptstress (that many copies at once), then Debian's
+stress-ng VM and page-table stressors one after another (that many
+instances each, SECONDS each; tests/lib/stressng.py).  For each run, from
+the hypervisor's statistics (Ctrl-] s) before and after: the page-table
+operations by kind, the audits run, the entries checked, the mismatches,
+and the shadow pages at the baseline (the peak is restarted there with
+Ctrl-] r), at the peak and at the end.  Then the same stress-ng runs
+natively (QEMU -kernel bzImage, no hypervisor) and a table gives each
+stressor's bogo-ops both ways.  Exit status 1 on a mismatch, a guest stop,
+a ptstress or stress-ng failure or shadow pages that do not come back to
+the baseline (bogo-ops are printed, never judged).  The serial logs are
+DIR/stress-serial.log and DIR/stress-native.log (default build/stress).
 """
 
 import argparse
@@ -24,10 +33,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE  # noqa: E402
 from vmitest import Qemu, TestFailure, paths  # noqa: E402
+import stressng  # noqa: E402
 
 # Page-table notifications by VMI call name, as "VMI calls:" prints them.
 PT_CALLS = ["AllocatePage", "ReleasePage", "SetPxE", "SwapPxE", "TestAndSetPxEBit",
             "TestAndClearPxEBit", "InvalPage"]
+# The same four updates made by the ROM without an exit and queued.
+QUEUED = ["SetPxE", "SwapPxE", "TestAndSetPxEBit", "TestAndClearPxEBit"]
+QUEUED_KEYS = ["queued " + k for k in QUEUED]
 AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) entries checked, "
                    r"(\d+) mismatches, (\d+) entries not filled yet")
 
@@ -45,6 +58,9 @@ def statistics(q):
     calls = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: VMI calls:([^\n]*)", block).group(1)))
     s = {name: int(calls.get(name, 0)) for name in PT_CALLS}
     s["queued"] = int(re.search(r"without an exit: (\d+) queued entries", block).group(1))
+    kinds = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: queued page-table updates by call:([^\n]*)",
+                                                     block).group(1)))
+    s.update({"queued " + k: int(kinds[k]) for k in QUEUED})
     m = re.search(r"vmi-hv: shadow pages in use: (\d+) \(\d+ page directories; peak (\d+)\)", block)
     s["pages"], s["peak"] = int(m.group(1)), int(m.group(2))
     a = AUDIT.search(block)
@@ -55,8 +71,10 @@ def statistics(q):
     return s
 
 
-def run_workers(q, workers, rounds):
-    """ptstress x workers at once; the statistics around it and the PASS count."""
+def around(q, command):
+    """command() (which drives the shell) between two statistics requests,
+    the peak restarted before it; (before, after, baseline, seconds,
+    console output, command's result)."""
     before = statistics(q)
     q.send("\x1dr")
     m = q.expect(r"vmi-hv: peaks reset: shadow pages in use (\d+),[^\n]*\n", timeout=30)
@@ -65,68 +83,132 @@ def run_workers(q, workers, rounds):
     q.expect(PROMPT, timeout=60)
     started = time.monotonic()
     mark = q.cursor
-    q.send(f"i=0; while [ $i -lt {workers} ]; do /tests/ptstress {rounds} > /tmp/ptstress.$i 2>&1 & "
-           f"i=$((i+1)); done; wait; cat /tmp/ptstress.*; rm -f /tmp/ptstress.*; echo stress-done\n")
-    q.expect(r"\nstress-done", timeout=600 * workers)
+    result = command()
     seconds = time.monotonic() - started
     out = q.output[mark:q.cursor]
-    q.expect(PROMPT, timeout=60)
     after = statistics(q)
-    return before, after, baseline, seconds, len(re.findall(r"PTSTRESS result=PASS", out))
+    return before, after, baseline, seconds, out, result
 
 
-def report(workers, rounds, before, after, baseline, seconds, passed):
-    """One block of the table; returns the problems found."""
-    d = {k: after[k] - before[k] for k in PT_CALLS + ["queued", "audits", "entries", "mismatches", "unfilled"]}
-    ops = " ".join(f"{k}={d[k]}" for k in PT_CALLS + ["queued"])
-    print(f"ptstress x{workers} ({rounds} rounds, {seconds:.1f} s): {passed}/{workers} PASS")
-    print(f"  page-table operations: {ops} (total {sum(d[k] for k in PT_CALLS + ['queued'])})")
+def ptstress(q, workers, rounds):
+    """ptstress x workers at once; the PASS count."""
+    def command():
+        q.send(f"i=0; while [ $i -lt {workers} ]; do /tests/ptstress {rounds} > /tmp/ptstress.$i 2>&1 & "
+               f"i=$((i+1)); done; wait; cat /tmp/ptstress.*; rm -f /tmp/ptstress.*; echo stress-done\n")
+        q.expect(r"\nstress-done", timeout=600 * workers)
+        q.expect(PROMPT, timeout=60)
+    before, after, baseline, seconds, out, _ = around(q, command)
+    passed = len(re.findall(r"PTSTRESS result=PASS", out))
+    title = f"ptstress x{workers} ({rounds} rounds, {seconds:.1f} s): {passed}/{workers} PASS"
+    problems = [] if passed == workers else [f"ptstress x{workers}: {passed} of {workers} runs passed"]
+    return title, before, after, baseline, problems
+
+
+def stress_ng(q, workers, stressors, seconds_each):
+    """The stress-ng stressors in turn, x workers each; their results too."""
+    before, after, baseline, seconds, _, results = around(
+        q, lambda: stressng.run(q, stressors, workers, seconds_each))
+    title = (f"stress-ng x{workers} ({len(stressors)} stressors, {seconds_each} s each, "
+             f"{seconds:.1f} s): all completed")
+    return title, before, after, baseline, [], results
+
+
+def report(title, before, after, baseline, problems):
+    """One block of the table; returns the problems found and the run's
+    differences (page-table operations by kind, "total", the audit's)."""
+    d = {k: after[k] - before[k]
+         for k in PT_CALLS + ["queued"] + QUEUED_KEYS + ["audits", "entries", "mismatches", "unfilled"]}
+    d["total"] = total = sum(d[k] for k in PT_CALLS + ["queued"])
+    print(title)
+    print(f"  page-table operations: {' '.join(f'{k}={d[k]}' for k in PT_CALLS)}")
+    kinds = " ".join(f"{k}={d['queued ' + k]}" for k in QUEUED)
+    print(f"    queued by the ROM: {d['queued']} ({kinds}); total {total}")
     print(f"  audit ({after['mode']}): {d['audits']} audits, {d['entries']} entries checked, "
           f"{d['mismatches']} mismatches, {d['unfilled']} entries not filled yet")
     print(f"  shadow pages: baseline {baseline}, peak {after['peak']}, end {after['pages']}")
-    problems = []
-    if passed != workers:
-        problems.append(f"x{workers}: {passed} of {workers} ptstress runs passed")
+    name = title.split(" (")[0]
     if after["mismatches"]:
-        problems.append(f"x{workers}: {after['mismatches']} audit mismatches")
+        problems.append(f"{name}: {after['mismatches']} audit mismatches")
     if after["pages"] != baseline:
-        problems.append(f"x{workers}: {after['pages']} shadow pages at the end, baseline {baseline}")
-    return problems
+        problems.append(f"{name}: {after['pages']} shadow pages at the end, baseline {baseline}")
+    return problems, d
+
+
+def native(args, workers, stressors, log):
+    """The same stress-ng runs natively: {workers: results}."""
+    q = Qemu(["-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.STRESS_INITRD,
+              "-append", SERIAL_CMDLINE], log, fatal=GUEST_FATAL)
+    try:
+        q.expect(MARKER, timeout=300)
+        q.expect(PROMPT, timeout=120)
+        return {w: stressng.run(q, stressors, w, args.seconds) for w in workers}
+    finally:
+        q.kill()
+
+
+def bogo_table(hv, nat, stressors):
+    """Per stressor and worker count: bogo-ops natively and under vmi-hv."""
+    print("stress-ng bogo-ops (in the same seconds; vmi-hv with the audit on):")
+    print(f"  {'stressor':<10} {'workers':>7} {'native':>10} {'vmi-hv':>10} {'vmi-hv/native':>14}")
+    for w in sorted(hv):
+        for s in stressors:
+            h = hv[w][s][0]
+            n = nat[w][s][0] if nat else None
+            ratio = f"{h / n:.3f}" if n else "-"
+            print(f"  {s:<10} {w:>7} {n if n is not None else '-':>10} {h:>10} {ratio:>14}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--audit", default="every=1", help="the hypervisor's audit= (default every=1)")
+    ap.add_argument("--strict", action="store_true", help="also strict_pt=on (docs/HV.md, strict mode)")
     ap.add_argument("--workers", default="1,4", help="comma-separated worker counts (default 1,4)")
     ap.add_argument("--rounds", type=int, default=8, help="ptstress rounds per worker (default 8)")
+    ap.add_argument("--stressors", default=",".join(stressng.STRESSORS),
+                    help="comma-separated stress-ng stressors (default: tests/lib/stressng.py)")
+    ap.add_argument("--seconds", type=int, default=2, help="seconds per stress-ng stressor (default 2)")
+    ap.add_argument("--no-native", action="store_true", help="skip the native stress-ng runs")
     ap.add_argument("--out", default=os.path.join(paths.BUILD, "stress"), help="output directory")
     args = ap.parse_args()
     try:
         workers = [int(w) for w in args.workers.split(",")]
     except ValueError:
         ap.error("--workers takes counts such as 1,4")
-    if args.rounds < 1 or not workers or min(workers) < 1 or args.audit == "off":
-        ap.error("--rounds and the worker counts must be positive, and the audit on")
-    for f in (paths.HV_ELF, paths.BZIMAGE, paths.INITRD):
+    stressors = [s for s in args.stressors.split(",") if s]
+    if args.rounds < 1 or not workers or min(workers) < 1 or args.audit == "off" or args.seconds < 1:
+        ap.error("--rounds, --seconds and the worker counts must be positive, and the audit on")
+    for f in (paths.HV_ELF, paths.BZIMAGE, paths.STRESS_INITRD):
         if not os.path.exists(f):
-            print(f"stress: error: {f} is missing: run 'make hv guest initrd'", file=sys.stderr)
+            print(f"stress: error: {f} is missing: run 'make hv guest stress-initrd'", file=sys.stderr)
             return 1
+    if stressors and stressng.missing():
+        print(f"stress: error: the stress initrd has no stress-ng: {stressng.missing()}", file=sys.stderr)
+        return 1
     os.makedirs(args.out, exist_ok=True)
 
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    started = time.monotonic()
+    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.STRESS_INITRD}"
     log = os.path.join(args.out, "stress-serial.log")
-    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, "-append", f"audit={args.audit}"],
+    hv_args = f"audit={args.audit}" + (" strict_pt=on" if args.strict else "")
+    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, "-append", hv_args],
              log, fatal=GUEST_FATAL)
-    problems = []
+    problems, totals, hv = [], {}, {}
     try:
         q.expect(MARKER, timeout=300)
         q.expect(PROMPT, timeout=120)
         q.send("sleep 1; echo settled\n")
         q.expect(r"\nsettled", timeout=60)
         q.expect(PROMPT, timeout=60)
-        print(f"vmi-hv with audit={args.audit}; serial log {log}")
-        for w in workers:
-            problems += report(w, args.rounds, *run_workers(q, w, args.rounds))
+        print(f"vmi-hv with {hv_args}; serial log {log}")
+        for program in ("ptstress", "stress-ng") if stressors else ("ptstress",):
+            for w in workers:
+                if program == "ptstress":
+                    title, before, after, baseline, found = ptstress(q, w, args.rounds)
+                else:
+                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds)
+                found, d = report(title, before, after, baseline, found)
+                problems += found
+                totals = {k: totals.get(k, 0) + v for k, v in d.items()}
         q.send("reboot -f\n")
         q.expect(r"vmi-hv: guest reboot", timeout=60)
         q.wait_exit(timeout=60)
@@ -134,6 +216,19 @@ def main():
         problems.append(str(e))
     finally:
         q.kill()
+    if totals:
+        print(f"all runs: {totals['total']} page-table operations under the audit, {totals['audits']} audits, "
+              f"{totals['entries']} entries checked, {totals['mismatches']} mismatches")
+    if hv:
+        nat = None
+        if not args.no_native:
+            nlog = os.path.join(args.out, "stress-native.log")
+            try:
+                nat = native(args, sorted(hv), stressors, nlog)
+            except TestFailure as e:
+                problems.append(f"native: {e}")
+        bogo_table(hv, nat, stressors)
+    print(f"make stress: {time.monotonic() - started:.0f} s")
     for p in problems:
         print(f"stress: FAIL: {p}", file=sys.stderr)
     return 1 if problems else 0

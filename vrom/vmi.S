@@ -271,8 +271,11 @@ hc_SetCR2:
 /*
  * Page-table entry updates (F_PXE, which the hypervisor sets only with
  * F_VIF).  The ROM writes the entry in guest memory itself, with the
- * guest's own mapping of it, then appends the entry's linear address to
- * pxe_queue; the hypervisor drains the queue at every exit, before it
+ * guest's own mapping of it, then appends the entry's linear address,
+ * ORed with the call (VMI_SHARED_PXE_*, in the two low bits an aligned
+ * entry leaves free), to pxe_queue, and the kernel's return address to
+ * pxe_site (for the statistics by kind and the audit's report of the last
+ * write to a table); the hypervisor drains the queue at every exit, before it
  * handles anything else, re-deriving each entry's shadow (docs/VROM.md,
  * "Page-table updates without an exit").  A full queue, or no F_PXE, means
  * the ordinary hypercall, which drains the queue first.
@@ -293,15 +296,22 @@ hc_SetCR2:
 #define SH_FEATURES	VMI_OFF_vmi_shared_page_features
 #define SH_PXE_COUNT	VMI_OFF_vmi_shared_page_pxe_count
 #define SH_PXE_QUEUE	VMI_OFF_vmi_shared_page_pxe_queue
+#define SH_PXE_SITE	VMI_OFF_vmi_shared_page_pxe_site
 
-.if VMI_OFF_vmi_shared_page_time_seq - SH_PXE_QUEUE != 4 * VMI_SHARED_PXE_QUEUE_LEN
+.if SH_PXE_SITE - SH_PXE_QUEUE != 4 * VMI_SHARED_PXE_QUEUE_LEN
 	.error "pxe_queue does not hold VMI_SHARED_PXE_QUEUE_LEN entries"
+.endif
+.if VMI_OFF_vmi_shared_page_time_seq - SH_PXE_SITE != 4 * VMI_SHARED_PXE_QUEUE_LEN
+	.error "pxe_site does not hold VMI_SHARED_PXE_QUEUE_LEN entries"
 .endif
 
 /* ecx := the shared page with F_PXE and F_VIF, the virtual IF saved on the
  * stack and cleared, room in the queue; otherwise (IF restored) jump to
- * slow with eax and edx untouched. */
+ * slow with eax and edx untouched.  An unaligned entry (whose address
+ * would not leave the kind bits free) takes the hypercall too. */
 .macro PXE_ENTER slow
+	testb	$VMI_SHARED_PXE_KIND_MASK, %al
+	jnz	\slow
 	SHARED_PAGE VMI_SHARED_F_PXE, \slow
 	testl	$VMI_SHARED_F_VIF, SH_FEATURES(%ecx)
 	jz	\slow
@@ -315,14 +325,17 @@ hc_SetCR2:
 2:
 .endm
 
-/* eax = ptep (queued), edx = the result, ecx = the shared page, (%esp) =
- * the caller's virtual IF.  Queue, restore IF, return edx in eax. */
+/* eax = ptep | kind (queued), edx = the result, ecx = the shared page,
+ * (%esp) = the caller's virtual IF, 4(%esp) the kernel's return address.
+ * Queue, restore IF, return edx in eax. */
 pxe_queue_and_return:
 	pushl	%ebx
 	pushl	%esi
 	movl	%eax, %ebx
 1:	movl	SH_PXE_COUNT(%ecx), %eax
 	movl	%ebx, SH_PXE_QUEUE(%ecx,%eax,4)
+	movl	12(%esp), %esi		/* the kernel's return address */
+	movl	%esi, SH_PXE_SITE(%ecx,%eax,4)
 	leal	1(%eax), %esi
 	/* No lock: the page is this vCPU's; an exit is all that can intervene,
 	 * and a single instruction is never split by one. */
@@ -357,6 +370,7 @@ hc_SetPxE:
 fast_SwapPxE:
 	PXE_ENTER hc_SwapPxE
 	xchgl	%edx, (%eax)
+	orl	$VMI_SHARED_PXE_SWAP, %eax
 	jmp	pxe_queue_and_return
 hc_SwapPxE:
 	HYPERCALL VMI_CALL_SwapPxE
@@ -369,6 +383,7 @@ fast_TestAndSetPxEBit:
 	lock btsl %edx, (%eax)
 	setc	%dl
 	movzbl	%dl, %edx
+	orl	$VMI_SHARED_PXE_TEST_SET, %eax
 	jmp	pxe_queue_and_return
 hc_TestAndSetPxEBit:
 	HYPERCALL VMI_CALL_TestAndSetPxEBit
@@ -379,6 +394,7 @@ fast_TestAndClearPxEBit:
 	lock btrl %edx, (%eax)
 	setc	%dl
 	movzbl	%dl, %edx
+	orl	$VMI_SHARED_PXE_TEST_CLEAR, %eax
 	jmp	pxe_queue_and_return
 hc_TestAndClearPxEBit:
 	HYPERCALL VMI_CALL_TestAndClearPxEBit

@@ -130,6 +130,15 @@ enum emul_result emulate_one(struct trap_frame *f, unsigned cpl, const struct em
 			     struct emul_outcome *out);
 
 /*
+ * The 32-bit value the store at f->eip would write (mov r/m32, r32; mov
+ * r/m32, imm32; xchg r/m32, r32), for the report of a write that faulted
+ * (strict_pt, store.c).  false for any other instruction.  Executes
+ * nothing; f is not changed.
+ */
+bool emulate_store_value(struct trap_frame *f, unsigned cpl, const struct emul_ops *ops,
+			 uint32_t *val);
+
+/*
  * The length of the int n (cd ib), int3 (cc) or into (ce) at b[0..n),
  * legacy prefixes included; 0 if the bytes are not one (or exceed the
  * 15-byte limit).  Pure, no ops: the caller has read the bytes.

@@ -23,6 +23,10 @@
  *   audit_selftest=N      debug: after N queued page-table writes, drop the
  *                         next one that would change a shadow entry (a
  *                         planted hypervisor bug for the audit to find)
+ *   strict_pt=on|off      every page the guest announced as a page table is
+ *                         read-only in the shadows: a direct write to it (not
+ *                         through the ROM's calls) stops the guest with the
+ *                         EIP and the entry (default off; costs: docs/HV.md)
  *
  * Several guests (one bzImage + initrd module pair each, in module order,
  * numbered from 1): guest_mem= is every guest's size, and
@@ -85,6 +89,7 @@ struct hv_options {
 	 * (run_selftest_two_guests). */
 	bool two_guests;
 	struct audit_options audit;
+	bool strict_pt;			/* strict_pt=on: announced page tables read-only */
 	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
 	uint32_t slice_ms;		/* the scheduler's time slice */
 };

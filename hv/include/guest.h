@@ -7,6 +7,7 @@
 #ifndef VMI_HV_GUEST_H
 #define VMI_HV_GUEST_H
 
+#include "sysmap.h"
 #include <stdint.h>
 #include <stdbool.h>
 #include "guest_mem.h"
@@ -78,6 +79,8 @@ struct guest {
 	struct guest_boot_state boot;
 	bool has_vrom;		/* the VMI ROM is copied into its memory */
 	bool fastpaths;		/* enable the shared page's ROM fast paths */
+	bool strict_pt;		/* strict_pt=on: announced page tables read-only */
+	struct sysmap sysmap;	/* the kernel's System.map, if given (a module) */
 	char kernel_version[64];
 	/* Shadow page tables from VMI activation on: the guest's page
 	 * tables are the guest's, whichever of its vCPUs loads them. */

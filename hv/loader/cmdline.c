@@ -208,7 +208,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, guestN.mem=, guestN.name=, guestN.weight=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
@@ -311,6 +311,14 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		else
 			return set_error(err, errlen,
 				"malformed option '%.*s': audit_action is stop or log", w, len);
+	} else if (word_is(w, klen, "strict_pt")) {
+		if (word_is(v, vlen, "on"))
+			o->strict_pt = true;
+		else if (word_is(v, vlen, "off"))
+			o->strict_pt = false;
+		else
+			return set_error(err, errlen,
+				"malformed option '%.*s': strict_pt is on or off", w, len);
 	} else if (word_is(w, klen, "audit_selftest")) {
 		if (!parse_count(v, vlen, &o->audit.selftest))
 			return set_error(err, errlen,
@@ -318,7 +326,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, guestN.mem=, guestN.name=, guestN.weight=)",
 			w, len);
 	}
 	return true;

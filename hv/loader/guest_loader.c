@@ -216,6 +216,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, sizeof(name));
 	g->fastpaths = opt->fastpaths;
+	g->strict_pt = opt->strict_pt;
 	g->audit.opt = opt->audit;
 	g->weight = spec->weight;
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count <= k)

@@ -62,6 +62,16 @@ static void touch(struct shadow *s, struct shadow_page *sp)
 	s->touched[s->ntouched++] = index_of(s, sp);
 }
 
+bool shadow_strict_table(const struct shadow *s, uint32_t gfn)
+{
+	uint16_t idx;
+
+	if (!s->strict || gfn >= s->gm->npages)
+		return false;	/* strict_pt=off: the one test it costs */
+	idx = s->by_gfn[gfn];
+	return idx && s->pages[idx - 1].announced;
+}
+
 uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)
 {
 	uint32_t e;
@@ -69,9 +79,51 @@ uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)
 	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || pte_frame(g) >= s->gm->npages)
 		return 0;
 	e = make_pte(s->gm->p2m[pte_frame(g)], PTE_P | (g & PTE_U));
-	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D) && !guest_gfn_is_rom(pte_frame(g)))
+	if ((g & (PTE_W | PTE_D)) == (PTE_W | PTE_D) && !guest_gfn_is_rom(pte_frame(g)) &&
+	    !shadow_strict_table(s, pte_frame(g)))
 		e |= PTE_W;
 	return e;
+}
+
+/*
+ * strict_pt: gfn has just become, or stopped being, an announced page
+ * table, which changes what every entry mapping it derives to (read-only
+ * while announced).  Derive those entries again, so that every shadow
+ * stays exactly what shadow_derive_pte() gives (the audits check it).
+ * There is no reverse map, so every shadow table is scanned: the cost of
+ * strict mode at each AllocatePage and ReleasePage of a table
+ * (docs/HV.md).  The hardware TLB needs no flush here: the guest is in a
+ * hypercall, and the way back into it loads the shadow CR3 (the
+ * hypervisor runs in its own address space).
+ */
+static void rederive_mappings(struct shadow *s, uint32_t gfn)
+{
+	uint32_t mfn = s->gm->p2m[gfn];
+
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
+		struct shadow_page *pt = &s->pages[i];
+		const uint32_t *g;
+		uint32_t *spt;
+
+		if (pt->kind != SHADOW_PT)
+			continue;
+		spt = shadow_table(s, pt);
+		g = guest_table(s, pt->gfn);
+		for (unsigned j = 0; j < PT_ENTRIES; j++)
+			if ((spt[j] & PTE_P) && pte_frame(spt[j]) == mfn) {
+				uint32_t e = shadow_derive_pte(s, g[j]);
+
+				if ((spt[j] & PTE_W) && !(e & PTE_W))
+					s->stats.strict_revoked++;
+				spt[j] = e;
+				touch(s, pt);
+			}
+	}
+}
+
+void shadow_strict(struct shadow *s, bool on)
+{
+	s->strict = on;
 }
 
 /* Point shadow PDE i of pd at record pt_idx (0: not present). */
@@ -158,9 +210,13 @@ static struct shadow_page *new_page(struct shadow *s, uint32_t gfn, enum shadow_
 	return sp;
 }
 
+static void rederive_mappings(struct shadow *s, uint32_t gfn);
+
 static void free_page(struct shadow *s, struct shadow_page *sp)
 {
 	uint16_t idx = index_of(s, sp);
+	uint32_t gfn = sp->gfn;
+	bool announced = sp->announced;
 
 	if (sp->kind == SHADOW_PD) {
 		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
@@ -187,6 +243,8 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 	memset(sp, 0, sizeof(*sp));
 	s->free_stack[s->nfree++] = idx - 1;
 	s->stats.pages_in_use--;
+	if (s->strict && announced)
+		rederive_mappings(s, gfn);	/* writable again where the guest allows */
 }
 
 /* Fill a page table's shadow from the guest's table. */
@@ -347,8 +405,11 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 		touch(s, sp);
 		if (sp)
 			derive_table(s, sp);	/* announced again: new contents */
-		else if (!page_table(s, gfn, true))
+		else if (!(sp = page_table(s, gfn, true)))
 			return violation(s, out, "out of shadow memory for page table 0x%x", gfn);
+		sp->announced = true;
+		if (s->strict)
+			rederive_mappings(s, gfn);
 		return VTLB_FILLED;
 	}
 	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
@@ -512,7 +573,10 @@ static const char *const op_names[SHADOW_OP_COUNT] = {
 	[SHADOW_OP_SWAP_PXE] = "SwapPxE",
 	[SHADOW_OP_TEST_AND_CLEAR] = "TestAndClearPxEBit",
 	[SHADOW_OP_TEST_AND_SET] = "TestAndSetPxEBit",
-	[SHADOW_OP_QUEUED] = "a queued PxE write (ROM fast path)",
+	[SHADOW_OP_QUEUED_SET_PXE] = "SetPxE (queued)",
+	[SHADOW_OP_QUEUED_SWAP_PXE] = "SwapPxE (queued)",
+	[SHADOW_OP_QUEUED_TEST_AND_CLEAR] = "TestAndClearPxEBit (queued)",
+	[SHADOW_OP_QUEUED_TEST_AND_SET] = "TestAndSetPxEBit (queued)",
 	[SHADOW_OP_ALLOCATE] = "AllocatePage",
 	[SHADOW_OP_RELEASE] = "ReleasePage",
 	[SHADOW_OP_INVAL_PAGE] = "InvalPage",

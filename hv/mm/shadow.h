@@ -86,7 +86,12 @@ enum shadow_op {
 	SHADOW_OP_SWAP_PXE,
 	SHADOW_OP_TEST_AND_CLEAR,	/* TestAndClearPxEBit */
 	SHADOW_OP_TEST_AND_SET,		/* TestAndSetPxEBit */
-	SHADOW_OP_QUEUED,		/* one of the above through the ROM's queue */
+	/* The same four through the ROM's queue (written by the ROM,
+	 * derived when the queue is drained). */
+	SHADOW_OP_QUEUED_SET_PXE,
+	SHADOW_OP_QUEUED_SWAP_PXE,
+	SHADOW_OP_QUEUED_TEST_AND_CLEAR,
+	SHADOW_OP_QUEUED_TEST_AND_SET,
 	SHADOW_OP_ALLOCATE,		/* AllocatePage */
 	SHADOW_OP_RELEASE,		/* ReleasePage */
 	SHADOW_OP_INVAL_PAGE,		/* InvalPage / INVLPG */
@@ -109,6 +114,9 @@ struct shadow_page {
 	uint32_t aux_mfn;	/* PD: a frame of uint16_t, per PDE 1 + index of the linked PT */
 	uint32_t links;		/* PT: shadow PDEs that point at it, <= SHADOW_MAX_LINKS */
 	uint8_t kind;		/* enum shadow_kind */
+	/* PT named by AllocatePage (not adopted): with strict_pt no shadow
+	 * entry maps it writable (shadow_strict). */
+	bool announced;
 	/* Continuous audit only (shadow_track): the last notification that
 	 * named this table, where the guest made it, and whether the page
 	 * is in touched[]. */
@@ -140,6 +148,7 @@ struct shadow_stats {
 	uint64_t evictions;	/* times the cache was trimmed for lack of space */
 	uint64_t invlpgs;
 	uint64_t violations;
+	uint64_t strict_revoked;	/* strict_pt: writable entries made read-only at AllocatePage */
 };
 
 struct shadow {
@@ -154,6 +163,7 @@ struct shadow {
 	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
 	uint32_t last_fault_lin, last_fault_err, repeats;
 	struct shadow_stats stats;
+	bool strict;			/* strict_pt=on: announced PTs are read-only */
 	/* Continuous audit: off, nothing below is kept (no cost). */
 	bool tracking;
 	bool touched_overflow;
@@ -260,6 +270,18 @@ void shadow_track(struct shadow *s, bool on);
  * itself), made by the guest at eip: remembered for the report, and the
  * page is touched.  Nothing if gfn has no shadow. */
 void shadow_note(struct shadow *s, uint32_t gfn, enum shadow_op op, uint32_t eip);
+/*
+ * strict_pt=on: every page the guest announces as a page table
+ * (AllocatePage PT) is mapped read-only by every shadow, from the
+ * announcement (entries that map it writable are made read-only then) to
+ * its release, so a direct write to it faults; shadow_strict_table() says
+ * whether a frame is such a page.  Directories are left out: Linux copies
+ * a new directory's kernel half itself, right after AllocatePage(PD,
+ * clone), as the VMI interface allows.  Set once, before the first
+ * announcement.
+ */
+void shadow_strict(struct shadow *s, bool on);
+bool shadow_strict_table(const struct shadow *s, uint32_t gfn);
 /* Audit the touched pages into a (stale entries only, see
  * shadow_audit.stale_only); with resync, every page found stale is
  * derived again from the guest's table. */

@@ -70,6 +70,11 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("vmi-hv: page-table updates without an exit: %llu queued entries drained at %llu exits (at most %llu at once)\n",
 		(unsigned long long)s->pxe_drained, (unsigned long long)s->pxe_drains,
 		(unsigned long long)s->pxe_max_batch);
+	kprintf("vmi-hv: queued page-table updates by call: SetPxE=%llu SwapPxE=%llu TestAndSetPxEBit=%llu TestAndClearPxEBit=%llu\n",
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SET],
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SWAP],
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_SET],
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_CLEAR]);
 	kprintf("vmi-hv: IRETs in the ROM without an exit: %llu (%llu finished by the hypervisor at an exit inside the ROM's IRET window)\n",
 		(unsigned long long)s->rom_irets, (unsigned long long)s->rom_iret_finished);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",

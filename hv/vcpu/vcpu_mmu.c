@@ -55,6 +55,7 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	 * guest's tables needs only the guest's memory and paging mode. */
 	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
 	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
+	shadow_strict(&v->guest->shadow, v->guest->strict_pt);
 	v->guest->shadow_ready = true;
 }
 
@@ -104,13 +105,19 @@ static void note(struct vcpu *v, uint32_t gfn, enum shadow_op op, uint32_t eip)
  * audit_action=log say so (the stale pages were derived again). */
 static void audit_found(struct vcpu *v, const char *when, const struct shadow_audit *a)
 {
+	char where[80] = "";
+
+	/* The last notification's kernel function, when a System.map was given. */
+	if (a->have_entry && a->m.last_eip)
+		sysmap_describe(&v->guest->sysmap, a->m.last_eip, where, sizeof(where));
 	if (v->guest->audit.opt.log_only) {
-		log_warn("shadow audit at %s: %u stale entries, derived again; first: %s",
-			 when, a->mismatches, a->first);
+		log_warn("shadow audit at %s: %u stale entries, derived again; first: %s%s",
+			 when, a->mismatches, a->first, where);
 		return;
 	}
-	kprintf("vmi-hv: shadow audit at %s: %u stale entries; first: %s\n", when, a->mismatches, a->first);
-	vcpu_stop(v, "shadow audit at %s: %s", when, a->first);
+	kprintf("vmi-hv: shadow audit at %s: %u stale entries; first: %s%s\n", when, a->mismatches, a->first,
+		where);
+	vcpu_stop(v, "shadow audit at %s: %s%s", when, a->first, where);
 }
 
 /* Audit the shadows touched since the last audit, and the directory
@@ -245,10 +252,43 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 	v->paging = gp;
 }
 
+/*
+ * strict_pt: a write that faulted, which the guest's tables allow, to a
+ * page it announced as a page table: a direct write, not through the
+ * ROM's calls.  Stop the guest with where and what (the new entry read
+ * off the store instruction, when it is a plain one).  The walk with
+ * write set does what the hardware would have done (A and D in the
+ * guest's entry for that address).
+ */
+static void strict_write(struct vcpu *v, uint32_t cr2, unsigned cpl)
+{
+	struct vtlb_outcome out;
+	struct emul_ops ops;
+	uint32_t gpa, old, val;
+	char new_entry[40], where[80];
+
+	if (vtlb_translate(&v->vtlb, &v->paging, cr2, true, cpl, &gpa, &out) != VTLB_FILLED ||
+	    !shadow_strict_table(&v->guest->shadow, page_frame(gpa)))
+		return;		/* the guest's own fault, or no page table: as always */
+	vcpu_call_read(v, cr2 & ~3u, &old, 4, "a page-table entry");
+	vcpu_emul_ops(v, &ops);
+	if (emulate_store_value(v->frame, cpl, &ops, &val))
+		fmt_snprintf(new_entry, sizeof(new_entry), "%08x", val);
+	else
+		fmt_snprintf(new_entry, sizeof(new_entry), "? (not a plain store)");
+	sysmap_describe(&v->guest->sysmap, v->frame->eip, where, sizeof(where));
+	vcpu_stop(v, "strict_pt: direct write to page table 0x%x entry %u (linear %08x) at EIP %08x%s: %08x -> %s",
+		  page_frame(gpa), page_offset(gpa) / 4, cr2, v->frame->eip, where, old, new_entry);
+}
+
 void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 {
 	struct vtlb_outcome out;
-	enum vtlb_result r = v->shadows_active ?
+	enum vtlb_result r;
+
+	if (v->shadows_active && v->guest->strict_pt && (error & X86_PF_W))
+		strict_write(v, cr2, cpl);
+	r = v->shadows_active ?
 		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, cpl, &out) :
 		vtlb_fault(&v->vtlb, &v->paging, cr2, error, cpl, &out);
 
@@ -346,9 +386,19 @@ bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool se
 	return was;
 }
 
+/* The notification a queued entry stands for, by its kind bits
+ * (VMI_SHARED_PXE_*). */
+static const enum shadow_op queued_op[VMI_SHARED_PXE_KIND_MASK + 1] = {
+	[VMI_SHARED_PXE_SET] = SHADOW_OP_QUEUED_SET_PXE,
+	[VMI_SHARED_PXE_SWAP] = SHADOW_OP_QUEUED_SWAP_PXE,
+	[VMI_SHARED_PXE_TEST_SET] = SHADOW_OP_QUEUED_TEST_AND_SET,
+	[VMI_SHARED_PXE_TEST_CLEAR] = SHADOW_OP_QUEUED_TEST_AND_CLEAR,
+};
+
 /*
  * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
- * entry themselves and queue its linear address in the shared page.  Run
+ * entry themselves and queue its linear address (with the call in its
+ * low bits) and the kernel's call site in the shared page.  Run
  * at every exit before the exit is handled, so everything the hypervisor
  * does (fault handling, hypercalls, the audit) sees shadows that follow
  * the guest's tables exactly as if each write had been a hypercall.  Why
@@ -366,8 +416,10 @@ void vcpu_mmu_drain(struct vcpu *v)
 		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
 			  n, VMI_SHARED_PXE_QUEUE_LEN);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t lin = sh->pxe_queue[i], gpa;
+		uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
+		uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
 
+		v->stats.pxe_by_kind[kind]++;
 		/* The ROM wrote the entry through this address, with the
 		 * guest's mapping, before queueing it. */
 		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
@@ -375,9 +427,7 @@ void vcpu_mmu_drain(struct vcpu *v)
 				  i, n, lin);
 		if (!v->shadows_active)
 			continue;
-		/* The ROM does not say where the kernel wrote it: the exit's
-		 * EIP is the nearest the report can name. */
-		note(v, page_frame(gpa), SHADOW_OP_QUEUED, v->frame->eip);
+		note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
 		if (selftest_drops(v, gpa, lin))
 			continue;
 		check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
@@ -458,6 +508,9 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+	if (v->guest->strict_pt)
+		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
+			(unsigned long long)s->strict_revoked);
 	if (auditing(v))
 		kprintf("vmi-hv: continuous audit (%s): %llu audits, %llu entries checked, %llu mismatches, %llu entries not filled yet\n",
 			audit_mode_name(&v->guest->audit.opt, mode, sizeof(mode)), (unsigned long long)v->guest->audit.runs,

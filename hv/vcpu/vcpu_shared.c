@@ -32,6 +32,11 @@ void vcpu_shared_init(struct vcpu *v, bool fastpaths)
 	v->shared->version = VMI_SHARED_VERSION;
 	v->shared->vcpu_id = 0;
 	v->shared->features = fastpaths ? SHARED_FEATURES_ALL : 0;
+	/* strict_pt: announced page tables are read-only in the shadows, so
+	 * the ROM must not write entries itself; its page-table calls become
+	 * hypercalls, and the hypervisor writes the entries. */
+	if (v->guest->strict_pt)
+		v->shared->features &= ~(uint32_t)(VMI_SHARED_F_PXE | VMI_SHARED_F_FLUSH);
 }
 
 /* The ports whose reads have no side effect, and their values now. */

@@ -1,7 +1,8 @@
 """The README's commands work as it says: `make run` boots the ISO in QEMU
 with the serial console on the terminal, the default entry reaches the
 guest's shell under vmi-hv and `reboot -f` ends the session; a short `make
-stress` passes under the continuous audit; a short `make fuzz` passes."""
+stress` (ptstress and three stress-ng stressors, natively too) passes under
+the continuous audit; a short `make fuzz` passes."""
 
 import os
 import re
@@ -38,29 +39,44 @@ def readme_make_run(t):
 
 @test("readme-make-stress")
 def readme_make_stress(t):
-    """`make stress` as the README shows it, shortened (1 then 2 workers,
-    2 rounds): each run passes under audit=every=1 with 0 mismatches and
-    the shadow pages come back to the baseline."""
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    """`make stress` as the README shows it, shortened (1 then 2 workers;
+    ptstress 2 rounds, then three stress-ng stressors 2 s each): each run
+    passes under audit=every=1 with 0 mismatches, the shadow pages come
+    back to the baseline, and the stressors' bogo-ops are printed beside
+    the native run's."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.STRESS_INITRD)
     out = os.path.join(t.tmpdir, "stress")
-    proc = start_make(["stress", f"STRESSARGS=--workers 1,2 --rounds 2 --out {out}"], subprocess.PIPE)
+    stressors = ["mmap", "mremap", "fork"]
+    proc = start_make(["stress", f"STRESSARGS=--workers 1,2 --rounds 2 --stressors {','.join(stressors)} "
+                       f"--seconds 2 --out {out}"], subprocess.PIPE)
     try:
-        text = proc.communicate(timeout=600)[0].decode(errors="replace")
+        text = proc.communicate(timeout=900)[0].decode(errors="replace")
     finally:
         stop_group(proc)
     with open(t.log_path, "w") as f:
         f.write(text)
-    t.check(proc.returncode == 0, f"make stress exited {proc.returncode}: {text[-400:]}")
+    t.check(proc.returncode == 0, f"make stress exited {proc.returncode}: {text[-600:]}")
     runs = re.findall(r"ptstress x(\d+) \(2 rounds, [0-9.]+ s\): (\d+)/(\d+) PASS", text)
     t.check([r[0] for r in runs] == ["1", "2"] and all(r[1] == r[2] for r in runs),
             f"ptstress runs: {runs}")
+    ng = re.findall(r"stress-ng x(\d+) \(3 stressors, 2 s each, [0-9.]+ s\): all completed", text)
+    t.check(ng == ["1", "2"], f"stress-ng runs: {ng}")
     audits = re.findall(r"audit \(every=1\): (\d+) audits, (\d+) entries checked, (\d+) mismatches", text)
-    t.check(len(audits) == 2 and all(int(a[0]) > 0 and a[2] == "0" for a in audits),
+    t.check(len(audits) == 4 and all(int(a[0]) > 0 and a[2] == "0" for a in audits),
             f"audit lines: {audits}")
+    queued = re.findall(r"queued by the ROM: (\d+) \(SetPxE=(\d+) SwapPxE=(\d+) TestAndSetPxEBit=(\d+) "
+                        r"TestAndClearPxEBit=(\d+)\)", text)
+    t.check(len(queued) == 4 and all(int(q[0]) == sum(map(int, q[1:])) > 0 for q in queued),
+            f"queued updates by kind: {queued}")
     pages = re.findall(r"shadow pages: baseline (\d+), peak (\d+), end (\d+)", text)
-    t.check(len(pages) == 2 and all(p[0] == p[2] and int(p[1]) > int(p[0]) for p in pages),
+    t.check(len(pages) == 4 and all(p[0] == p[2] and int(p[1]) > int(p[0]) for p in pages),
             f"shadow pages: {pages}")
-    t.note(f"make stress (short): {audits[0][0]}+{audits[1][0]} audits, 0 mismatches, shadow pages {pages}")
+    bogo = re.findall(r"^  ([a-z-]+) +(\d+) +(\d+) +(\d+) +[0-9.]+$", text, re.M)
+    t.check(sorted((b[0], b[1]) for b in bogo) == sorted((s, w) for s in stressors for w in ("1", "2")) and
+            all(int(b[2]) > 0 and int(b[3]) > 0 for b in bogo), f"bogo-ops table: {bogo}")
+    t.note(f"make stress (short): {sum(int(a[0]) for a in audits)} audits, 0 mismatches, shadow pages {pages}; "
+           f"bogo-ops (stressor, workers, native, vmi-hv) {bogo}")
+
 
 
 @test("readme-make-fuzz")

@@ -27,6 +27,8 @@ class paths:
     ISO = os.path.join(ROOT, "vmi-hv.iso")
     BZIMAGE = os.path.join(BUILD, "guest", "bzImage")
     INITRD = os.path.join(BUILD, "guest", "initrd.img")
+    # The initrd plus Debian's i386 stress-ng (scripts/build-stress-initrd.sh).
+    STRESS_INITRD = os.path.join(BUILD, "guest", "stress-initrd.img")
     HV_ELF = os.path.join(BUILD, "hv", "vmi-hv.elf")
     VROM = os.path.join(BUILD, "vrom", "vmi.rom")
     UNIT = os.path.join(BUILD, "tests", "unit")

@@ -40,9 +40,14 @@ static volatile uint64_t drained, drain_bad;
 static uint32_t *drain_lo, *drain_hi;	/* queued addresses must lie in [lo, hi) */
 static uint32_t hits[4096];		/* per entry of drain_lo[]: times drained */
 
-static void hit(uint32_t lin)
+/* A queued entry: its address (the call is in the low bits) and where
+ * the call came from (0 is never a return address: each drain clears the
+ * sites it read, so a 0 is a site the ROM did not write for this entry). */
+static void hit(uint32_t entry, uint32_t site)
 {
-	if (lin < (uint32_t)drain_lo || lin >= (uint32_t)drain_hi || (lin & 3))
+	uint32_t lin = entry & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK;
+
+	if (lin < (uint32_t)drain_lo || lin >= (uint32_t)drain_hi || !site)
 		drain_bad++;
 	else
 		hits[(lin - (uint32_t)drain_lo) / 4]++;
@@ -56,8 +61,10 @@ static void drain(void)
 		drain_bad++;
 		n = VMI_SHARED_PXE_QUEUE_LEN;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		hit(shared.pxe_queue[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		hit(shared.pxe_queue[i], shared.pxe_site[i]);
+		shared.pxe_site[i] = 0;
+	}
 	drained += n;
 	shared.pxe_count = 0;
 }
@@ -85,7 +92,7 @@ static void hypervisor(int sig, siginfo_t *si, void *ctx)
 		drain();
 		if (n == VMI_CALL_SetPxE || n == VMI_CALL_SwapPxE ||
 		    n == VMI_CALL_TestAndSetPxEBit || n == VMI_CALL_TestAndClearPxEBit)
-			hit((uint32_t)g[REG_EAX]);	/* the hypercall's own entry */
+			hit((uint32_t)g[REG_EAX], sp[1]);	/* the hypercall's own entry, from its call site */
 	}
 	hc.count++;
 	hc.eax = g[REG_EAX]; hc.edx = g[REG_EDX]; hc.ecx = g[REG_ECX];
@@ -134,6 +141,7 @@ uint32_t cs_saved_esp, cs_tmp;
  * jmp_slot_iret(), jmp_slot_sysexit(): enter cs_fn with jmp as the guest
  * does for IRET/SYSEXIT, resuming at a label that records the registers. */
 void call_slot(void);
+extern char call_slot_ret[];	/* call_slot's return address from the slot */
 void jmp_slot_iret(void);
 void jmp_slot_sysexit(void);
 __asm__(
@@ -176,6 +184,8 @@ __asm__(
 	"	movl %esp, 48(%ebp)\n"
 	"	call load_regs\n"
 	"	call *cs_fn\n"
+	".globl call_slot_ret\n"
+	"call_slot_ret:\n"
 	"	call store_regs\n"
 	"	movl cs_saved_esp, %esp\n"
 	"	popl %edi\n	popl %esi\n	popl %ebx\n	popl %ebp\n"
@@ -469,23 +479,28 @@ static void check_pxe_basic(void)
 
 	run2(VMI_CALL_SetPxE, PTEP(3), 0x12345067u, &f);
 	result(hc.count == 0 && table[3] == 0x12345067u && shared.pxe_count == 1 &&
-	       shared.pxe_queue[0] == PTEP(3) && shared.eflags_if == VMI_EFLAGS_IF,
-	       "fast SetPxE writes and queues", "hc %d, entry %#x, count %u, queue[0] %#x, eflags_if %#x",
-	       hc.count, table[3], shared.pxe_count, shared.pxe_queue[0], shared.eflags_if);
+	       shared.pxe_queue[0] == (PTEP(3) | VMI_SHARED_PXE_SET) &&
+	       shared.pxe_site[0] == (uint32_t)call_slot_ret && shared.eflags_if == VMI_EFLAGS_IF,
+	       "fast SetPxE writes and queues, with the call and its return address",
+	       "hc %d, entry %#x, count %u, queue[0] %#x, site[0] %#x (want %#x), eflags_if %#x",
+	       hc.count, table[3], shared.pxe_count, shared.pxe_queue[0], shared.pxe_site[0],
+	       (uint32_t)call_slot_ret, shared.eflags_if);
 
 	table[5] = 0xaaaa1063u;
 	r = run2(VMI_CALL_SwapPxE, PTEP(5), 0xbbbb2007u, &f);
 	result(hc.count == 0 && r == 0xaaaa1063u && table[5] == 0xbbbb2007u &&
-	       shared.pxe_count == 2 && shared.pxe_queue[1] == PTEP(5),
-	       "fast SwapPxE returns the old entry", "hc %d, result %#x, entry %#x, count %u",
-	       hc.count, r, table[5], shared.pxe_count);
+	       shared.pxe_count == 2 && shared.pxe_queue[1] == (PTEP(5) | VMI_SHARED_PXE_SWAP) &&
+	       shared.pxe_site[1] == (uint32_t)call_slot_ret,
+	       "fast SwapPxE returns the old entry", "hc %d, result %#x, entry %#x, count %u, queue[1] %#x",
+	       hc.count, r, table[5], shared.pxe_count, shared.pxe_queue[1]);
 
 	/* The bit number is taken modulo 32, as the hypervisor does. */
 	table[7] = 0x1000;
 	r = run2(VMI_CALL_TestAndSetPxEBit, PTEP(7), 32 + 6, &f);
 	result(hc.count == 0 && r == 0 && table[7] == 0x1040 && shared.pxe_count == 3 &&
-	       shared.pxe_queue[2] == PTEP(7), "fast TestAndSetPxEBit (bit was clear)",
-	       "hc %d, result %#x, entry %#x, count %u", hc.count, r, table[7], shared.pxe_count);
+	       shared.pxe_queue[2] == (PTEP(7) | VMI_SHARED_PXE_TEST_SET), "fast TestAndSetPxEBit (bit was clear)",
+	       "hc %d, result %#x, entry %#x, count %u, queue[2] %#x", hc.count, r, table[7],
+	       shared.pxe_count, shared.pxe_queue[2]);
 	r = run2(VMI_CALL_TestAndSetPxEBit, PTEP(7), 6, &f);
 	result(hc.count == 0 && r == 1 && table[7] == 0x1040 && shared.pxe_count == 4,
 	       "fast TestAndSetPxEBit (bit was set)", "hc %d, result %#x, entry %#x, count %u",
@@ -496,8 +511,9 @@ static void check_pxe_basic(void)
 	       hc.count, r, table[7], shared.pxe_count);
 	r = run2(VMI_CALL_TestAndClearPxEBit, PTEP(7), 12, &f);
 	result(hc.count == 0 && r == 0 && table[7] == 0x40 && shared.pxe_count == 6 &&
-	       shared.pxe_queue[5] == PTEP(7), "fast TestAndClearPxEBit (bit was clear)",
-	       "hc %d, result %#x, entry %#x, count %u", hc.count, r, table[7], shared.pxe_count);
+	       shared.pxe_queue[5] == (PTEP(7) | VMI_SHARED_PXE_TEST_CLEAR),
+	       "fast TestAndClearPxEBit (bit was clear)", "hc %d, result %#x, entry %#x, count %u, queue[5] %#x",
+	       hc.count, r, table[7], shared.pxe_count, shared.pxe_queue[5]);
 
 	/* The virtual IF comes back as it was, also when it was clear. */
 	shared.eflags_if = 0;
@@ -550,6 +566,15 @@ static void check_pxe_basic(void)
 		       shared.eflags_if);
 	}
 	drain_on_exit = 0;
+
+	/* An unaligned entry would not leave the kind bits free: the hypercall. */
+	shared.pxe_count = 0;
+	table[13] = 0x1313;
+	run2(VMI_CALL_SwapPxE, PTEP(13) + 2, 0x4444, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_SwapPxE && hc.eax == PTEP(13) + 2 &&
+	       table[13] == 0x1313 && shared.pxe_count == 0, "SwapPxE of an unaligned entry enters hv",
+	       "hc %d edi %u eax %#x, entry %#x, count %u", hc.count, hc.edi, hc.eax, table[13],
+	       shared.pxe_count);
 
 	/* Without F_PXE, or F_PXE without F_VIF: hypercalls as before. */
 	for (unsigned int i = 0; i < 2; i++) {
@@ -728,7 +753,7 @@ static void check_pxe_single_step(long rom_len)
 		memset(hits, 0, sizeof(hits));
 		memset(expect, 0, sizeof(expect));
 		for (uint32_t i = 0; i < starts[k]; i++)
-			shared.pxe_queue[i] = PTEP(100 + i);
+			shared.pxe_queue[i] = PTEP(100 + i), shared.pxe_site[i] = 1;
 		for (uint32_t i = 0; i < starts[k]; i++)
 			expect[100 + i]++;
 		shared.pxe_count = starts[k];

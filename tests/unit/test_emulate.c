@@ -1126,6 +1126,45 @@ static void soft_int_lengths(void **s)
 	assert_int_equal(emul_soft_int_length(fifteen, 15), 15);
 }
 
+/* strict_pt's report: the value a faulting store would write, read off
+ * the instruction without executing it (store.c). */
+static uint32_t store_value(bool *ok, const uint8_t *bytes, unsigned n)
+{
+	uint32_t val = 0xdeadbeef;
+	struct trap_frame before;
+
+	memcpy(fk.mem + f.eip, bytes, n);
+	before = f;
+	*ok = emulate_store_value(&f, 1, &ops, &val);
+	assert_memory_equal(&before, &f, sizeof(f));	/* nothing executed */
+	return val;
+}
+#define STORE(ok, ...) ({ static const uint8_t b_[] = { __VA_ARGS__ }; store_value(ok, b_, sizeof(b_)); })
+
+static void store_values(void **state)
+{
+	bool ok;
+
+	f.edx = 0x1234567;
+	f.eax = 0x2000;
+	assert_int_equal(STORE(&ok, 0x89, 0x10), 0x1234567);		/* mov %edx,(%eax) */
+	assert_true(ok);
+	assert_int_equal(STORE(&ok, 0x89, 0x50, 0x04), 0x1234567);	/* mov %edx,4(%eax) */
+	assert_true(ok);
+	assert_int_equal(STORE(&ok, 0x87, 0x10), 0x1234567);		/* xchg %edx,(%eax) */
+	assert_true(ok);
+	assert_int_equal(STORE(&ok, 0xc7, 0x00, 0, 0, 0, 0), 0);	/* movl $0,(%eax) */
+	assert_true(ok);
+	assert_int_equal(STORE(&ok, 0xc7, 0x44, 0x24, 0x08, 0x63, 0x10, 0x20, 0x00), 0x201063);
+	assert_true(ok);						/* movl $0x201063,8(%esp) */
+	STORE(&ok, 0x89, 0xd0);		/* mov %edx,%eax: no memory */
+	assert_false(ok);
+	STORE(&ok, 0x66, 0x89, 0x10);	/* mov %dx,(%eax): not 32 bits */
+	assert_false(ok);
+	STORE(&ok, 0x0f, 0xab, 0x10);	/* bts %edx,(%eax): not a plain store */
+	assert_false(ok);
+}
+
 #define T(fn) cmocka_unit_test_setup(fn, setup)
 int main(void)
 {
@@ -1138,6 +1177,7 @@ int main(void)
 		T(iret_to_user), T(iret_rejections), T(in_out), T(in_out_faults), T(rep_outs_ins),
 		T(rep_long_count_restarts), T(rep_fault_keeps_progress), T(modrm_sib_lengths),
 		T(fifteen_byte_limit), T(fetch_fault), T(unsupported_reported_exactly), T(ud2_is_reflected),
+		T(store_values),
 		T(linux_kernel_forms), T(soft_int_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

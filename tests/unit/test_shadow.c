@@ -588,6 +588,41 @@ static void release_pt_frees_it_and_unlinks(void **state)
 	assert_frames_consistent();
 }
 
+/* strict_pt: a page announced as a page table is read-only in every
+ * shadow that maps it (made so at AllocatePage), writable again after
+ * ReleasePage; tables the guest never announced are left alone. */
+static void strict_announced_pt_is_read_only_until_released(void **state)
+{
+	const uint32_t data = (12 << 12) | P | W | A | D;	/* KLIN's page, writable and dirty */
+
+	shadow_strict(&s, true);
+	load_world();
+	assert_true(shadow_pte(KLIN) & W);
+	assert_false(shadow_strict_table(&s, KPT));	/* adopted, not announced */
+
+	assert_int_equal(shadow_announce(&s, 12, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	assert_true(shadow_strict_table(&s, 12));
+	assert_int_equal(shadow_pte(KLIN), ((uint32_t)p2m[12] << 12) | P);
+	assert_int_equal(shadow_pte(KLIN), shadow_derive_pte(&s, data));
+	assert_int_equal(s.stats.strict_revoked, 1);
+
+	assert_int_equal(shadow_release(&s, 12, &out), VTLB_FILLED);
+	assert_false(shadow_strict_table(&s, 12));
+	assert_pte_is(KLIN, data);
+	assert_true(shadow_pte(KLIN) & W);
+	assert_frames_consistent();
+}
+
+/* Without strict_pt an announced table stays writable where it is mapped. */
+static void announced_pt_stays_writable_without_strict(void **state)
+{
+	load_world();
+	assert_int_equal(shadow_announce(&s, 12, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	assert_false(shadow_strict_table(&s, 12));
+	assert_pte_is(KLIN, (12 << 12) | P | W | A | D);
+	assert_true(shadow_pte(KLIN) & W);
+}
+
 static void release_pd_frees_it_and_drops_its_links(void **state)
 {
 	uint32_t in_use, pds;
@@ -1110,7 +1145,7 @@ static void continuous_audit_finds_and_describes_a_stale_pte(void **state)
 	/* The guest cleared the entry and queued it; the hypervisor noted
 	 * the queued write but never derived it (the planted bug). */
 	poke_pte(UPT, ULIN, 0);
-	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED_SET_PXE, CALLER_EIP);
 	assert_true(shadow_entry_stale(&s, (UPT << 12) + pte_index(ULIN) * 4));
 	shadow_audit_touched(&s, false, &a);
 	print_message("report: %s\n", a.first);
@@ -1128,7 +1163,7 @@ static void continuous_audit_finds_and_describes_a_stale_pte(void **state)
 	assert_int_equal(a.m.shadow, old_shadow);
 	assert_int_equal(a.m.expect, 0);
 	assert_int_equal(a.m.expected_op, SHADOW_OP_SWAP_PXE);
-	assert_int_equal(a.m.last_op, SHADOW_OP_QUEUED);
+	assert_int_equal(a.m.last_op, SHADOW_OP_QUEUED_SET_PXE);
 	assert_int_equal(a.m.last_eip, CALLER_EIP);
 	assert_non_null(strstr(a.first, "PT 0x2 entry 1 "));
 	assert_non_null(strstr(a.first, "linear 00001000-00001fff"));
@@ -1184,13 +1219,13 @@ static void continuous_audit_names_a_missed_set_and_a_stale_pde(void **state)
 	/* A new entry the shadow never got: only unfilled (the access
 	 * faults and the fault fills it), not a mismatch. */
 	poke_pte(UPT, ULIN + 0x2000, (15 << 12) | P | U | A);
-	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED_SET_PXE, CALLER_EIP);
 	shadow_audit_touched(&s, false, &a);
 	assert_int_equal(a.mismatches, 0);
 	assert_int_equal(a.unfilled, 1);
 	/* An entry moved to another page: stale. */
 	poke_pte(UPT, ULIN, (16 << 12) | P | W | U | A | D);
-	shadow_note(&s, UPT, SHADOW_OP_QUEUED, CALLER_EIP);
+	shadow_note(&s, UPT, SHADOW_OP_QUEUED_SET_PXE, CALLER_EIP);
 	shadow_audit_touched(&s, true, &a);
 	assert_int_equal(a.mismatches, 1);
 	assert_int_equal(a.m.expected_op, SHADOW_OP_SET_PXE);
@@ -1304,6 +1339,8 @@ int main(void)
 		T(announce_outside_guest_memory_is_a_violation),
 		T(two_pds_share_one_kernel_shadow_pt),
 		T(release_pt_frees_it_and_unlinks),
+		T(strict_announced_pt_is_read_only_until_released),
+		T(announced_pt_stays_writable_without_strict),
 		T(release_pd_frees_it_and_drops_its_links),
 		T(release_of_the_loaded_pd_is_a_violation),
 		T(release_of_an_unknown_page_is_harmless),

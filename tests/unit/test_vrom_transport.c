@@ -137,7 +137,7 @@ static int slot_checks(void)
 }
 
 /* Checks in "pxe" mode (see test_pxe_queue). */
-#define PXE_CHECKS 17
+#define PXE_CHECKS 18
 
 static void test_every_slot(void **state)
 {
