@@ -43,6 +43,13 @@ static void timer_irq(void)
 	armed_deadline = NO_DEADLINE;
 }
 
+static void use_pit(void)
+{
+	use_lapic = false;
+	irq_set_handler(HV_IRQ_TIMER, timer_irq);
+	pic_unmask(HV_IRQ_TIMER);
+}
+
 static void lapic_timer_irq(void)
 {
 	timer_irq();
@@ -140,38 +147,58 @@ void hv_timer_start(void)
 		return;
 	}
 	log_info("hypervisor timer: the PIT, at most 54.9 ms a shot: %s", why);
-	irq_set_handler(HV_IRQ_TIMER, timer_irq);
-	pic_unmask(HV_IRQ_TIMER);
+	use_pit();
 }
 
-/* One 50 ms shot, timed by the TSC: proves the interrupt is wired and the
- * timer counts at the rate we assume. */
-void hv_timer_check(void)
+/* Arm one shot of shot_us and busy-wait for it (not hlt: if the interrupt
+ * never came, hlt would never return); false after 2 s without it. */
+static bool shot_arrives(uint64_t shot_us, uint64_t *took_us)
 {
-	const uint64_t shot_us = 50000;
-	uint64_t before = hv_timer_interrupts(), c0, c1, limit = tsc_hz() * 2;
+	uint64_t before = hv_timer_interrupts(), c0, limit = tsc_hz() * 2;
 
 	irq_disable();
+	armed_deadline = NO_DEADLINE;
 	c0 = rdtsc();
 	hv_timer_arm(c0 + udiv64(tsc_hz() * shot_us, 1000000));
 	irq_enable();
-	/* Busy-wait, not hlt: if IRQ0 never came, hlt would never return. */
 	while (hv_timer_interrupts() == before) {
 		if (rdtsc() - c0 > limit)
-			hv_panic("the hypervisor timer's interrupt is not arriving");
+			return false;
 		cpu_relax();
 	}
-	c1 = rdtsc();
+	*took_us = tsc_to_us(rdtsc() - c0);
+	return true;
+}
+
+/* One 50 ms shot, timed by the TSC: proves the interrupt is wired and the
+ * timer counts at the rate we assume.  A local APIC timer whose shot
+ * does not come is given up for the PIT (seen once under heavy host
+ * load); a PIT whose shot does not come stops the hypervisor. */
+void hv_timer_check(void)
+{
+	const uint64_t shot_us = 50000;
+	uint64_t took = 0;
+
+	if (!shot_arrives(shot_us, &took)) {
+		if (!use_lapic)
+			hv_panic("the hypervisor timer's interrupt (PIT, IRQ0) is not arriving");
+		log_warn("hypervisor timer: the local APIC timer (calibrated at %u kHz) did not fire within 2 s of a %llu us shot; using the PIT instead",
+			 lapic_hz / 1000, (unsigned long long)shot_us);
+		lapic_timer_oneshot(0);
+		use_pit();
+		if (!shot_arrives(shot_us, &took))
+			hv_panic("the hypervisor timer's interrupt (PIT, IRQ0) is not arriving either");
+	}
 	/* Only a warning: under emulation on a busy host, interrupts come late. */
-	if (tsc_to_us(c1 - c0) < shot_us / 2 || tsc_to_us(c1 - c0) > shot_us * 2)
+	if (took < shot_us / 2 || took > shot_us * 2)
 		log_warn("hypervisor timer: a %llu us shot took %llu us by the TSC",
-			 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
+			 (unsigned long long)shot_us, (unsigned long long)took);
 	if (use_lapic)
 		log_info("hypervisor timer: one-shot local APIC timer at %u kHz, armed for the next event; a %llu us shot took %llu us by the TSC",
-			 lapic_hz / 1000, (unsigned long long)shot_us, tsc_to_us(c1 - c0));
+			 lapic_hz / 1000, (unsigned long long)shot_us, (unsigned long long)took);
 	else
 		log_info("hypervisor timer: one-shot IRQ0 (PIT mode 0), armed for the next event; a %llu us shot took %llu us by the TSC",
-			 (unsigned long long)shot_us, tsc_to_us(c1 - c0));
+			 (unsigned long long)shot_us, (unsigned long long)took);
 }
 
 uint64_t hv_uptime_ms(void)
