@@ -92,9 +92,7 @@ void console_guest_flush(struct guest_console *gc)
 
 uint64_t console_guest_flush_at(const struct guest_console *gc)
 {
-	if (!gc->len)
-		return UINT64_MAX;
-	return gc->since + udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
+	return gc->len ? gc->flush_at : UINT64_MAX;
 }
 
 void console_guest_flush_due(struct guest_console *gc, uint64_t now)
@@ -112,7 +110,7 @@ void console_guest_write(struct guest_console *gc, char c)
 	}
 	guest_vga(gc->screen, c);
 	if (!gc->len)
-		gc->since = rdtsc();
+		gc->flush_at = rdtsc() + udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
 	gc->line[gc->len++] = c;
 	if (c == '\n' || gc->len == GUEST_LINE_MAX)
 		console_guest_flush(gc);

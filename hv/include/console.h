@@ -69,7 +69,7 @@ struct guest_console {
 	struct vga_screen *screen;	/* its own VGA screen, or 0: the shared one */
 	char line[GUEST_LINE_MAX];	/* COM1: what is not written out yet */
 	unsigned len;
-	uint64_t since;			/* TSC when line[0] came */
+	uint64_t flush_at;		/* TSC by which line[] must go out */
 };
 /* One byte the guest sent to its COM1. */
 void console_guest_write(struct guest_console *gc, char c);

@@ -32,7 +32,7 @@ import re
 from vmitest import FATAL_PATTERNS, paths, test
 from sysmap import SYSTEM_MAP, SystemMap
 from hvguest import (GUEST_FATAL as FATAL, GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, NATIVE_REBOOT,
-                     PROMPT, SERIAL_CMDLINE, stays_responsive)
+                     PROMPT, SERIAL_CMDLINE, reboot_ends_run, stays_responsive)
 
 CMDLINE = SERIAL_CMDLINE
 
@@ -100,10 +100,7 @@ def around_program(t, command, done):
     t.check(after == before, f"shadow pages in use {after} after the processes exited, baseline {before}")
     t.check(dirs_after == dirs_before, f"{dirs_after} shadow directories after, {dirs_before} before")
     t.check(bad_after == 0, f"audit after the run: {audit_after}")
-    q.send("reboot -f\n")
-    q.expect(r"vmi-hv: guest reboot", timeout=60)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
+    reboot_ends_run(t, q)
     return out
 
 
@@ -189,10 +186,7 @@ def audit_ptstress(t):
     t.check(a.group(1) == "0", f"full audit: {a.group(0).strip()}")
     q.send("\n")
     q.expect(PROMPT, timeout=60)
-    q.send("reboot -f\n")
-    q.expect(r"vmi-hv: guest reboot", timeout=60)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
+    reboot_ends_run(t, q)
 
 
 # The audit's report of a stale entry (shadow_describe in hv/mm/shadow.c).

@@ -22,7 +22,7 @@ store, then makes an ordinary SetPxE to the next PTE of the same table.
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, stays_responsive
+from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, reboot_ends_run, stays_responsive
 from sysmap import SYSTEM_MAP, SystemMap
 
 SELFTEST = "unannounced-pte"
@@ -113,7 +113,4 @@ def strict_ptstress(t):
     t.check(a.group(1) == "0", f"full audit: {a.group(0).strip()}")
     q.send("\n")
     q.expect(PROMPT, timeout=60)
-    q.send("reboot -f\n")
-    q.expect(r"vmi-hv: guest reboot", timeout=60)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
+    reboot_ends_run(t, q)

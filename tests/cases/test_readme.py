@@ -37,6 +37,19 @@ def readme_make_run(t):
         term.log.close()
 
 
+def make_output(t, args, timeout, env_extra=None):
+    """`make ARGS` run to its end: (exit status, its output), the output
+    also in the test's log."""
+    proc = start_make(args, subprocess.PIPE, env_extra)
+    try:
+        text = proc.communicate(timeout=timeout)[0].decode(errors="replace")
+    finally:
+        stop_group(proc)
+    with open(t.log_path, "w") as f:
+        f.write(text)
+    return proc.returncode, text
+
+
 @test("readme-make-stress")
 def readme_make_stress(t):
     """`make stress` as the README shows it, shortened (1 then 2 workers;
@@ -47,15 +60,9 @@ def readme_make_stress(t):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.STRESS_INITRD)
     out = os.path.join(t.tmpdir, "stress")
     stressors = ["mmap", "mremap", "fork"]
-    proc = start_make(["stress", f"STRESSARGS=--workers 1,2 --rounds 2 --stressors {','.join(stressors)} "
-                       f"--seconds 2 --out {out}"], subprocess.PIPE)
-    try:
-        text = proc.communicate(timeout=900)[0].decode(errors="replace")
-    finally:
-        stop_group(proc)
-    with open(t.log_path, "w") as f:
-        f.write(text)
-    t.check(proc.returncode == 0, f"make stress exited {proc.returncode}: {text[-600:]}")
+    status, text = make_output(t, ["stress", f"STRESSARGS=--workers 1,2 --rounds 2 --stressors "
+                                   f"{','.join(stressors)} --seconds 2 --out {out}"], timeout=900)
+    t.check(status == 0, f"make stress exited {status}: {text[-600:]}")
     runs = re.findall(r"ptstress x(\d+) \(2 rounds, [0-9.]+ s\): (\d+)/(\d+) PASS", text)
     t.check([r[0] for r in runs] == ["1", "2"] and all(r[1] == r[2] for r in runs),
             f"ptstress runs: {runs}")
@@ -87,22 +94,9 @@ def readme_make_fuzz(t):
     t.require(paths.HV_ELF)
     # The fuzz test's own logs go under this test's directory, not over
     # test-logs/hv-sfuzz-shadow.log of the run that runs us.
-    saved = os.environ.get("VMIHV_TEST_LOGS")
-    os.environ["VMIHV_TEST_LOGS"] = os.path.join(t.tmpdir, "logs")
-    try:
-        proc = start_make(["fuzz", "FUZZ_RUNS=2", "FUZZ_CALLS=3000", "FUZZ_SEED=7"], subprocess.PIPE)
-    finally:
-        if saved is None:
-            del os.environ["VMIHV_TEST_LOGS"]
-        else:
-            os.environ["VMIHV_TEST_LOGS"] = saved
-    try:
-        text = proc.communicate(timeout=600)[0].decode(errors="replace")
-    finally:
-        stop_group(proc)
-    with open(t.log_path, "w") as f:
-        f.write(text)
-    t.check(proc.returncode == 0, f"make fuzz exited {proc.returncode}: {text[-400:]}")
+    status, text = make_output(t, ["fuzz", "FUZZ_RUNS=2", "FUZZ_CALLS=3000", "FUZZ_SEED=7"], timeout=600,
+                               env_extra={"VMIHV_TEST_LOGS": os.path.join(t.tmpdir, "logs")})
+    t.check(status == 0, f"make fuzz exited {status}: {text[-400:]}")
     m = re.search(r"(\d+) VMI calls in 2 runs \(seeds 7-8\), \d+ guest checks, (\d+) invariant checks", text)
     t.check(m and int(m.group(1)) >= 6000 and int(m.group(2)) > 0, f"no summary line: {text[-400:]}")
     t.check(len(re.findall(r"seed [78]: shadow operations: \d+ announced", text)) == 2, "no shadow operations per seed")

@@ -99,6 +99,15 @@ GUEST_SHUTDOWN = qemu_status("GUEST_SHUTDOWN")
 NATIVE_REBOOT = 0
 
 
+def reboot_ends_run(t, q):
+    """The guest's `reboot -f`: the hypervisor reports the reboot and QEMU
+    exits with the guest-reboot status."""
+    q.send("reboot -f\n")
+    q.expect(r"vmi-hv: guest reboot", timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
+
+
 def stays_responsive(t, q):
     """After a guest stop: statistics on 's' (twice, the uptime moves),
     then 'q' exits with the guest-stopped status."""

@@ -150,11 +150,12 @@ def kvm_usable():
     return _KVM_VERDICT[0]
 
 
-def start_make(args, stdout):
+def start_make(args, stdout, env_extra=None):
     """`make -s ARGS` in the checkout, as a user starts it: in a process
     group of its own (stop_group() takes the QEMU it starts along), with no
     DISPLAY (no window) and outside the jobserver of a make running us."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
+    env.update(env_extra or {})
     return subprocess.Popen(["make", "-s", "--no-print-directory", *args], cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.STDOUT,
                             env=env, start_new_session=True)
