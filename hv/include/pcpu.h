@@ -55,6 +55,9 @@ struct pcpu {
 	uint32_t guest_switcher_pde;
 	/* The run loop's place to come back to when a guest dies. */
 	struct hv_jmp run_jmp;
+	/* TSC when the last exit came back to us, 0 once the CPU slept:
+	 * the hypervisor's time per exit is from here to the next entry. */
+	uint64_t exit_tsc;
 	/* The stack the hypervisor runs on (boot.S's). */
 	uint32_t host_stack_top;
 	/* The double-fault task's own stack: a #DF often means the main

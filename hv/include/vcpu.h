@@ -60,6 +60,10 @@ struct vcpu_stats {
 	/* Exits at the first instruction of the direct int $0x80 handler,
 	 * where the hypervisor cleared the virtual IF (vcpu_syscall.c). */
 	uint64_t int80_entry_window;
+	/* The hypervisor's own time between an exit and the next entry
+	 * (run loop included, sleeps excluded), over hv_timed_exits exits:
+	 * what one exit costs besides the world switch itself. */
+	uint64_t hv_cycles, hv_timed_exits;
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted

@@ -285,6 +285,7 @@ static void run_vcpu(struct run *r, struct vcpu *v, uint64_t exits)
 				continue;
 			}
 			arm_next_event(r, rdtsc());
+			c->exit_tsc = 0;	/* sleeping is not exit handling */
 			/* sti takes effect after hlt has begun: no wake-up is
 			 * lost between the poll and the halt. */
 			__asm__ volatile("sti; hlt; cli" ::: "memory");
@@ -354,6 +355,7 @@ static void step(struct run *r)
 			any |= alive(r->guests[i]);
 		if (!any)
 			no_guest_left(r);
+		c->exit_tsc = 0;	/* sleeping is not exit handling */
 		/* sti takes effect after hlt has begun: no wake-up is lost
 		 * between the poll and the halt. */
 		__asm__ volatile("sti; hlt; cli" ::: "memory");

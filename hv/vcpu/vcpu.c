@@ -260,6 +260,17 @@ static void inject_interrupt(struct vcpu *v)
 	vcpu_deliver(v, vpic_ack(&v->guest->vpic), false, 0, 0);
 }
 
+/* The time since the last exit, to the vCPU that made it, unless the CPU
+ * slept in between (run.c zeroes exit_tsc before a halt). */
+static void count_hv_time(struct pcpu *c)
+{
+	if (c->exit_tsc && c->current) {
+		c->current->stats.hv_cycles += rdtsc() - c->exit_tsc;
+		c->current->stats.hv_timed_exits++;
+	}
+	c->exit_tsc = 0;
+}
+
 void vcpu_run_once(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
@@ -273,9 +284,11 @@ void vcpu_run_once(struct vcpu *v)
 	vcpu_share_state(v);
 	pcpu_enter(this_pcpu(), v);
 	vcpu_syscall_gate_install(v);
+	count_hv_time(this_pcpu());
 	switch_to_guest(vcpu_mmu_cr3(v));
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
+	this_pcpu()->exit_tsc = rdtsc();
 	vcpu_take_shared_state(v);
 	vcpu_syscall_entry_window(v, f);
 	if (v->guest->audit.opt.mode == AUDIT_EXIT)
