@@ -400,14 +400,17 @@ hc_TestAndClearPxEBit:
 	HYPERCALL VMI_CALL_TestAndClearPxEBit
 
 /*
- * FlushDeferredCalls (F_FLUSH, with F_PXE): with nothing queued there is
- * nothing to apply, so no exit.  A non-empty queue still makes the
- * hypercall, whose exit drains it (docs/VROM.md).
+ * FlushDeferredCalls (F_FLUSH, with F_PXE): no exit, whatever the queue
+ * holds.  The queued entries are already in the guest's tables; the
+ * hypervisor applies them to its shadows at the next exit, which comes
+ * before anything could tell the difference: an entry that allows more
+ * faults until then (the fault is an exit, which drains first), and one
+ * that allows less is followed, in Linux as on hardware, by a TLB flush,
+ * which is a hypercall (docs/VROM.md, "Page-table updates without an
+ * exit").
  */
 fast_FlushDeferredCalls:
 	SHARED_PAGE VMI_SHARED_F_FLUSH, hc_FlushDeferredCalls
-	cmpl	$0, SH_PXE_COUNT(%ecx)
-	jne	hc_FlushDeferredCalls
 	xorl	%eax, %eax
 	ret
 hc_FlushDeferredCalls:

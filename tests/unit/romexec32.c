@@ -591,6 +591,35 @@ static void check_pxe_basic(void)
 	shared.features = 0;
 }
 
+/* FlushDeferredCalls (F_FLUSH): no exit, with the queue empty or not;
+ * the queue is left for the next exit to drain.  Without F_FLUSH it is the
+ * hypercall, whose exit drains. */
+static void check_flush(void)
+{
+	struct frame f;
+	uint32_t r;
+
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PXE | VMI_SHARED_F_FLUSH;
+	shared.eflags_if = VMI_EFLAGS_IF;
+	shared.irq_pending = 0;
+	for (unsigned int queued = 0; queued < 3; queued += 2) {
+		char what[80];
+
+		shared.pxe_count = queued;
+		r = run(VMI_CALL_FlushDeferredCalls, 0, &f);
+		snprintf(what, sizeof(what), "fast FlushDeferredCalls, %u queued", queued);
+		result(hc.count == 0 && r == 0 && shared.pxe_count == queued, what,
+		       "hc %d, result %#x, count %u", hc.count, r, shared.pxe_count);
+	}
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PXE;
+	shared.pxe_count = 2;
+	run(VMI_CALL_FlushDeferredCalls, 0, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_FlushDeferredCalls,
+	       "FlushDeferredCalls without F_FLUSH enters hv", "hc %d edi %u", hc.count, hc.edi);
+	shared.pxe_count = 0;
+	shared.features = 0;
+}
+
 /*
  * Exits at arbitrary instructions: a fast timer plays the hypervisor's
  * exits, draining the queue (count := 0) wherever the ROM is, and, when
@@ -841,6 +870,7 @@ int main(int argc, char **argv)
 		check_noreturn();
 	else if (!strcmp(argv[2], "pxe")) {
 		check_pxe_basic();
+		check_flush();
 		check_pxe_exits();
 		check_pxe_single_step(len);
 	}

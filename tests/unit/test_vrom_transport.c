@@ -137,7 +137,7 @@ static int slot_checks(void)
 }
 
 /* Checks in "pxe" mode (see test_pxe_queue). */
-#define PXE_CHECKS 18
+#define PXE_CHECKS 21
 
 static void test_every_slot(void **state)
 {
@@ -153,7 +153,9 @@ static void test_shared_page_fast_paths(void **state)
 
 /* F_PXE: SetPxE/SwapPxE/TestAndSet/ClearPxEBit write the entry and queue
  * it; values, queue contents, the virtual IF around it, a full queue and
- * missing feature bits going to the hypervisor; then exits at random and
+ * missing feature bits going to the hypervisor; FlushDeferredCalls
+ * (F_FLUSH) leaving a queue, empty or not, to the next exit, and making the
+ * hypercall without F_FLUSH; then exits at random and
  * after every single instruction of the ROM, with and without a guest
  * interrupt handler making updates of its own: nothing lost or doubled. */
 static void test_pxe_queue(void **state)
