@@ -64,6 +64,9 @@ struct vcpu_stats {
 	 * (run loop included, sleeps excluded), over hv_timed_exits exits:
 	 * what one exit costs besides the world switch itself. */
 	uint64_t hv_cycles, hv_timed_exits;
+	/* Exits after which the run loop entered the vCPU again at once,
+	 * with nothing to poll or decide (run.c, quiet_exit). */
+	uint64_t quiet_exits;
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted
@@ -124,6 +127,9 @@ struct vcpu {
 	/* Halted (hlt, VMI Halt) until an interrupt can be delivered: the
 	 * run loop enters it no more and idles the CPU. */
 	bool halted;
+	/* The vector of the last exit (the trap frame's, as the switcher
+	 * pushed it), for the run loop: an external interrupt needs it. */
+	unsigned exit_vector;
 	/* Why it stopped its guest, and the instruction when there is one. */
 	char stop_why[256];
 	uint8_t stop_insn[15];

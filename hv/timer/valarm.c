@@ -52,6 +52,7 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 	a->alarms[counter].expiry = expiry;
 	a->alarms[counter].period = (flags & VMI_ALARM_IS_PERIODIC) ? period : 0;
 	a->alarms[counter].armed = true;
+	a->changes++;
 	return 0;
 }
 
@@ -67,6 +68,7 @@ bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why)
 	*why = 0;
 	was = a->alarms[counter].armed;
 	a->alarms[counter].armed = false;
+	a->changes++;
 	return was;
 }
 

@@ -15,6 +15,9 @@ struct valarm {
 		bool armed;
 		uint64_t expiry, period;	/* period 0: one-shot */
 	} alarms[VMI_ALARM_COUNTERS];
+	/* SetAlarm and CancelAlarm calls: the run loop re-arms its timer
+	 * after an exit that changed this. */
+	uint64_t changes;
 	uint64_t count;		/* alarm interrupts raised */
 	uint64_t max_late;	/* cycles from expiry to our noticing, worst seen */
 	uint64_t sum_late;	/* and summed, for the mean */

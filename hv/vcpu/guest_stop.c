@@ -56,10 +56,10 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->emulated_after_activation);
 	kprintf("vmi-hv: user-mode faults given to the guest kernel: %llu\n",
 		(unsigned long long)s->user_faults_reflected);
-	kprintf("vmi-hv: hypervisor time per exit: %llu cycles (%llu ns) on average over %llu exits, run loop included\n",
+	kprintf("vmi-hv: hypervisor time per exit: %llu cycles (%llu ns) on average over %llu exits, run loop included; %llu exits quiet (the vCPU entered again at once, no device poll)\n",
 		(unsigned long long)(s->hv_timed_exits ? udiv64(s->hv_cycles, s->hv_timed_exits) : 0),
 		(unsigned long long)(s->hv_timed_exits ? udiv64(tsc_to_us(s->hv_cycles * 1000), s->hv_timed_exits) : 0),
-		(unsigned long long)s->hv_timed_exits);
+		(unsigned long long)s->hv_timed_exits, (unsigned long long)s->quiet_exits);
 	kprintf("vmi-hv: exits by vector:");
 	for (unsigned i = 0; i < ARRAY_SIZE(s->exits_by_vector); i++)
 		if (s->exits_by_vector[i])

@@ -32,6 +32,7 @@
 #include "timer.h"
 #include "hvlib.h"
 #include "exit_codes.h"
+#include "vmi_abi.h"
 
 struct run {
 	struct guest **guests;
@@ -42,6 +43,9 @@ struct run {
 	struct guest *console;
 	bool escaped;		/* Ctrl-] seen, the command comes next */
 	struct guest *last_ended;
+	/* The vCPU whose last exit left the loop nothing to do (quiet_exit):
+	 * entered again at once. */
+	struct vcpu *again;
 };
 
 static bool alive(const struct guest *g)
@@ -328,45 +332,96 @@ static void wake_halted(struct run *r, uint64_t now)
 	}
 }
 
+/* What the loop decides from, as it was before an entry (quiet_exit). */
+struct loop_inputs {
+	uint64_t alarm_changes;
+	uint64_t flush_at;
+};
+
+static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
+{
+	in->alarm_changes = v->guest->valarm.changes;
+	in->flush_at = console_guest_flush_at(&v->guest->vuart.console);
+}
+
+/*
+ * Did v's exit leave the loop nothing to decide?  The loop polls the
+ * devices, wakes halted vCPUs, asks the scheduler and arms the timer, and
+ * what they decide changes only through
+ *   - a hardware interrupt: an alarm's time, a slice's end and a held
+ *     console line's time are the timer's shots; console input is the
+ *     UART's or the keyboard's IRQ.  In the hypervisor interrupts are
+ *     off, so one that comes meanwhile is taken right after the next
+ *     entry, as an exit of its own;
+ *   - an alarm set or cancelled, or a console line started (the timer
+ *     must be armed for them);
+ *   - a halt, or the guest's end (which comes back through run_jmp).
+ * After any other exit (page faults, MMU and descriptor calls: most of
+ * them) the loop enters v again straight away.  That matters under TCG,
+ * where every page the hypervisor touches after the world switch costs a
+ * TLB refill.
+ */
+static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
+{
+	struct loop_inputs now;
+
+	if (v->halted || (v->exit_vector >= 32 && v->exit_vector != VMI_HYPERCALL_VECTOR))
+		return false;
+	note_loop_inputs(v, &now);
+	return now.alarm_changes == before->alarm_changes && now.flush_at == before->flush_at;
+}
+
 /*
  * One turn of the loop: poll, let the scheduler choose, enter that vCPU
- * once.  A guest's death comes back here through run_jmp from wherever in
- * the exit handling (or the console) it happened.
+ * once; or, after a quiet exit, enter the same vCPU again at once.  A
+ * guest's death comes back here through run_jmp from wherever in the
+ * exit handling (or the console) it happened.
  */
 static void step(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
+	struct loop_inputs before;
 	struct sched_entity *e;
 	struct vcpu *v;
 
 	if (hv_setjmp(&c->run_jmp)) {
+		r->again = 0;
 		reap(r);
 		return;
 	}
 	irq_disable();
-	poll_devices(r);
-	wake_halted(r, rdtsc());
-	e = sched_pick(&r->sched, rdtsc());
-	arm_next_event(r, rdtsc());
-	if (!e) {
-		bool any = false;
+	v = r->again;
+	r->again = 0;
+	if (!v) {
+		poll_devices(r);
+		wake_halted(r, rdtsc());
+		e = sched_pick(&r->sched, rdtsc());
+		arm_next_event(r, rdtsc());
+		if (!e) {
+			bool any = false;
 
-		for (unsigned i = 0; i < r->n; i++)
-			any |= alive(r->guests[i]);
-		if (!any)
-			no_guest_left(r);
-		c->exit_tsc = 0;	/* sleeping is not exit handling */
-		/* sti takes effect after hlt has begun: no wake-up is lost
-		 * between the poll and the halt. */
-		__asm__ volatile("sti; hlt; cli" ::: "memory");
-		return;
+			for (unsigned i = 0; i < r->n; i++)
+				any |= alive(r->guests[i]);
+			if (!any)
+				no_guest_left(r);
+			c->exit_tsc = 0;	/* sleeping is not exit handling */
+			/* sti takes effect after hlt has begun: no wake-up is
+			 * lost between the poll and the halt. */
+			__asm__ volatile("sti; hlt; cli" ::: "memory");
+			return;
+		}
+		v = e->owner;
 	}
-	v = e->owner;
+	note_loop_inputs(v, &before);
 	vcpu_run_once(v);
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */
 		console_guest_flush(&v->guest->vuart.console);
+	}
+	if (quiet_exit(v, &before)) {
+		r->again = v;
+		v->stats.quiet_exits++;
 	}
 }
 

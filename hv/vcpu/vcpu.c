@@ -289,6 +289,7 @@ void vcpu_run_once(struct vcpu *v)
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
 	this_pcpu()->exit_tsc = rdtsc();
+	v->exit_vector = f->vector;
 	vcpu_take_shared_state(v);
 	vcpu_syscall_entry_window(v, f);
 	if (v->guest->audit.opt.mode == AUDIT_EXIT)

@@ -52,9 +52,11 @@ def boot_hv(t, hv_args="", guest_args=CMDLINE, fatal=FATAL):
 
 def shadow_stats(t, q):
     """Ctrl-] s while the guest runs: (pages in use, directories, peak,
-    audit mismatches, audit line)."""
+    audit mismatches, audit line, exits, quiet exits)."""
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
+    e = q.expect(r"vmi-hv: counters: (\d+) exits,", timeout=30)
+    x = q.expect(r"vmi-hv: hypervisor time per exit: [^\n]*; (\d+) exits quiet ", timeout=30)
     m = q.expect(r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories; peak (\d+)\)\n", timeout=30)
     a = q.expect(r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, "
                  r"(\d+) mismatches([^\n]*)\n", timeout=30)
@@ -62,7 +64,7 @@ def shadow_stats(t, q):
     q.send("\n")
     q.expect(PROMPT, timeout=60)
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(a.group(4)),
-            a.group(0).strip())
+            a.group(0).strip(), int(e.group(1)), int(x.group(1)))
 
 
 def around_program(t, command, done):
@@ -75,7 +77,7 @@ def around_program(t, command, done):
     q.send("sleep 1; echo settled\n")
     q.expect(r"\nsettled", timeout=60)
     q.expect(PROMPT, timeout=60)
-    before, dirs_before, _, bad_before, audit_before = shadow_stats(t, q)
+    before, dirs_before, _, bad_before, audit_before, exits_before, quiet_before = shadow_stats(t, q)
     t.check(bad_before == 0, f"audit before the run: {audit_before}")
     # Restart the peak at the pages in use now: the boot's own peak is far
     # above the shell's baseline, so without this "peak > before" would
@@ -90,7 +92,7 @@ def around_program(t, command, done):
     out = q.expect(done, timeout=600)
     q.expect(r"program-rc=0", timeout=60)
     q.expect(PROMPT, timeout=60)
-    after, dirs_after, peak, bad_after, audit_after = shadow_stats(t, q)
+    after, dirs_after, peak, bad_after, audit_after, exits_after, quiet_after = shadow_stats(t, q)
 
     t.note(f"shadow pages in use: {before} before `{command}` ({dirs_before} directories), "
            f"{after} after ({dirs_after} directories), peak {peak}")
@@ -100,6 +102,12 @@ def around_program(t, command, done):
     t.check(after == before, f"shadow pages in use {after} after the processes exited, baseline {before}")
     t.check(dirs_after == dirs_before, f"{dirs_after} shadow directories after, {dirs_before} before")
     t.check(bad_after == 0, f"audit after the run: {audit_after}")
+    # Most exits (page faults, MMU calls) leave the run loop nothing to
+    # poll or decide, so it enters the guest again at once (docs/HV.md,
+    # "Quiet exits"); the timer's shots and console I/O are the others.
+    exits, quiet = exits_after - exits_before, quiet_after - quiet_before
+    t.note(f"`{command}`: {exits} exits, {quiet} quiet ({100 * quiet / max(exits, 1):.0f}%)")
+    t.check(quiet >= exits // 2, f"only {quiet} of {exits} exits quiet: the run loop polls after most exits")
     reboot_ends_run(t, q)
     return out
 
