@@ -63,6 +63,15 @@ def compare_native_vs_hv(t):
                 t.fail(f"{files['csv']}: {name}.{col} is {r[col]!r}, not a number")
         t.check(r["native_runs"] == r["hv_runs"] == str(REPS), f"{name}: runs {r['native_runs']}/{r['hv_runs']}")
     t.check(float(rows["boot_to_init"]["ratio"]) > 0, f"boot_to_init: {rows['boot_to_init']}")
+    # The breakdown by cause adds up, and names the page fault's own exit.
+    for name in compare_stats.MICRO:
+        r = rows[name]
+        parts = sum(float(r[f"hv_{c.replace(' ', '_')}_per_op"]) for c in compare_stats.CAUSES)
+        t.check(abs(parts - float(r["hv_exits_per_op"])) <= 0.05 * float(r["hv_exits_per_op"]) + 0.01,
+                f"{name}: exits by cause add up to {parts:.3f}, exits/op {r['hv_exits_per_op']}")
+    t.check(float(rows["page_fault"]["hv_page_faults_per_op"]) >= 0.9,
+            f"page_fault: {rows['page_fault']['hv_page_faults_per_op']} page-fault exits per operation")
+    t.check(float(rows["page_fault"]["hv_us_per_exit"]) > 0, f"page_fault: {rows['page_fault']}")
     runs = read_csv(files["runs"])
     t.check(len(runs) >= 2 * REPS * len(compare_stats.MICRO), f"{files['runs']}: {len(runs)} rows")
 

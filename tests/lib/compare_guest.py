@@ -37,6 +37,8 @@ PRINTK = re.compile(r"^\[\s*(\d+\.\d+)\] (.*)$", re.M)
 PAUSE = r"BENCH-PAUSE (\S+) (before|after)\n|BENCH-END failures=(\d+)\n"
 COUNTERS = (r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, [^\n]*?"
             r"(\d+) hypercalls[^\n]*\n")
+HV_TIME = (r"vmi-hv: hypervisor time per exit: (\d+) cycles \((\d+) ns\) on average over (\d+) exits")
+EXIT_VECTORS = r"vmi-hv: exits by vector:([^\n]*)\n"
 VMI_CALLS = r"vmi-hv: VMI calls:([^\n]*)\n"
 STATS_END = r"vmi-hv: virtual interrupts: [^\n]*\n"
 BENCH = re.compile(r"^BENCH name=(\S+) ops=(\d+) ns=(\d+)", re.M)
@@ -60,21 +62,31 @@ def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
 
 
 def read_counters(q):
-    """Ctrl-] s: (exits, hypercalls, {VMI call: count}) now."""
+    """Ctrl-] s: {exits, hypercalls, calls: {VMI call: count}, vectors:
+    {exit vector: count}, hv_ns: the hypervisor's time in all its exits}
+    now."""
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):\n", timeout=60)
     m = q.expect(COUNTERS, timeout=60)
+    hv = q.expect(HV_TIME, timeout=60)
+    vectors = q.expect(EXIT_VECTORS, timeout=60).group(1)
     calls = q.expect(VMI_CALLS, timeout=60).group(1)
     q.expect(STATS_END, timeout=60)
-    by_call = {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", calls)}
-    return int(m.group(1)), int(m.group(2)), by_call
+    return {"exits": int(m.group(1)), "hypercalls": int(m.group(2)),
+            "calls": {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", calls)},
+            "vectors": {int(v): int(n) for v, n in re.findall(r"(\d+)=(\d+)", vectors)},
+            "hv_ns": int(hv.group(2)) * int(hv.group(3))}
 
 
 def window(before, after):
     """Counts of a timed window: after minus before."""
-    calls = {c: after[2].get(c, 0) - before[2].get(c, 0) for c in after[2]}
-    return {"exits": after[0] - before[0], "hypercalls": after[1] - before[1],
-            "calls": {c: n for c, n in calls.items() if n}}
+    def diff(key):
+        d = {k: after[key].get(k, 0) - before[key].get(k, 0) for k in after[key]}
+        return {k: n for k, n in d.items() if n}
+    return {"exits": after["exits"] - before["exits"],
+            "hypercalls": after["hypercalls"] - before["hypercalls"],
+            "calls": diff("calls"), "vectors": diff("vectors"),
+            "hv_ns": after["hv_ns"] - before["hv_ns"]}
 
 
 def boot_timeline(output):
