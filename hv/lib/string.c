@@ -1,20 +1,62 @@
-/* string.c - memcpy and friends; gcc emits calls to the mem* ones itself. */
+/* string.c - memcpy and friends; gcc emits calls to the mem* ones itself.
+ *
+ * memcpy and memset move 32-bit words, 32 bytes a turn: the hypervisor
+ * zeroes every guest frame and shadow page it hands out and copies guest
+ * images, and under TCG each guest instruction costs several host ones,
+ * so a byte loop made zeroing a 128 MiB guest take about a third of a
+ * second, and each new shadow page about 16,000 instructions.  The
+ * optimize attribute keeps gcc from turning the loops back into calls to
+ * the functions themselves. */
+#include <stdint.h>
 #include "hvlib.h"
 
-void *memcpy(void *dst, const void *src, size_t n)
+#define NO_LIBCALLS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+
+typedef uint32_t __attribute__((may_alias)) word;
+
+NO_LIBCALLS void *memcpy(void *dst, const void *src, size_t n)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
 
+	if ((((uintptr_t)d ^ (uintptr_t)s) & 3) == 0) {
+		word *dw;
+		const word *sw;
+
+		for (; n && ((uintptr_t)d & 3); n--)
+			*d++ = *s++;
+		dw = (word *)d;
+		sw = (const word *)s;
+		for (; n >= 32; n -= 32, dw += 8, sw += 8) {
+			dw[0] = sw[0]; dw[1] = sw[1]; dw[2] = sw[2]; dw[3] = sw[3];
+			dw[4] = sw[4]; dw[5] = sw[5]; dw[6] = sw[6]; dw[7] = sw[7];
+		}
+		for (; n >= 4; n -= 4)
+			*dw++ = *sw++;
+		d = (unsigned char *)dw;
+		s = (const unsigned char *)sw;
+	}
 	while (n--)
 		*d++ = *s++;
 	return dst;
 }
 
-void *memset(void *dst, int c, size_t n)
+NO_LIBCALLS void *memset(void *dst, int c, size_t n)
 {
 	unsigned char *d = dst;
+	uint32_t w = (unsigned char)c * 0x01010101u;
+	word *dw;
 
+	for (; n && ((uintptr_t)d & 3); n--)
+		*d++ = (unsigned char)c;
+	dw = (word *)d;
+	for (; n >= 32; n -= 32, dw += 8) {
+		dw[0] = w; dw[1] = w; dw[2] = w; dw[3] = w;
+		dw[4] = w; dw[5] = w; dw[6] = w; dw[7] = w;
+	}
+	for (; n >= 4; n -= 4)
+		*dw++ = w;
+	d = (unsigned char *)dw;
 	while (n--)
 		*d++ = (unsigned char)c;
 	return dst;
