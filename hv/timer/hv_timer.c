@@ -170,13 +170,13 @@ static bool shot_arrives(uint64_t shot_us, uint64_t *took_us)
 	return true;
 }
 
-/* One 50 ms shot, timed by the TSC: proves the interrupt is wired and the
+/* One 10 ms shot, timed by the TSC: proves the interrupt is wired and the
  * timer counts at the rate we assume.  A local APIC timer whose shot
  * does not come is given up for the PIT (seen once under heavy host
  * load); a PIT whose shot does not come stops the hypervisor. */
 void hv_timer_check(void)
 {
-	const uint64_t shot_us = 50000;
+	const uint64_t shot_us = 10000;
 	uint64_t took = 0;
 
 	if (!shot_arrives(shot_us, &took)) {

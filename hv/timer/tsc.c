@@ -3,10 +3,11 @@
  *
  * PIT channel 2 counts down once in mode 0 with its gate under our
  * control (port 0x61 bit 0) and its output readable (port 0x61 bit 5):
- * a clean, interrupt-free stopwatch of known length.  We time three
- * 20 ms windows with the TSC and keep the smallest: a longer reading
- * only means we were late to notice the end (an SMI, a host hiccup under
- * emulation).  CPUID leaf 0x15, when the CPU has it, is shown for
+ * a clean, interrupt-free stopwatch of known length.  We time 20 ms
+ * windows with the TSC until three are clean (known to within 0.1%: a
+ * longer reading only means we were late to notice the end, an SMI or a
+ * host hiccup under emulation) and take their median.  Three, not more:
+ * every window is 20 ms of everyone's boot.  CPUID leaf 0x15, when the CPU has it, is shown for
  * comparison.
  */
 #include "timer.h"
@@ -78,13 +79,13 @@ static uint64_t measure_window(uint64_t *uncertainty)
 void tsc_calibrate(void)
 {
 	uint32_t a, b, c, d, max_leaf;
-	uint64_t samples[5], best_unc = ~0ull, best = 0;
+	uint64_t samples[3], best_unc = ~0ull, best = 0;
 	unsigned n = 0, tries;
 
 	cpuid(1, 0, &a, &b, &c, &d);
 	if (!(d & (1u << 4)))
 		hv_fail("this CPU has no time-stamp counter (CPUID.1:EDX.TSC); vmi-hv needs one");
-	/* Keep windows known to within 0.1%; up to 40 tries for 5 of them. */
+	/* Keep windows known to within 0.1%; up to 40 tries for 3 of them. */
 	for (tries = 0; tries < 40 && n < ARRAY_SIZE(samples); tries++) {
 		uint64_t unc = 0, cycles = measure_window(&unc);
 

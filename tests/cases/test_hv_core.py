@@ -65,7 +65,7 @@ def check_loaded_guest(t, q, banner=True, same_initrd=True):
     m = q.expect(r"TSC frequency (\d+)\.(\d+) MHz")
     mhz = int(m.group(1))
     t.check(100 <= mhz <= 10000, f"implausible TSC frequency {m.group(0)}")
-    q.expect(r"hypervisor timer: one-shot (local APIC timer at \d+ kHz|IRQ0 \(PIT mode 0\)), armed for the next event; a 50000 us shot took \d+ us by the TSC")
+    q.expect(r"hypervisor timer: one-shot (local APIC timer at \d+ kHz|IRQ0 \(PIT mode 0\)), armed for the next event; a 10000 us shot took \d+ us by the TSC")
     with open(paths.BZIMAGE, "rb") as f:
         head = f.read(0x300)
     proto = struct.unpack_from("<H", head, 0x206)[0]

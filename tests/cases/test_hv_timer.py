@@ -21,7 +21,7 @@ def hv_timer_pit_fallback(t):
                fatal=GUEST_FATAL)
     q.expect(r"hypervisor timer: the PIT, at most 54\.9 ms a shot: the CPU has no local APIC", timeout=30)
     q.expect(r"hypervisor timer: one-shot IRQ0 \(PIT mode 0\), armed for the next event; "
-             r"a 50000 us shot took (\d+) us by the TSC", timeout=30)
+             r"a 10000 us shot took (\d+) us by the TSC", timeout=30)
     q.expect(PROMPT, timeout=300)
     q.send("echo pit-$((6 * 7))-ok\n")
     q.expect(r"pit-42-ok\n", timeout=60)
