@@ -33,6 +33,8 @@ static int best(const struct chip *c, uint8_t req)
 {
 	uint8_t r = req & ~c->imr;
 
+	if (!r)
+		return -1;	/* the usual answer, asked before every entry */
 	for (int i = 0; i < 8; i++) {
 		if (c->isr & (1u << i))
 			return -1;

@@ -46,6 +46,7 @@ void vuart_reset(struct vuart *u)
 	u->dll = 1;
 	u->thre_pending = false;
 	u->rx_head = u->rx_tail = 0;
+	u->gen++;
 }
 
 static bool rx_empty(const struct vuart *u)
@@ -84,6 +85,7 @@ static void update_irq(struct vuart *u)
 
 void vuart_receive(struct vuart *u, uint8_t c)
 {
+	u->gen++;
 	rx_put(u, c);
 	update_irq(u);
 }
@@ -218,6 +220,7 @@ bool vuart_io(struct vuart *u, uint16_t port, bool write, uint32_t *val)
 {
 	if (port < VUART_BASE || port >= VUART_BASE + 8)
 		return false;
+	u->gen++;	/* reads too: RBR and IIR have side effects */
 	if (write)
 		write_reg(u, port - VUART_BASE, (uint8_t)*val);
 	else

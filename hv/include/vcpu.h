@@ -100,12 +100,27 @@ struct vcpu {
 	 * vif and cr2 are copied in before each entry and out after each
 	 * exit (vcpu_run). */
 	struct vmi_shared_page *shared;
+	/* The vUART's gen when its plain registers were last published in
+	 * the shared page (inb_cache); published_ports false: never yet. */
+	uint32_t published_ports_gen;
+	bool published_ports;
 	struct desc_reg gdtr, idtr;
 	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
 	 * into the GDT of the CPU that enters this vCPU; the hypervisor's
 	 * own slots stay 0 here. */
 	uint64_t gdt[HV_GDT_ENTRIES];
 	bool gdt_changed;		/* since the last copy */
+	/* The last frame vcpu_check_frame passed, one returning to the
+	 * guest kernel and one to user mode (exits alternate between them):
+	 * its selectors (cs, ss, ds, es, fs, gs) with the descriptors they
+	 * named then, and cs's limit.  The same selectors naming the same
+	 * descriptors pass again without the checks. */
+	struct frame_ok {
+		bool valid;
+		uint16_t sel[6];
+		uint64_t desc[6];
+		uint32_t cs_limit;
+	} frame_ok[2];
 	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
 	uint16_t ldtr, tr;
 	struct vcpu_ldt ldt;
@@ -117,6 +132,16 @@ struct vcpu {
 	uint64_t int80_gate;
 	bool int80_direct;
 	uint32_t int80_target;
+	/* What decided int80_direct, and the gate it gave: the decision is
+	 * taken again only when one of these changes (vcpu_syscall.c). */
+	struct int80_inputs {
+		uint64_t gate, code, stack;	/* the gate, its CS's and SS's descriptors */
+		uint32_t kernel_ss;
+		bool allowed;			/* paravirtual, fast paths, F_INT80, G_INT80 */
+	} int80_inputs;
+	bool int80_decided;
+	uint16_t int80_sel;
+	uint32_t int80_ss1;
 	uint32_t dr[8];			/* VMI SetDR/GetDR: stored only */
 	bool paravirtual;		/* the ROM's Init call has been made */
 	/* The last VMI call and its register arguments, for diagnostics. */

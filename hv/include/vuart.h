@@ -18,6 +18,10 @@ struct vuart {
 	uint8_t rx[VUART_RX_SIZE];
 	unsigned rx_head, rx_tail, rx_dropped;
 	uint64_t tx_bytes;		/* bytes the guest sent to COM1 */
+	/* Moves with every change of the registers (vuart_io, vuart_receive,
+	 * vuart_reset: the only ways in), so that what vuart_plain_reads
+	 * returned can be kept until it does. */
+	uint32_t gen;
 	/* Where its bytes go: COM1 (whole lines named after its guest when
 	 * several share it) and a VGA screen. */
 	struct guest_console console;
@@ -34,7 +38,7 @@ void vuart_receive(struct vuart *u, uint8_t c);
 bool vuart_io(struct vuart *u, uint16_t port, bool write, uint32_t *val);
 unsigned vuart_rx_dropped(const struct vuart *u);
 /* Up to max registers whose reads have no side effect, and their values
- * now: the count filled in. */
+ * now: the count filled in.  They stay so while gen does not move. */
 unsigned vuart_plain_reads(const struct vuart *u, uint16_t *ports, uint8_t *vals, unsigned max);
 
 #endif

@@ -39,12 +39,20 @@ void vcpu_shared_init(struct vcpu *v, bool fastpaths)
 		v->shared->features &= ~(uint32_t)(VMI_SHARED_F_PXE | VMI_SHARED_F_FLUSH);
 }
 
-/* The ports whose reads have no side effect, and their values now. */
+/* The ports whose reads have no side effect, and their values now; again
+ * only when the vUART changed since (most exits leave it alone). */
 static void publish_ports(struct vcpu *v)
 {
 	uint16_t ports[VMI_SHARED_INB_CACHE_LEN];
 	uint8_t vals[VMI_SHARED_INB_CACHE_LEN];
-	unsigned n = vuart_plain_reads(&v->guest->vuart, ports, vals, VMI_SHARED_INB_CACHE_LEN);
+	const struct vuart *u = &v->guest->vuart;
+	unsigned n;
+
+	if (v->published_ports && v->published_ports_gen == u->gen)
+		return;
+	v->published_ports = true;
+	v->published_ports_gen = u->gen;
+	n = vuart_plain_reads(u, ports, vals, VMI_SHARED_INB_CACHE_LEN);
 
 	for (unsigned i = 0; i < VMI_SHARED_INB_CACHE_LEN; i++)
 		v->shared->inb_cache[i] = i < n ?

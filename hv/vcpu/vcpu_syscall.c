@@ -91,13 +91,43 @@ static bool direct_gate(const struct vcpu *v, uint16_t *sel, uint32_t *offset, u
 	return true;
 }
 
-/* Before entering v: the CPU's vector 0x80 and ss1:esp1 for it. */
+/* What direct_gate() decides from (struct int80_inputs, vcpu.h). */
+static void gate_inputs(const struct vcpu *v, struct int80_inputs *in)
+{
+	uint16_t cs = (uint16_t)(v->int80_gate >> 16), ss = (uint16_t)v->kernel_ss;
+
+	memset(in, 0, sizeof(*in));	/* no padding left to compare */
+	in->gate = v->int80_gate;
+	in->code = !(cs & 4) && (cs >> 3) < HV_GDT_ENTRIES ? v->gdt[cs >> 3] : 0;
+	in->stack = !(ss & 4) && (ss >> 3) < HV_GDT_ENTRIES ? v->gdt[ss >> 3] : 0;
+	in->kernel_ss = v->kernel_ss;
+	in->allowed = v->paravirtual && v->guest->fastpaths &&
+		      (v->shared->features & VMI_SHARED_F_INT80) &&
+		      (v->shared->guest_flags & VMI_SHARED_G_INT80);
+}
+
+/* Before entering v: the CPU's vector 0x80 and ss1:esp1 for it.  The
+ * decision is taken again only when something it depends on changed (the
+ * guest's gate, its code and stack descriptors, the kernel stack segment,
+ * the features); esp1 follows UpdateKernelStack at every entry. */
 void vcpu_syscall_gate_install(struct vcpu *v)
 {
-	uint16_t sel;
-	uint32_t offset, ss1;
+	struct int80_inputs in;
+	uint16_t sel = 0;
+	uint32_t offset = 0, ss1 = 0;
 
-	v->int80_direct = direct_gate(v, &sel, &offset, &ss1);
+	gate_inputs(v, &in);
+	if (v->int80_decided && !memcmp(&in, &v->int80_inputs, sizeof(in))) {
+		sel = v->int80_sel;
+		offset = v->int80_target;
+		ss1 = v->int80_ss1;
+	} else {
+		v->int80_direct = direct_gate(v, &sel, &offset, &ss1);
+		memcpy(&v->int80_inputs, &in, sizeof(in));
+		v->int80_decided = true;
+		v->int80_sel = sel;
+		v->int80_ss1 = ss1;
+	}
 	if (v->int80_direct) {
 		v->int80_target = offset;
 		cpu_tables_set_direct_gate(SYSCALL_VECTOR, sel, offset, ss1, v->kernel_esp);
