@@ -332,6 +332,25 @@ static void c_seg_expand_down(void)
 	__asm__ volatile("movw %w0, %%es\n movl $0xdeadbeef, %%es:0xffc00010" : : "r"(FREE) : "memory");
 }
 
+/* A data segment loaded in gs, an exit with it (the hypervisor resumes
+ * us through it and may remember that it passed), then its descriptor
+ * made not present while still loaded.  On the entry after that write the
+ * hypervisor must see that gs no longer loads (its iret would fault at
+ * ring 0) and null it; the CPU keeps no cached copy for us across it. */
+static void c_gdt_loaded_revoked(void)
+{
+	uint32_t gs;
+
+	write_gdt(FREE >> 3, seg(0, 0xfffff, 0x92, 0xc));
+	__asm__ volatile("movw %w0, %%gs" : : "r"(FREE));
+	hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0);
+	hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0);
+	write_gdt(FREE >> 3, seg(0, 0xfffff, 0x12, 0xc));	/* not present */
+	__asm__ volatile("movl %%gs, %0" : "=r"(gs));
+	say("gs after its descriptor went", gs);
+	survived();
+}
+
 static void c_farjmp_user_code(void) { __asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(UCS)); }
 
 static void c_idt_not_present(void)
@@ -674,6 +693,7 @@ static const struct h_case cases[] = {
 	{ "ldt-gate-write", 0, c_ldt_gate_write },
 	{ "seg-reserved-top", 1, c_seg_reserved_top },
 	{ "seg-expand-down", 1, c_seg_expand_down },
+	{ "gdt-loaded-revoked", 0, c_gdt_loaded_revoked },
 	{ "farjmp-user-code", 0, c_farjmp_user_code },
 	{ "idt-not-present", 0, c_idt_not_present },
 	{ "idt-task-gate", 0, c_idt_task_gate },

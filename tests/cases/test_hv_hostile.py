@@ -78,6 +78,8 @@ CASES = [
     ("ldt-gate-lcall", "tguest=ldt", r"tguest: lcall through the LDT call gate: #GP count 00000001 error 00000004", STOP),
     ("seg-reserved-top", h("seg-reserved-top"), STOPPED + r"page fault at ffc00000 \(error 3\) " + RESERVED_TOP % "ffc00000", STOP),
     ("seg-expand-down", h("seg-expand-down"), STOPPED + r"page fault at ffc00010 \(error 3\) " + RESERVED_TOP % "ffc00010", STOP),
+    ("gdt-loaded-revoked", h("gdt-loaded-revoked"),
+     r"hostile: gs after its descriptor went 00000000\n(?s:.*)hostile: survived", SHUTDOWN),
     ("farjmp-user-code", h("farjmp-user-code"), DELIVERED % (13, 0x20), SHUTDOWN),
     ("cslimit-lgdt", "tguest=cslimit-lgdt", r"tguest: still running on the cached cs", STOP),
     # ---- IDT gates ----
