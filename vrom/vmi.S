@@ -508,6 +508,15 @@ hc_INB:
  * interrupt pending, the ROM makes the IRET hypercall, so the interrupt
  * is delivered at once, on the frame's side of the return.
  *
+ * A frame the iret refuses (a bad cs or ss from sigreturn) faults at
+ * vrom_iret_insn; the hypervisor reports that fault to the guest at the
+ * IRET slot with the caller's virtual IF (docs/VROM.md, "A faulting
+ * IRET").  The caller's IF is kept in iret_caller_if for that, since
+ * eflags_if already holds the frame's; the hypercall below puts it back
+ * first, so the hypercall sees the state the slot was entered with.
+ * Everywhere in the window but at the iret itself the saved ecx is on
+ * the stack.
+ *
  * Entered with jmp: [esp] = eip, cs, eflags [, esp, ss].  Every register
  * is the caller's and stays so; ecx is saved below the frame.  The data
  * segments are already the ones being returned to (a user's ds may even
@@ -515,6 +524,7 @@ hc_INB:
  * as lguest's iret did.
  */
 #define SH_IRET_COUNT	VMI_OFF_vmi_shared_page_iret_count
+#define SH_IRET_CALLER_IF VMI_OFF_vmi_shared_page_iret_caller_if
 
 fast_IRET:
 	pushl	%ecx
@@ -522,6 +532,8 @@ fast_IRET:
 	testl	$VMI_SHARED_F_VIF, %ss:SH_FEATURES(%ecx)
 	jz	iret_hypercall
 	incl	%ss:SH_IRET_COUNT(%ecx)	/* for the statistics; an exit zeroes it */
+	pushl	%ss:SH_IF(%ecx)
+	popl	%ss:SH_IRET_CALLER_IF(%ecx)
 	pushl	12(%esp)		/* the frame's eflags (past ecx, eip, cs) */
 	andl	$VMI_EFLAGS_IF, (%esp)
 	popl	%ss:SH_IF(%ecx)
@@ -530,11 +542,13 @@ vrom_iret_window:
 	testl	$VMI_EFLAGS_IF, %ss:SH_IF(%ecx)
 	jz	1f
 	cmpl	$0, %ss:SH_PENDING(%ecx)
-	jne	iret_hypercall
+	jne	2f
 1:	popl	%ecx
 	.globl	vrom_iret_insn
 vrom_iret_insn:
 	iret
+2:	pushl	%ss:SH_IRET_CALLER_IF(%ecx)
+	popl	%ss:SH_IF(%ecx)
 	.globl	vrom_iret_window_end
 vrom_iret_window_end:
 iret_hypercall:

@@ -57,6 +57,14 @@ struct vcpu_stats {
 	 * iret the hypervisor then finished (vcpu_shared.c). */
 	uint64_t rom_iret_finished;
 	uint64_t rom_irets;		/* IRETs the ROM made without an exit */
+	/* IRETs whose frame the CPU refuses, reported to the guest as the
+	 * fault (docs/VROM.md, "A faulting IRET"): caught at the ROM's own
+	 * iret, and made through the IRET hypercall. */
+	uint64_t iret_faults_rom, iret_faults_hc;
+	/* VMI Halt calls by the virtual IF they were made with (clear: the
+	 * guest relied on Halt enabling it, as its safe_halt must), and
+	 * those that found an interrupt pending and did not sleep. */
+	uint64_t halts_if_clear, halts_if_set, halts_pending;
 	/* Exits at the first instruction of the direct int $0x80 handler,
 	 * where the hypervisor cleared the virtual IF (vcpu_syscall.c). */
 	uint64_t int80_entry_window;
@@ -280,10 +288,18 @@ bool vcpu_check_frame(struct vcpu *v, char *why, unsigned whylen);
 /* Exception delivery through the guest's IDT (vcpu_exception.c).
  * soft_len: instruction length for a software interrupt (int n), else 0. */
 void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len);
-/* VMI IRET from the frame on the guest's stack; not EMUL_OK: refused, f unchanged. */
+/* VMI IRET from the frame on the guest's stack: EMUL_OK also when the
+ * frame faulted and the fault was delivered to the guest; otherwise
+ * refused (out->why), f unchanged. */
 enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out);
+/* The iret itself; EMUL_FAULT: the exception the CPU's iret raises. */
 enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t esp,
 				 struct emul_outcome *out);
+/* Report a faulting IRET (docs/VROM.md, "A faulting IRET"): the frame at
+ * frame_esp, the fault at eip (the IRET slot), with the virtual IF the
+ * caller had. */
+void vcpu_iret_fault(struct vcpu *v, struct trap_frame *f, uint32_t frame_esp, uint32_t eip,
+		     const struct emul_outcome *out);
 
 /* The VMI shared page (vcpu_shared.c): set up, published before each
  * entry, taken back after each exit; an exit inside the ROM's IRET
@@ -292,6 +308,9 @@ void vcpu_shared_init(struct vcpu *v, bool fastpaths);
 void vcpu_share_state(struct vcpu *v);
 void vcpu_take_shared_state(struct vcpu *v);
 bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f);
+/* The offset in the ROM (at GUEST_ROM_GPA) of the guest's cs:eip, through
+ * its own page tables; false if that is not the ROM's copy. */
+bool vcpu_rom_offset(struct vcpu *v, uint16_t cs, uint32_t eip, uint32_t *rom_off);
 
 /* System calls without an exit (vcpu_syscall.c): the guest's gate read
  * again when its IDT changes, installed in the CPU's IDT before each
@@ -306,6 +325,8 @@ void vcpu_set_kernel_stack(struct vcpu *v, uint32_t ss, uint32_t esp);
  * an interrupt can be delivered (the run loop waits); with IF clear the
  * guest is stopped. */
 void vcpu_halt(struct vcpu *v);
+/* VMI Halt: the virtual IF set and the vCPU halted in one step. */
+void vcpu_halt_call(struct vcpu *v);
 
 /* Port I/O (vcpu_io.c). */
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val);

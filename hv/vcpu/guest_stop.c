@@ -81,6 +81,11 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_CLEAR]);
 	kprintf("vmi-hv: IRETs in the ROM without an exit: %llu (%llu finished by the hypervisor at an exit inside the ROM's IRET window)\n",
 		(unsigned long long)s->rom_irets, (unsigned long long)s->rom_iret_finished);
+	kprintf("vmi-hv: Halt calls: %llu with the virtual IF clear (Halt enabled it), %llu with it set; %llu found an interrupt pending (woken at once)\n",
+		(unsigned long long)s->halts_if_clear, (unsigned long long)s->halts_if_set,
+		(unsigned long long)s->halts_pending);
+	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
+		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",
 		v->int80_direct ? "installed" : "not installed", (unsigned long long)s->int80_entry_window);
 	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",

@@ -199,7 +199,7 @@ void vcpu_hypercall(struct vcpu *v)
 	case VMI_CALL_DisableInterrupts: v->vif = false; return;
 	case VMI_CALL_GetInterruptMask:	f->eax = vcpu_virtual_eflags(v, f->eflags); return;
 	case VMI_CALL_SetInterruptMask:	v->vif = (a & X86_EFLAGS_IF) != 0; return;
-	case VMI_CALL_Halt:		vcpu_halt(v); return;
+	case VMI_CALL_Halt:		vcpu_halt_call(v); return;
 
 	/* descriptor tables: vcpu_desc.c */
 	case VMI_CALL_SetGDT:		must(v, call, vcpu_set_dtr_from(v, VCPU_GDTR, a, &out), &out); return;

@@ -24,6 +24,7 @@
 #include "hvlib.h"
 #include "exception_frame.h"
 #include "guest_desc.h"
+#include "vmi_abi.h"
 
 
 struct delivery_fault {
@@ -209,10 +210,11 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 
 /*
  * An iret of the frame at esp: eip, cs, eflags [, esp, ss for a return to
- * ring 3].  Anything but EMUL_OK leaves the frame as it was.  An eip
- * beyond the new cs's limit is the CPU's #GP(0), which the call cannot
- * return to its caller: refused (out->why).  The IRET hypercall, and the
- * hypervisor finishing the ROM's own iret (vcpu_shared.c).
+ * ring 3].  Anything but EMUL_OK leaves the frame as it was.  A selector
+ * the CPU refuses is its #GP/#NP/#SS (EMUL_FAULT from vcpu_load_seg); an
+ * eip beyond the new cs's limit is its #GP(0).  The IRET hypercall, and
+ * the hypervisor finishing the ROM's own iret (vcpu_shared.c); both
+ * report EMUL_FAULT to the guest through vcpu_iret_fault.
  */
 enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t esp,
 				 struct emul_outcome *out)
@@ -239,15 +241,57 @@ enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t 
 	if (!vcpu_eip_in_cs(v, (uint16_t)nf.cs, nf.eip)) {
 		fmt_snprintf(out->why, sizeof(out->why), "eip %08x is beyond the limit %08x of cs %04x (#GP)",
 			     nf.eip, vcpu_cs_limit(v, (uint16_t)nf.cs), nf.cs & 0xffff);
-		return EMUL_UNSUPPORTED;
+		out->vector = X86_VEC_GP;
+		out->has_error = true;
+		out->error = 0;
+		return EMUL_FAULT;
 	}
 	v->vif = (w[3] & X86_EFLAGS_IF) != 0;
 	*f = nf;
 	return EMUL_OK;
 }
 
+/*
+ * A faulting IRET, as docs/VROM.md ("A faulting IRET") defines it: the
+ * exception the CPU's iret raises, delivered through the guest's IDT
+ * from its CPL 0 as if the IRET slot were the iret instruction: the
+ * frame back on top of the stack (what the slot was entered with), eip
+ * the slot's, cs, ss and every other register the caller's, and the
+ * caller's virtual IF (set by the caller of this).  The guest's exception
+ * table covers the slot (its iret-error path, as for .Lirq_return
+ * natively).  Nothing here trusts the frame: the delivery checks the
+ * guest's IDT and stack like any other.
+ */
+void vcpu_iret_fault(struct vcpu *v, struct trap_frame *f, uint32_t frame_esp, uint32_t eip,
+		     const struct emul_outcome *out)
+{
+	log_debug("guest IRET refused (vector %u, error %x): reported at %04x:%08x", out->vector,
+		  out->error, f->cs & 0xffff, eip);
+	f->esp = frame_esp;
+	f->eip = eip;
+	if (out->vector == X86_VEC_PF)
+		v->cr2 = out->cr2;
+	vcpu_deliver(v, out->vector, out->has_error, out->error, 0);
+}
+
+/*
+ * Where a faulting IRET hypercall is reported: the IRET slot of the ROM
+ * copy the int $0x82 (2 bytes, before eip) belongs to, whichever place
+ * in that copy made it (the slot, or the ROM's fast IRET falling back);
+ * from anywhere else, the int $0x82 itself.
+ */
+static uint32_t iret_fault_eip(struct vcpu *v, const struct trap_frame *f)
+{
+	uint32_t int_eip = f->eip - 2, rom_off;
+
+	if (vcpu_rom_offset(v, (uint16_t)f->cs, int_eip, &rom_off))
+		return int_eip - rom_off + VMI_CALL_IRET * VROM_CALL_LEN;
+	return int_eip;
+}
+
 /* VMI IRET: the stack holds the guest's edi (the ROM's scratch
- * register), then the iret frame. */
+ * register), then the iret frame.  A frame the iret refuses is reported
+ * to the guest with edi restored and the frame on top. */
 enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out)
 {
 	uint32_t edi;
@@ -255,6 +299,12 @@ enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_out
 
 	vcpu_call_read(v, vcpu_seg_base(v, f->ss) + f->esp, &edi, 4, "the IRET frame");
 	r = vcpu_iret_frame(v, f, f->esp + 4, out);
+	if (r == EMUL_FAULT) {
+		v->stats.iret_faults_hc++;
+		f->edi = edi;
+		vcpu_iret_fault(v, f, f->esp + 4, iret_fault_eip(v, f), out);
+		return EMUL_OK;
+	}
 	if (r == EMUL_OK)
 		f->edi = edi;
 	return r;

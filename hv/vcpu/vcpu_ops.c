@@ -359,6 +359,26 @@ void vcpu_halt(struct vcpu *v)
 	v->halted = true;
 }
 
+/*
+ * VMI Halt: enable interrupts and halt in one step, as "sti; hlt"
+ * (docs/VROM.md, "Halt").  A guest's idle loop checks for work with
+ * interrupts off and then halts; an interrupt that came in between is
+ * still pending here, so the vCPU wakes at once and takes it right after
+ * the call.  With EnableInterrupts first it would have been delivered
+ * before the Halt, which then slept until the next one.
+ */
+void vcpu_halt_call(struct vcpu *v)
+{
+	if (v->vif)
+		v->stats.halts_if_set++;
+	else
+		v->stats.halts_if_clear++;
+	if (vpic_pending(&v->guest->vpic))
+		v->stats.halts_pending++;
+	v->vif = true;
+	vcpu_halt(v);
+}
+
 void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops)
 {
 	*ops = (struct emul_ops){

@@ -92,6 +92,19 @@ void vcpu_share_state(struct vcpu *v)
 	publish_ports(v);
 }
 
+bool vcpu_rom_offset(struct vcpu *v, uint16_t cs, uint32_t eip, uint32_t *rom_off)
+{
+	uint32_t lin = vcpu_seg_base(v, cs) + eip, gpa;
+	struct vtlb_outcome out;
+
+	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
+		return false;
+	if (gpa < GUEST_ROM_GPA || gpa >= GUEST_ROM_GPA + VROM_OFF_end)
+		return false;
+	*rom_off = gpa - GUEST_ROM_GPA;
+	return true;
+}
+
 /*
  * Is the guest inside the ROM's IRET window (vmi.S, fast_IRET)?  Its
  * CS is ring 1 and its EIP, through the guest's own page tables, is the
@@ -100,31 +113,29 @@ void vcpu_share_state(struct vcpu *v)
  */
 static bool in_iret_window(struct vcpu *v, const struct trap_frame *f, uint32_t *rom_off)
 {
-	uint32_t lin, off, gpa;
-	struct vtlb_outcome out;
+	uint32_t off;
 
 	if ((f->cs & 3) != 1 || !(v->shared->features & VMI_SHARED_F_IRET))
 		return false;
-	lin = vcpu_seg_base(v, (uint16_t)f->cs) + f->eip;
-	off = lin & 0xfff;
+	off = (vcpu_seg_base(v, (uint16_t)f->cs) + f->eip) & 0xfff;
 	if (off < (VROM_OFF_iret_window & 0xfff) || off >= ((VROM_OFF_iret_window_end - 1) & 0xfff) + 1)
 		return false;
-	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
-		return false;
-	if (gpa < GUEST_ROM_GPA + VROM_OFF_iret_window || gpa >= GUEST_ROM_GPA + VROM_OFF_iret_window_end)
-		return false;
-	*rom_off = gpa - GUEST_ROM_GPA;
-	return true;
+	return vcpu_rom_offset(v, (uint16_t)f->cs, f->eip, rom_off) &&
+	       *rom_off >= VROM_OFF_iret_window && *rom_off < VROM_OFF_iret_window_end;
 }
 
 /*
  * An exit inside the window: the ROM has stored the frame's IF and is
- * about to pop its saved ecx and iret.  Do both here, through the same
+ * about to pop its saved ecx and iret (or, on its way to the hypercall,
+ * to put the caller's IF back).  Do the iret here, through the same
  * checks as the IRET hypercall, so that the exit's own work (an
  * interrupt to deliver, above all) happens on the far side of the
- * return.  An exception the window's own instructions raised (the iret
- * refusing the frame) is answered here too: returns false if the exit
- * needs no further handling.
+ * return.  A frame the iret refuses (the CPU's own fault at
+ * vrom_iret_insn, or our check at any other exit in the window) is
+ * reported to the guest at the IRET slot with the caller's IF, which the
+ * ROM kept in iret_caller_if (docs/VROM.md, "A faulting IRET").  An
+ * exception the window's own instructions raised is answered here too:
+ * returns false if the exit needs no further handling.
  */
 bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f)
 {
@@ -136,17 +147,18 @@ bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f)
 		return true;
 	v->stats.rom_iret_finished++;
 	esp = f->esp;
-	if (rom_off < VROM_OFF_iret_insn) {
+	if (rom_off != VROM_OFF_iret_insn) {
 		vcpu_call_read(v, vcpu_seg_base(v, (uint16_t)f->ss) + esp, &f->ecx, 4,
 			       "the ROM IRET's saved ecx");
 		esp += 4;
 	}
 	memset(&out, 0, sizeof(out));
 	r = vcpu_iret_frame(v, f, esp, &out);
-	if (r == EMUL_FAULT)
-		vcpu_stop(v, "the ROM's IRET raised exception %u (error %x), which the call cannot return",
-			  out.vector, out.error);
-	if (r != EMUL_OK)
+	if (r == EMUL_FAULT) {
+		v->stats.iret_faults_rom++;
+		v->vif = (v->shared->iret_caller_if & X86_EFLAGS_IF) != 0;
+		vcpu_iret_fault(v, f, esp, f->eip - rom_off + VMI_CALL_IRET * VROM_CALL_LEN, &out);
+	} else if (r != EMUL_OK)
 		vcpu_stop(v, "the ROM's IRET: %s", out.why);
 	/* An exception from the window was the iret's (or the ROM's own
 	 * stack accesses): done with.  An interrupt still needs its driver. */

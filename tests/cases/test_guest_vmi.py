@@ -266,7 +266,8 @@ SLOT(40)	/* SYSEXIT */
 SLOT(41)
 	pause
 	ret
-SLOT(42)	/* Halt */
+SLOT(42)	/* Halt: enable interrupts and halt in one step (docs/VROM.md) */
+	sti
 	hlt
 	ret
 SLOT(43)

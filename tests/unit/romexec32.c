@@ -28,6 +28,7 @@
 struct hc_record {
 	int count;
 	uint32_t eax, edx, ecx, ebx, esi, edi, esp, word0, word1;
+	uint32_t eflags_if;	/* the shared page's virtual IF at the exit */
 };
 static struct hc_record hc;
 static struct vmi_shared_page shared __attribute__((aligned(4096)));
@@ -98,6 +99,7 @@ static void hypervisor(int sig, siginfo_t *si, void *ctx)
 	hc.eax = g[REG_EAX]; hc.edx = g[REG_EDX]; hc.ecx = g[REG_ECX];
 	hc.ebx = g[REG_EBX]; hc.esi = g[REG_ESI]; hc.edi = n;
 	hc.esp = g[REG_ESP]; hc.word0 = sp[0]; hc.word1 = sp[1];
+	hc.eflags_if = shared.eflags_if;
 
 	if (n == VMI_CALL_IRET) {
 		/* [esp] = the guest's edi, then the iret frame: eip, cs, eflags. */
@@ -371,6 +373,46 @@ static uint32_t run(unsigned int n, uint32_t eax, struct frame *out)
 	return out->eax;
 }
 
+/*
+ * F_IRET: the ROM's real iret (here at CPL 3 to the same CS).  It keeps
+ * the caller's virtual IF in iret_caller_if, for a faulting iret
+ * (docs/VROM.md, "A faulting IRET"), and when the frame's IF meets a
+ * pending interrupt it falls back to the hypercall with the caller's IF
+ * put back.  The frame's eflags come from pushfl: IF set.
+ */
+static void check_fast_iret(void)
+{
+	struct frame in, out;
+	const char *why;
+
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_IRET;
+	shared.irq_pending = 0;
+	shared.eflags_if = 0;
+	shared.iret_caller_if = 0xdead;
+	setup(&out, VMI_CALL_IRET);
+	in = out;
+	jmp_slot_iret();
+	why = abi_broken(&in, &out, 0);
+	result(!why && hc.count == 0 && out.eax == in.eax && out.ecx == in.ecx &&
+	       shared.eflags_if == VMI_EFLAGS_IF && shared.iret_caller_if == 0,
+	       "fast IRET keeps the caller's IF", "%s; hc %d, eflags_if %#x, iret_caller_if %#x",
+	       why ? why : "regs", hc.count, shared.eflags_if, shared.iret_caller_if);
+
+	shared.irq_pending = 1;
+	shared.eflags_if = 0;
+	shared.iret_caller_if = 0xdead;
+	setup(&out, VMI_CALL_IRET);
+	in = out;
+	jmp_slot_iret();
+	why = abi_broken(&in, &out, 0);
+	result(!why && hc.count == 1 && hc.edi == VMI_CALL_IRET && hc.word0 == in.edi &&
+	       hc.eflags_if == 0 && shared.iret_caller_if == 0,
+	       "IRET with a pending irq enters hv with the caller's IF",
+	       "%s; hc %d edi %u [esp] %08x, eflags_if at the exit %#x, iret_caller_if %#x",
+	       why ? why : "regs", hc.count, hc.edi, hc.word0, hc.eflags_if, shared.iret_caller_if);
+	shared.irq_pending = 0;
+}
+
 /* Shared-page fast paths: no hypercall unless there is work for the hv. */
 static void check_fast(void)
 {
@@ -428,6 +470,8 @@ static void check_fast(void)
 	run(VMI_CALL_SetCR2, 0x1234, &f);
 	result(hc.count == 0 && shared.cr2 == 0x1234, "fast SetCR2", "hc %d, cr2 %#x",
 	       hc.count, shared.cr2);
+
+	check_fast_iret();
 
 	/* A feature the hypervisor did not enable must still go to it. */
 	shared.features = VMI_SHARED_F_VIF;

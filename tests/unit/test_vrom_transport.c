@@ -148,7 +148,7 @@ static void test_every_slot(void **state)
 static void test_shared_page_fast_paths(void **state)
 {
 	(void)state;
-	expect_clean("fast", 12);
+	expect_clean("fast", 14);
 }
 
 /* F_PXE: SetPxE/SwapPxE/TestAndSet/ClearPxEBit write the entry and queue

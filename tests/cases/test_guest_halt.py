@@ -1,0 +1,47 @@
+"""The guest's idle halt is one VMI Halt (issue 21, item 3).
+
+VMI Halt enables interrupts and halts in one step, as "sti; hlt" does
+(docs/VROM.md, "Halt").  The guest's safe_halt must be that one call:
+EnableInterrupts followed by Halt takes an interrupt that arrives between
+the idle loop's last check and the halt before the Halt, which then
+sleeps until the next interrupt (with NO_HZ possibly for good).
+
+`guest-safe-halt-atomic` boots Linux under vmi-hv to the shell, lets it
+idle, and reads the hypervisor's Halt counters: every Halt must come with
+the virtual IF clear (safe_halt relying on Halt to enable it), none with
+it set (the old EnableInterrupts + Halt pair), and the guest must still
+answer a command.  The Halts that found an interrupt already pending, the
+ones the old pair would have slept through, are noted.
+"""
+
+from vmitest import FATAL_PATTERNS, paths, test
+from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+
+HALTS = (r"vmi-hv: Halt calls: (\d+) with the virtual IF clear \(Halt enabled it\), (\d+) with it set; "
+         r"(\d+) found an interrupt pending \(woken at once\)\n")
+
+
+@test("guest-safe-halt-atomic")
+def safe_halt_atomic(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
+               fatal=[*FATAL_PATTERNS, GUEST_STOPPED_LINE])
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    quiet_console(q)
+    q.expect(PROMPT, timeout=60)
+    # Idle with timers running: sleep wakes from a halted CPU.
+    q.send("sleep 2; echo idle-done-$((6 * 7))\n")
+    q.expect(r"idle-done-42", timeout=120)
+    q.expect(PROMPT, timeout=60)
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
+    m = q.expect(HALTS, timeout=60)
+    clear, set_, pending = (int(x) for x in m.groups())
+    t.check(clear > 0, f"no Halt with the virtual IF clear ({set_} with it set): safe_halt is not one Halt")
+    t.check(set_ == 0, f"{set_} Halts with the virtual IF set: interrupts were enabled before the Halt")
+    q.send("echo still-here-$((6 * 7))\n")
+    q.expect(r"still-here-42", timeout=60)
+    t.note(f"Halt calls: {clear} with the virtual IF clear, {set_} with it set; "
+           f"{pending} found an interrupt pending (the old EnableInterrupts + Halt would have slept through them)")

@@ -1,0 +1,53 @@
+"""VMI is the platform's hypervisor (issue 21, item 4).
+
+`guest-vmi-hypervisor-x86` boots the bzImage under vmi-hv: the kernel
+registers VMI as a hypervisor_x86 ("Hypervisor detected: VMI"), shows
+"hypervisor" in /proc/cpuinfo's flags, and its clocksource is VMI's
+(`vmi-timer`), not KVM's although KVM guest support is built in (the VMI
+CPUID hides the hypervisor leaves 0x40000000-0x4fffffff).  Natively the
+same bzImage detects no VMI.
+"""
+
+from vmitest import FATAL_PATTERNS, paths, test
+from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+
+
+def platform(t, q):
+    """At the shell: the detected hypervisor, the cpuinfo flag, the
+    clocksource.  The output lines differ from the typed command's echo."""
+    q.expect(PROMPT, timeout=120)
+    q.send("dmesg | grep -o 'Hypervisor detected: [A-Za-z ]*' | sed 's/^/H=/'; "
+           "grep -q -w hypervisor /proc/cpuinfo && echo FLAG=hypervisor; "
+           "sed 's/^/CS=/' /sys/devices/system/clocksource/clocksource0/current_clocksource; "
+           "echo PLATFORM-$((40+2))-DONE\n")
+    m = q.expect(r"\n((?:(?:H|FLAG|CS)=[^\n]*\n)*)PLATFORM-42-DONE\n", timeout=60)
+    out = {}
+    for line in m.group(1).split("\n"):
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out[k] = v.strip()
+    return out
+
+
+@test("guest-vmi-hypervisor-x86")
+def vmi_hypervisor_x86(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
+                    "-append", SERIAL_CMDLINE, fatal=FATAL_PATTERNS)
+    m = native.expect(MARKER, timeout=120)
+    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    n = platform(t, native)
+    native.kill()
+    t.check(n.get("H") != "Hypervisor detected: VMI", "natively: VMI detected")
+
+    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
+               fatal=[*FATAL_PATTERNS, GUEST_STOPPED_LINE])
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    quiet_console(q)
+    v = platform(t, q)
+    t.check(v.get("H") == "Hypervisor detected: VMI", f"under vmi-hv: {v.get('H', 'no hypervisor detected')}")
+    t.check(v.get("FLAG") == "hypervisor", "under vmi-hv: no 'hypervisor' in /proc/cpuinfo's flags")
+    t.check(v.get("CS") == "vmi-timer", f"under vmi-hv: clocksource {v.get('CS')}, not vmi-timer")
+    t.note(f"natively: {n}; under vmi-hv: {v}")
