@@ -323,8 +323,7 @@ def hv_multi_stolen_time(t):
     KVM/Xen): sched_clock (printk's timestamps) follows REAL, not falling
     behind by the steal; the busy loop's runtime excludes the steal with
     PARAVIRT_TIME_ACCOUNTING (the second configuration) and includes it
-    without (steal subtracted twice, as with sched_clock on AVAILABLE,
-    would leave the loop almost no runtime)."""
+    without."""
     cfg = guest_config(t)
     steal_accounting = cfg.get("PARAVIRT_TIME_ACCOUNTING") == "y"
     t.note(describe(cfg))
@@ -346,14 +345,26 @@ def hv_multi_stolen_time(t):
                f"hypervisor STOLEN {hv_share:.1%} of {d['real']} cycles; "
                f"its sched_clock (printk time) fell behind REAL by {lag:.1%}; "
                f"the busy loop ran {runtime:.1%} of the time")
-        t.check(abs(lag) <= 0.05,
+        # The probes read uptime and printk time a few commands apart, and
+        # a slice of steal between them moves one side (up to 5% seen under
+        # host load); on AVAILABLE the lag would be the steal, about 50%.
+        t.check(abs(lag) <= 0.10,
                 f"guest {name}: sched_clock fell behind REAL by {lag:.1%} (steal {guest[name]:.1%}): "
                 f"sched_clock does not follow REAL")
-        # The loop shares its vCPU only with the window's few commands.
-        expected = 1 - guest[name] if steal_accounting else 1.0
-        t.check(abs(runtime - expected) <= 0.10,
-                f"guest {name}: the busy loop's runtime is {runtime:.1%} of the time, expected {expected:.1%} "
-                f"(steal {guest[name]:.1%}, PARAVIRT_TIME_ACCOUNTING {'on' if steal_accounting else 'off'})")
+        # The loop shares its vCPU only with the window's few commands,
+        # which take more of it the slower TCG runs (86-95% seen without
+        # steal accounting): they only ever lower its share.  With steal
+        # accounting its runtime excludes the steal (at most 1 - steal);
+        # without, it includes it (well above 1 - steal).
+        free = 1 - guest[name]
+        if steal_accounting:
+            t.check(free - 0.15 <= runtime <= free + 0.03,
+                    f"guest {name}: the busy loop's runtime is {runtime:.1%} of the time, expected 1 - steal "
+                    f"= {free:.1%} (at most 3 points above, 15 below): PARAVIRT_TIME_ACCOUNTING is on")
+        else:
+            t.check(free + 0.25 <= runtime <= 1.03,
+                    f"guest {name}: the busy loop's runtime is {runtime:.1%} of the time, expected about all "
+                    f"of it, steal {guest[name]:.1%} included: PARAVIRT_TIME_ACCOUNTING is off")
         t.check(0.35 <= guest[name] <= 0.65, f"guest {name}: /proc/stat steal {guest[name]:.1%}, expected 35-65%")
         t.check(0.35 <= hv_share <= 0.65, f"guest {name}: hypervisor STOLEN {hv_share:.1%}, expected 35-65%")
         t.check(abs(guest[name] - hv_share) <= 0.05,
