@@ -25,6 +25,12 @@ ISO     := $(CURDIR)/vmi-hv.iso
 JOBS    ?= $(shell nproc)
 
 BZIMAGE := $(GUEST)/bzImage
+# The second configuration (make test-configs): the default fragment, then
+# the differences, merged by scripts/build-guest.sh into its own tree.
+GUEST_ALT   := $(BUILD)/guest-alt
+BZIMAGE_ALT := $(GUEST_ALT)/bzImage
+FRAGMENTS     := guest/config/vmi-hv.config
+FRAGMENTS_ALT := $(FRAGMENTS) guest/config/alt-preempt-hz1000.config
 INITRD  := $(GUEST)/initrd.img
 BENCH_INITRD := $(GUEST)/bench-initrd.img
 STRESS_INITRD := $(GUEST)/stress-initrd.img
@@ -38,7 +44,7 @@ SUBDIRS := $(wildcard vrom/Makefile hv/Makefile)
 SUBARGS  = B=$(BUILD)/$(1) I=$(INCLUDE) U=$(UNITDIR)
 
 GUEST_INPUTS  := guest/patches/series $(wildcard guest/patches/*.patch) \
-		 guest/config/vmi-hv.config scripts/build-guest.sh
+		 $(FRAGMENTS) scripts/build-guest.sh
 INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/*.c) \
 		 scripts/build-initrd.sh
 ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
@@ -51,7 +57,7 @@ STRESS_INITRD_INPUTS := $(INITRD) scripts/build-stress-initrd.sh scripts/deb-i38
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd bench-initrd stress-initrd iso hv vrom unit run debug debug-native test bench compare stress fuzz clean distclean
+.PHONY: all deps guest initrd bench-initrd stress-initrd iso hv vrom unit run debug debug-native test test-configs bench compare stress fuzz clean distclean
 all: iso
 
 deps:
@@ -61,7 +67,10 @@ guest: deps $(BZIMAGE)
 initrd: deps $(INITRD)
 
 $(BZIMAGE): $(GUEST_INPUTS)
-	@scripts/build-guest.sh $(GUEST) $(JOBS)
+	@scripts/build-guest.sh $(GUEST) $(JOBS) $(FRAGMENTS)
+
+$(BZIMAGE_ALT): $(GUEST_INPUTS) $(FRAGMENTS_ALT)
+	@scripts/build-guest.sh $(GUEST_ALT) $(JOBS) $(FRAGMENTS_ALT)
 
 $(INITRD): $(INITRD_INPUTS)
 	@scripts/build-initrd.sh $(GUEST)
@@ -128,6 +137,17 @@ debug-native: guest initrd
 
 test: iso unit bench-initrd stress-initrd
 	@python3 tests/run.py $(TESTARGS)
+
+# The second configuration (guest/config/alt-preempt-hz1000.config on top of
+# the default fragment: HZ=1000, periodic tick, PREEMPT,
+# PARAVIRT_TIME_ACCOUNTING), built into build/guest-alt: its Kconfig checks,
+# sanity natively and under vmi-hv, /proc/vmi/info and steal time with two
+# busy guests.  Not part of `make test`: a second kernel build costs ~7 min
+# cold (README, "Testing").  Logs in test-logs/guest-alt/.
+CONFIG_TESTS := guest-kconfig-vmi-forbids hv-guest-sanity-vs-native hv-linux-proc-vmi-info hv-multi-stolen-time
+test-configs: hv initrd $(BZIMAGE_ALT)
+	@VMIHV_BZIMAGE=$(BZIMAGE_ALT) VMIHV_TEST_LOGS=$(CURDIR)/test-logs/guest-alt \
+		python3 tests/run.py --no-unit $(addprefix -k ,$(CONFIG_TESTS)) $(TESTARGS)
 
 # The benchmarks only: the same bzImage natively and under vmi-hv, and the
 # hypervisor with and without its fast paths, side by side in one run; this

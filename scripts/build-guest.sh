@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Build the guest kernel: Debian's linux-source 6.1 tarball + guest/patches/series
-# + guest/config/vmi-hv.config, for i386, out of the repository tree.
+# + config fragments, for i386, out of the repository tree.
 #
-#   build-guest.sh OUTDIR JOBS     -> OUTDIR/bzImage (tree in OUTDIR/linux)
+#   build-guest.sh OUTDIR JOBS [FRAGMENT...]   -> OUTDIR/bzImage (tree in OUTDIR/linux)
+#
+# The fragments (default: guest/config/vmi-hv.config) are merged in order on
+# top of tinyconfig; a later one overrides an earlier one option by option,
+# so a second configuration holds only its differences (make test-configs:
+# vmi-hv.config + alt-preempt-hz1000.config into build/guest-alt).
 #
 # The tree is unpacked and patched afresh whenever the series or a patch
 # changes (a stamp records their hash); otherwise the build is incremental.
@@ -10,11 +15,19 @@ set -euo pipefail
 
 out=$(realpath -m "$1")
 jobs=${2:-2}
+shift 2 || shift $#
 top=$(cd "$(dirname "$0")/.." && pwd)
 tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1 || true)
 tree=$out/linux
 patches=$top/guest/patches
-fragment=$top/guest/config/vmi-hv.config
+if [ $# -eq 0 ]; then
+	set -- "$top/guest/config/vmi-hv.config"
+fi
+fragments=()
+for f in "$@"; do
+	[ -f "$f" ] || { echo "guest: error: no config fragment $f" >&2; exit 1; }
+	fragments+=("$(realpath "$f")")
+done
 
 say() { echo "guest: $*"; }
 die() { echo "guest: error: $*" >&2; exit 1; }
@@ -52,15 +65,24 @@ if [ ! -f "$out/tree.stamp" ] || [ "$(cat "$out/tree.stamp")" != "$want" ]; then
 	echo "$want" > "$out/tree.stamp"
 fi
 
-# Configure whenever the fragment is newer than the config (or there is none).
-if [ ! -f "$tree/.config" ] || [ "$fragment" -nt "$tree/.config" ] ||
-   [ "$out/tree.stamp" -nt "$tree/.config" ]; then
-	say "configuring: tinyconfig + $(basename "$fragment")"
+# Configure whenever a fragment is newer than the config (or there is none),
+# or the list of fragments changed (a stamp records it).
+want_frags=$(printf '%s\n' "${fragments[@]}")
+stale=0
+[ -f "$tree/.config" ] || stale=1
+[ "$out/tree.stamp" -nt "$tree/.config" ] && stale=1
+[ "$(cat "$out/fragments.stamp" 2>/dev/null)" = "$want_frags" ] || stale=1
+for f in "${fragments[@]}"; do
+	[ "$f" -nt "$tree/.config" ] && stale=1
+done
+if [ $stale -eq 1 ]; then
+	say "configuring: tinyconfig + $(for f in "${fragments[@]}"; do basename "$f"; done | paste -sd+)"
 	make -s -C "$tree" ARCH=i386 tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "$fragment" >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "${fragments[@]}" >/dev/null
 	make -s -C "$tree" ARCH=i386 olddefconfig >/dev/null
-	# Every option the fragment sets must have survived: a silently dropped
-	# option means a kernel different from the one we think we test.
+	# Every option the fragments set must have survived, as the last
+	# fragment to mention it says: a silently dropped option means a kernel
+	# different from the one we think we test.
 	bad=0
 	while read -r line; do
 		case "$line" in
@@ -69,8 +91,13 @@ if [ ! -f "$tree/.config" ] || [ "$fragment" -nt "$tree/.config" ] ||
 			opt=${line#\# }; opt=${opt%% *}
 			grep -q "^$opt=" "$tree/.config" && { echo "guest: config: $opt is still set" >&2; bad=1; } ;;
 		esac
-	done < "$fragment"
-	[ $bad -eq 0 ] || die "the config fragment does not apply cleanly"
+	done < <(awk '
+		/^CONFIG_[A-Za-z0-9_]+=/ { o = $0; sub(/=.*/, "", o) }
+		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { o = $2 }
+		o != "" { if (!(o in last)) order[n++] = o; last[o] = $0; o = "" }
+		END { for (i = 0; i < n; i++) print last[order[i]] }' "${fragments[@]}")
+	[ $bad -eq 0 ] || die "the config fragments do not apply cleanly"
+	echo "$want_frags" > "$out/fragments.stamp"
 fi
 
 # Progress: on a terminal, one line rewritten in place at most once a

@@ -6,9 +6,9 @@ import re
 import time
 
 from vmitest import TestFailure, paths, test
-from hvguest import MARKER, NATIVE_REBOOT, SERIAL_CMDLINE
+from hvguest import LINE_END, MARKER, NATIVE_REBOOT, SERIAL_CMDLINE
 
-# Patterns that capture numbers end in \n so that a half-printed line never matches.
+# Patterns that capture numbers end in \n (or LINE_END) so that a half-printed line never matches.
 GUEST_CMDLINE = SERIAL_CMDLINE
 
 
@@ -34,11 +34,11 @@ def expect_reboot_exit(t, q):
 
 def run_sanity(t, q):
     q.expect(MARKER, timeout=120)
-    m = q.expect(r"SANITY forks=(\d+) execs_ok=(\d+)\n", timeout=120)
+    m = q.expect(r"SANITY forks=(\d+) execs_ok=(\d+)" + LINE_END, timeout=120)
     t.check(m.group(1) == m.group(2) == "16", f"fork+exec: {m.group(0)}")
-    m = q.expect(r"SANITY pipe_bytes=(\d+)\n", timeout=60)
+    m = q.expect(r"SANITY pipe_bytes=(\d+)" + LINE_END, timeout=60)
     t.check(int(m.group(1)) == 256 * 1024, f"pipe: {m.group(0)}")
-    m = q.expect(r"SANITY mmap_pages=(\d+) cow_ok=(\d)\n", timeout=60)
+    m = q.expect(r"SANITY mmap_pages=(\d+) cow_ok=(\d)" + LINE_END, timeout=60)
     t.check(m.group(1) == "1024" and m.group(2) == "1", f"mmap: {m.group(0)}")
     q.expect(r"SANITY result=PASS", timeout=30)
     q.expect(r"VMITEST-DONE name=sanity rc=0", timeout=30)

@@ -18,7 +18,7 @@ import re
 
 from vmitest import FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
-                     HV_FAULT_STOPS, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
+                     HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
@@ -195,13 +195,13 @@ def guest_linux_iso(t):
 def sanity_lines(t, q):
     """The sanity program's output after the marker, as test_foundation checks it."""
     out = []
-    m = q.expect(r"SANITY forks=(\d+) execs_ok=(\d+)\n", timeout=180)
+    m = q.expect(r"SANITY forks=(\d+) execs_ok=(\d+)" + LINE_END, timeout=180)
     t.check(m.group(1) == m.group(2) == "16", f"fork+exec: {m.group(0)}")
     out.append(m.group(0).strip())
-    m = q.expect(r"SANITY pipe_bytes=(\d+)\n", timeout=120)
+    m = q.expect(r"SANITY pipe_bytes=(\d+)" + LINE_END, timeout=120)
     t.check(int(m.group(1)) == 256 * 1024, f"pipe: {m.group(0)}")
     out.append(m.group(0).strip())
-    m = q.expect(r"SANITY mmap_pages=(\d+) cow_ok=(\d)\n", timeout=120)
+    m = q.expect(r"SANITY mmap_pages=(\d+) cow_ok=(\d)" + LINE_END, timeout=120)
     t.check(m.group(1) == "1024" and m.group(2) == "1", f"mmap: {m.group(0)}")
     out.append(m.group(0).strip())
     q.expect(r"SANITY result=PASS", timeout=60)

@@ -13,6 +13,11 @@ from vmitest import FATAL_PATTERNS, TestFailure, paths
 
 # guest/initramfs/init
 MARKER = r"VMIHV-INIT-MARKER uptime=([0-9.]+) kernel=(\S+) mode=(\w+)\n"
+# The end of a user program's line on the serial console: its newline, or a
+# kernel console message ("[    2.347984] clocksource: tsc: ...") that the
+# kernel printed into the middle of the line's output, right after it (seen
+# with the second configuration, make test-configs).
+LINE_END = r"(?:\n|(?=\[ *\d+\.\d+\]))"
 PROMPT = r"vmi-guest# "
 SERIAL_CMDLINE = "console=ttyS0,115200"
 

@@ -25,7 +25,12 @@ class paths:
     ROOT = ROOT
     BUILD = os.path.join(ROOT, "build")
     ISO = os.path.join(ROOT, "vmi-hv.iso")
-    BZIMAGE = os.path.join(BUILD, "guest", "bzImage")
+    # VMIHV_BZIMAGE: another guest kernel for the same tests (make
+    # test-configs: the second configuration, build/guest-alt/bzImage).
+    BZIMAGE = os.environ.get("VMIHV_BZIMAGE") or os.path.join(BUILD, "guest", "bzImage")
+    # The configuration that kernel was built with (scripts/build-guest.sh
+    # builds in OUTDIR/linux next to OUTDIR/bzImage).
+    GUEST_CONFIG = os.path.join(os.path.dirname(BZIMAGE), "linux", ".config")
     INITRD = os.path.join(BUILD, "guest", "initrd.img")
     # The initrd plus Debian's i386 stress-ng (scripts/build-stress-initrd.sh).
     STRESS_INITRD = os.path.join(BUILD, "guest", "stress-initrd.img")
