@@ -14,8 +14,8 @@ answer a command.  The Halts that found an interrupt already pending, the
 ones the old pair would have slept through, are noted.
 """
 
-from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from vmitest import test
+from hvguest import PROMPT, boot_hv, quiet_console
 
 HALTS = (r"vmi-hv: Halt calls: (\d+) with the virtual IF clear \(Halt enabled it\), (\d+) with it set; "
          r"(\d+) found an interrupt pending \(woken at once\)\n")
@@ -23,12 +23,7 @@ HALTS = (r"vmi-hv: Halt calls: (\d+) with the virtual IF clear \(Halt enabled it
 
 @test("guest-safe-halt-atomic")
 def safe_halt_atomic(t):
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
-    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
-               fatal=[*FATAL_PATTERNS, GUEST_STOPPED_LINE])
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    q = boot_hv(t)
     quiet_console(q)
     q.expect(PROMPT, timeout=60)
     # Idle with timers running: sleep wakes from a halted CPU.

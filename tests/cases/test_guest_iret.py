@@ -11,10 +11,9 @@ hypervisor's statistics must show the faults reported to the guest by the
 path that boot used (docs/VROM.md, "A faulting IRET").
 """
 
-import re
 
-from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from vmitest import FATAL_PATTERNS, test
+from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console
 
 FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
          r"Kernel panic[^\n]*"]
@@ -22,31 +21,11 @@ IRET_FAULTS = r"vmi-hv: faulting IRETs reported to the guest: (\d+) from the ROM
 
 
 def sigret_lines(t, q, label):
-    """At the shell: run sigretcmp into a file (the kernel's own lines about
-    the signals stay off the console), print it, and answer a command."""
-    q.expect(PROMPT, timeout=120)
-    q.send("dmesg -n 1; /tests/sigretcmp > /tmp/sr.txt; echo sigretcmp-rc=$?\n")
-    m = q.expect(r"sigretcmp-rc=(\d+)\n", timeout=600)
-    t.check(m.group(1) == "0", f"{label}: sigretcmp exited {m.group(1)}")
-    q.expect(PROMPT, timeout=60)
-    q.send("cat /tmp/sr.txt; echo sigretcmp-end\n")
-    m = q.expect(r"(?s)\n(SIGRETCMP\n.*?)\nsigretcmp-end\n", timeout=120)
-    lines = m.group(1).split("\n")
-    q.expect(PROMPT, timeout=60)
-    q.send("echo still-here-$((6 * 7))\n")
-    q.expect(r"still-here-42", timeout=60)
-    t.check(lines[-1].startswith("SIGRETCMP done cases="), f"{label}: no end line: {lines[-3:]}")
-    return lines
+    return program_lines(t, q, label, "/tests/sigretcmp", "SIGRETCMP\n")
 
 
 def under_hv(t, hv_cmd):
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
-    args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
-    if hv_cmd:
-        args += ["-append", hv_cmd]
-    q = t.qemu(*args, fatal=FATAL)
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    q = boot_hv(t, hv_cmd, fatal=FATAL)
     quiet_console(q)
     label = f"vmi-hv {hv_cmd}".strip()
     lines = sigret_lines(t, q, label)
@@ -66,11 +45,7 @@ def compare(t, native, other, label):
 
 @test("guest-iret-fault-vs-native")
 def iret_fault_vs_native(t):
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
-                    "-append", SERIAL_CMDLINE, fatal=FATAL)
-    m = native.expect(MARKER, timeout=120)
-    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    native = boot_native(t, fatal=FATAL)
     native_lines = sigret_lines(t, native, "native")
     native.kill()
     faults = [ln for ln in native_lines[1:-1] if not ln.endswith(": ok")]

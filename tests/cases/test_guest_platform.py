@@ -8,8 +8,8 @@ CPUID hides the hypervisor leaves 0x40000000-0x4fffffff).  Natively the
 same bzImage detects no VMI.
 """
 
-from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from vmitest import FATAL_PATTERNS, test
+from hvguest import PROMPT, boot_hv, boot_native, quiet_console
 
 
 def platform(t, q):
@@ -31,20 +31,12 @@ def platform(t, q):
 
 @test("guest-vmi-hypervisor-x86")
 def vmi_hypervisor_x86(t):
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
-                    "-append", SERIAL_CMDLINE, fatal=FATAL_PATTERNS)
-    m = native.expect(MARKER, timeout=120)
-    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    native = boot_native(t, fatal=FATAL_PATTERNS)
     n = platform(t, native)
     native.kill()
     t.check(n.get("H") != "Hypervisor detected: VMI", "natively: VMI detected")
 
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
-    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
-               fatal=[*FATAL_PATTERNS, GUEST_STOPPED_LINE])
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    q = boot_hv(t)
     quiet_console(q)
     v = platform(t, q)
     t.check(v.get("H") == "Hypervisor detected: VMI", f"under vmi-hv: {v.get('H', 'no hypervisor detected')}")

@@ -15,45 +15,24 @@ import shutil
 import subprocess
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
+                     program_lines, quiet_console)
 
 FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
          r"Kernel panic[^\n]*"]
 
 
 def ring3_lines(t, q, label):
-    """At the shell: run ring3cmp into a file (the kernel's own lines about
-    the signals stay off the console), print it, and answer a command."""
-    q.expect(PROMPT, timeout=120)
-    q.send("dmesg -n 1; /tests/ring3cmp > /tmp/r3.txt; echo ring3cmp-rc=$?\n")
-    m = q.expect(r"ring3cmp-rc=(\d+)\n", timeout=600)
-    t.check(m.group(1) == "0", f"{label}: ring3cmp exited {m.group(1)}")
-    q.expect(PROMPT, timeout=60)
-    q.send("cat /tmp/r3.txt; echo ring3cmp-end\n")
-    m = q.expect(r"(?s)\n(RING3CMP uid=.*?)\nring3cmp-end\n", timeout=120)
-    lines = m.group(1).split("\n")
-    q.expect(PROMPT, timeout=60)
-    q.send("echo still-here-$((6 * 7))\n")
-    q.expect(r"still-here-42", timeout=60)
-    t.check(lines[-1].startswith("RING3CMP done cases="), f"{label}: no end line: {lines[-3:]}")
-    return lines
+    return program_lines(t, q, label, "/tests/ring3cmp", "RING3CMP uid=")
 
 
 @test("hv-ring3-vs-native")
 def ring3_vs_native(t):
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    cmdline = SERIAL_CMDLINE
-    native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
-                    "-append", cmdline, fatal=FATAL)
-    m = native.expect(MARKER, timeout=120)
-    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    native = boot_native(t, fatal=FATAL)
     native_lines = ring3_lines(t, native, "native")
     native.kill()
 
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
-    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL)
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    q = boot_hv(t, fatal=FATAL)
     quiet_console(q)
     hv_lines = ring3_lines(t, q, "vmi-hv")
 

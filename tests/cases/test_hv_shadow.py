@@ -32,22 +32,9 @@ import re
 from vmitest import FATAL_PATTERNS, paths, test
 from sysmap import SYSTEM_MAP, SystemMap
 from hvguest import (GUEST_FATAL as FATAL, GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, NATIVE_REBOOT,
-                     PROMPT, SERIAL_CMDLINE, reboot_ends_run, stays_responsive)
+                     PROMPT, SERIAL_CMDLINE, boot_hv, reboot_ends_run, stays_responsive)
 
 CMDLINE = SERIAL_CMDLINE
-
-
-def boot_hv(t, hv_args="", guest_args=CMDLINE, fatal=FATAL):
-    """The guest under the hypervisor (QEMU multiboot) to its shell."""
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {guest_args.replace(',', ',,')},{paths.INITRD}"
-    args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
-    if hv_args:
-        args += ["-append", hv_args]
-    q = t.qemu(*args, fatal=fatal)
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
-    return q
 
 
 def shadow_stats(t, q):

@@ -142,3 +142,55 @@ def quiet_console(q, timeout=60):
         if time.monotonic() > deadline:
             raise TestFailure("the kernel never registered the TSC clocksource")
         time.sleep(0.2)
+
+
+def hv_modules(guest_args=SERIAL_CMDLINE, initrd=None):
+    """QEMU's -initrd for the hypervisor: the bzImage with the guest's
+    command line (QEMU splits modules at commas: a comma in it is doubled),
+    then the initrd."""
+    return f"{paths.BZIMAGE} {guest_args.replace(',', ',,')},{initrd or paths.INITRD}"
+
+
+def boot_native(t, fatal=GUEST_FATAL, memory="128"):
+    """The bzImage natively (QEMU -kernel) to its init marker."""
+    t.require(paths.BZIMAGE, paths.INITRD)
+    q = t.qemu("-m", memory, "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
+               "-append", SERIAL_CMDLINE, fatal=fatal)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
+    return q
+
+
+def boot_hv(t, hv_args="", guest_args=SERIAL_CMDLINE, fatal=GUEST_FATAL, memory="256"):
+    """The same bzImage under the hypervisor (QEMU multiboot) to its init
+    marker, in paravirtual mode."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    args = ["-m", memory, "-kernel", paths.HV_ELF, "-initrd", hv_modules(guest_args)]
+    if hv_args:
+        args += ["-append", hv_args]
+    q = t.qemu(*args, fatal=fatal)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
+    return q
+
+
+def program_lines(t, q, label, program, first_line):
+    """At the shell: run a comparison program (ring3cmp, sigretcmp) into a
+    file (the kernel's own lines about its signals stay off the console),
+    print the file, and answer a command afterwards.  Its lines, from the
+    one matching first_line to its "NAME done cases=" line."""
+    name = os.path.basename(program)
+    tag = name.upper()
+    q.expect(PROMPT, timeout=120)
+    q.send(f"dmesg -n 1; {program} > /tmp/{name}.txt; echo {name}-rc=$?\n")
+    m = q.expect(rf"{name}-rc=(\d+)\n", timeout=600)
+    t.check(m.group(1) == "0", f"{label}: {name} exited {m.group(1)}")
+    q.expect(PROMPT, timeout=60)
+    q.send(f"cat /tmp/{name}.txt; echo {name}-end\n")
+    m = q.expect(rf"(?s)\n({first_line}.*?)\n{name}-end\n", timeout=120)
+    lines = m.group(1).split("\n")
+    q.expect(PROMPT, timeout=60)
+    q.send("echo still-here-$((6 * 7))\n")
+    q.expect(r"still-here-42", timeout=60)
+    t.check(lines[-1].startswith(f"{tag} done cases="), f"{label}: no end line: {lines[-3:]}")
+    return lines
