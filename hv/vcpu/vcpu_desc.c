@@ -377,15 +377,16 @@ static void frame_selectors(struct trap_frame *f, uint16_t sel[6])
 	}
 }
 
-/* The frame passed before with these very selectors and descriptors:
- * every check below would come out the same.  The descriptors are
- * compared, not a note that they changed, so no write to the GDT or LDT
- * can be missed. */
+/* The remembered frame for f's side: the guest kernel's or user mode's. */
 static struct frame_ok *frame_ok_for(struct vcpu *v, const struct trap_frame *f)
 {
 	return &v->frame_ok[(f->cs & 3) == 3];
 }
 
+/* The frame passed before with these very selectors and descriptors:
+ * every check below would come out the same.  The descriptors are
+ * compared, not a note that they changed, so no write to the GDT or LDT
+ * can be missed. */
 static bool frame_passed_before(struct vcpu *v, const struct trap_frame *f, const uint16_t sel[6])
 {
 	const struct frame_ok *ok = frame_ok_for(v, f);
