@@ -130,12 +130,6 @@ struct __attribute__((packed)) dtr { uint16_t limit; uint32_t base; };
 static uint64_t idt_big[0x81];
 
 /* ---- ring 3, for tguest=user ------------------------------------------- */
-struct __attribute__((packed)) tss32 {
-	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
-	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
-	uint32_t es, cs, ss, ds, fs, gs, ldt;
-	uint16_t trap, iomap_base;
-};
 static struct tss32 tss;
 static uint64_t user_gdt[7] = {
 	0, 0,
@@ -475,10 +469,7 @@ static uint32_t rng;
 
 static uint32_t next_random(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng;
+	return xorshift32(&rng);
 }
 
 /*

@@ -13,6 +13,27 @@ int has_word(const char *cmdline, const char *word);
 /* VMI call `call` with eax, edx, ecx and the two stack words (ebx, esi). */
 void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s);
 
+/* The 32-bit TSS as the CPU reads it (the fields the test guests set:
+ * esp0/ss0 for a trap from ring 3, iomap_base). */
+struct __attribute__((packed)) tss32 {
+	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
+	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
+	uint32_t es, cs, ss, ds, fs, gs, ldt;
+	uint16_t trap, iomap_base;
+};
+
+/* Marsaglia's xorshift32: the fuzzers' reproducible stream from a seed
+ * (a state of 0 stays 0: seed it odd). */
+static inline uint32_t xorshift32(uint32_t *state)
+{
+	uint32_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *state = x;
+}
+
 /* The number after `key` on the command line (decimal), or def. */
 uint32_t cmdline_number(const char *cmdline, const char *key, uint32_t def);
 

@@ -60,14 +60,11 @@ static uint64_t h_gdt[10] = {
 static uint64_t h_ldt[4];
 static uint64_t h_idt[256];
 
-struct __attribute__((packed)) tss32 {
-	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
-	uint32_t cr3, eip, eflags, eax, ecx, edx, ebx, esp, ebp, esi, edi;
-	uint32_t es, cs, ss, ds, fs, gs, ldt;
-	uint16_t trap, iomap_base;
-	uint8_t iomap[8192 / 8 + 1];	/* a bitmap that allows every port */
-};
-static struct tss32 h_tss;
+/* The TSS with an I/O bitmap after it that allows every port. */
+static struct __attribute__((packed)) {
+	struct tss32 t;
+	uint8_t iomap[8192 / 8 + 1];
+} h_tss;
 
 struct __attribute__((packed)) dtr { uint16_t limit; uint32_t base; };
 
@@ -180,9 +177,9 @@ static void h_env(int paging)
 	struct dtr g = { sizeof(h_gdt) - 1, (uint32_t)h_gdt }, d = { sizeof(h_idt) - 1, (uint32_t)h_idt };
 	uint32_t r, cr0;
 
-	h_tss.esp0 = (uint32_t)(h_kstack + sizeof(h_kstack));
-	h_tss.ss0 = KDS;
-	h_tss.iomap_base = __builtin_offsetof(struct tss32, iomap);
+	h_tss.t.esp0 = (uint32_t)(h_kstack + sizeof(h_kstack));
+	h_tss.t.ss0 = KDS;
+	h_tss.t.iomap_base = sizeof(h_tss.t);
 	h_gdt[6] = seg((uint32_t)&h_tss, sizeof(h_tss) - 1, 0x89, 0);
 	h_gdt[7] = seg((uint32_t)h_ldt, sizeof(h_ldt) - 1, 0x82, 0);
 	for (unsigned v = 0; v < 32; v++)
@@ -419,7 +416,7 @@ static void c_ukstack_user_ss(void)
 static void c_tss_ss0_user(void)
 {
 	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
-	h_tss.ss0 = UDS;
+	h_tss.t.ss0 = UDS;
 	to_ring3(u_int80);
 }
 

@@ -81,10 +81,7 @@ volatile uint32_t sf_pf_count;
 
 static uint32_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng;
+	return xorshift32(&rng);
 }
 
 static uint32_t pick(uint32_t n) { return rnd() % n; }

@@ -57,28 +57,32 @@ def in_writer(t, symbols, eip, named, what):
     t.check(named == where, f"{what}: the hypervisor names EIP {eip} {named}, System.map says {where}")
 
 
+def planted_and_stopped(t, hv_args):
+    """Boot with the planted unannounced write: (qemu, the PTE value the
+    guest cleared, why the hypervisor stopped it)."""
+    q = boot(t, hv_args, f"vmi_selftest={SELFTEST}", sysmap=True)
+    planted = q.expect(PLANTED, timeout=300).group(1)
+    why = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=60).group(1)
+    t.note(f"{hv_args}: {why}")
+    return q, planted, why
+
+
 @test("hv-unannounced-pte-caught")
 def unannounced_pte_caught(t):
     t.require(SYSTEM_MAP)
     symbols = SystemMap()
 
-    q = boot(t, "strict_pt=on", f"vmi_selftest={SELFTEST}", sysmap=True)
-    planted = q.expect(PLANTED, timeout=300).group(1)
-    m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=60)
-    t.note(f"strict_pt=on: {m.group(1)}")
-    s = re.match(STRICT, m.group(1))
-    t.check(s, f"strict_pt=on: guest stopped: {m.group(1)}; expected /{STRICT}/")
+    q, planted, why = planted_and_stopped(t, "strict_pt=on")
+    s = re.match(STRICT, why)
+    t.check(s, f"strict_pt=on: guest stopped: {why}; expected /{STRICT}/")
     t.check(s.group(6) == "00000000" and s.group(5) != "00000000",
             f"strict_pt=on: the entry written is {s.group(5)} -> {s.group(6)}, not a present PTE cleared")
     in_writer(t, symbols, s.group(3), s.group(4), "strict_pt=on")
     stays_responsive(t, q)
 
-    q = boot(t, "audit=every=1", f"vmi_selftest={SELFTEST}", sysmap=True)
-    planted = q.expect(PLANTED, timeout=300).group(1)
-    m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=60)
-    t.note(f"audit=every=1: {m.group(1)}")
-    a = re.match(AUDIT, m.group(1))
-    t.check(a, f"audit=every=1: guest stopped: {m.group(1)}; expected /{AUDIT}/")
+    q, planted, why = planted_and_stopped(t, "audit=every=1")
+    a = re.match(AUDIT, why)
+    t.check(a, f"audit=every=1: guest stopped: {why}; expected /{AUDIT}/")
     t.check(a.group(1) == planted, f"audit=every=1: the stale entry maps {a.group(1)}, the guest cleared {planted}")
     in_writer(t, symbols, a.group(2), a.group(3), "audit=every=1")
     stays_responsive(t, q)

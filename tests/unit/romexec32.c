@@ -373,6 +373,20 @@ static uint32_t run(unsigned int n, uint32_t eax, struct frame *out)
 	return out->eax;
 }
 
+/* One jump to the IRET slot with the virtual IF clear, iret_caller_if
+ * poisoned and irq_pending as given; why the ABI broke, or 0. */
+static const char *fast_iret(uint32_t pending, struct frame *in, struct frame *out)
+{
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_IRET;
+	shared.irq_pending = pending;
+	shared.eflags_if = 0;
+	shared.iret_caller_if = 0xdead;
+	setup(out, VMI_CALL_IRET);
+	*in = *out;
+	jmp_slot_iret();
+	return abi_broken(in, out, 0);
+}
+
 /*
  * F_IRET: the ROM's real iret (here at CPL 3 to the same CS).  It keeps
  * the caller's virtual IF in iret_caller_if, for a faulting iret
@@ -385,26 +399,13 @@ static void check_fast_iret(void)
 	struct frame in, out;
 	const char *why;
 
-	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_IRET;
-	shared.irq_pending = 0;
-	shared.eflags_if = 0;
-	shared.iret_caller_if = 0xdead;
-	setup(&out, VMI_CALL_IRET);
-	in = out;
-	jmp_slot_iret();
-	why = abi_broken(&in, &out, 0);
+	why = fast_iret(0, &in, &out);
 	result(!why && hc.count == 0 && out.eax == in.eax && out.ecx == in.ecx &&
 	       shared.eflags_if == VMI_EFLAGS_IF && shared.iret_caller_if == 0,
 	       "fast IRET keeps the caller's IF", "%s; hc %d, eflags_if %#x, iret_caller_if %#x",
 	       why ? why : "regs", hc.count, shared.eflags_if, shared.iret_caller_if);
 
-	shared.irq_pending = 1;
-	shared.eflags_if = 0;
-	shared.iret_caller_if = 0xdead;
-	setup(&out, VMI_CALL_IRET);
-	in = out;
-	jmp_slot_iret();
-	why = abi_broken(&in, &out, 0);
+	why = fast_iret(1, &in, &out);
 	result(!why && hc.count == 1 && hc.edi == VMI_CALL_IRET && hc.word0 == in.edi &&
 	       hc.eflags_if == 0 && shared.iret_caller_if == 0,
 	       "IRET with a pending irq enters hv with the caller's IF",
