@@ -139,6 +139,21 @@ bool emulate_store_value(struct trap_frame *f, unsigned cpl, const struct emul_o
 			 uint32_t *val);
 
 /*
+ * String port I/O as rep ins/outs does it, for the VMI INS/OUTS calls:
+ * up to EMUL_REP_BATCH elements of size bytes (1, 2, 4), forward from the
+ * linear address *lin; out: memory to the port, else port to memory.
+ * Memory goes through ops->read_lin/write_lin (the guest's paging, with
+ * the privilege those use), split at pages like every emulated access;
+ * the port through ops->io_in/io_out.  Each element done advances *lin by
+ * size and takes 1 off *count; EMUL_OK with *count 0 is finished, with
+ * *count left the batch is full.  A fault (a #PF: vector, error and cr2
+ * in *o) stops at the element that took it, the ones before it done.
+ */
+#define EMUL_REP_BATCH 4096u
+enum emul_result emul_string_io_batch(const struct emul_ops *ops, bool out, uint16_t port, unsigned size,
+				      uint32_t *lin, uint32_t *count, struct emul_outcome *o);
+
+/*
  * The length of the int n (cd ib), int3 (cc) or into (ce) at b[0..n),
  * legacy prefixes included; 0 if the bytes are not one (or exceed the
  * 15-byte limit).  Pure, no ops: the caller has read the bytes.

@@ -10,13 +10,16 @@
  * exactly as the CPU leaves it when an interrupt arrives in the middle,
  * so a huge count cannot stall the hypervisor.  A fault in iteration k
  * keeps the register updates of the k-1 completed ones, like hardware.
+ *
+ * One element of such a transfer (emul_string_io_one) and a batch of
+ * them at a linear address (emul_string_io_batch) are also what the VMI
+ * INS/OUTS calls run (hv/vcpu/hypercall.c), so the guest's buffer is
+ * reached through the very same memory path, with the same checks.
  */
 #include "emul_internal.h"
 #include "hvlib.h"
 
 #define TRY(expr) do { enum emul_result r_ = (expr); if (r_ != EMUL_OK) return r_; } while (0)
-
-#define EMUL_REP_BATCH 4096u
 
 static unsigned io_size(struct emul *e)
 {
@@ -46,6 +49,40 @@ static enum emul_result in_out(struct emul *e)
 	return EMUL_OK;
 }
 
+/* One element: out, size bytes read at lin then written to the port;
+ * in, the port read then its bytes written at lin. */
+static enum emul_result string_io_one(struct emul *e, bool out, uint16_t port, unsigned size, uint32_t lin)
+{
+	uint8_t b[4];
+
+	if (out) {
+		TRY(emul_read_lin(e, lin, b, size));
+		uint32_t val = le32(b);
+		if (size < 4)
+			val &= (1u << (8 * size)) - 1;
+		return e->ops->io_out(e->ops->ctx, port, size, val, e->out);
+	}
+	uint32_t val;
+	TRY(e->ops->io_in(e->ops->ctx, port, size, &val, e->out));
+	for (unsigned i = 0; i < size; i++)
+		b[i] = (uint8_t)(val >> (8 * i));
+	return emul_write_lin(e, lin, b, size);
+}
+
+enum emul_result emul_string_io_batch(const struct emul_ops *ops, bool out, uint16_t port, unsigned size,
+				      uint32_t *lin, uint32_t *count, struct emul_outcome *o)
+{
+	struct emul e = { .ops = ops, .out = o };
+
+	o->kind = out ? EMUL_KIND_OUTS : EMUL_KIND_INS;
+	for (unsigned done = 0; *count && done < EMUL_REP_BATCH; done++) {
+		TRY(string_io_one(&e, out, port, size, *lin));
+		*lin += size;
+		--*count;
+	}
+	return EMUL_OK;
+}
+
 /* 6c/6d ins to es:(e)di (no segment override); 6e/6f outs from
  * ds:(e)si (override allowed).  The address size picks si/di/cx or
  * esi/edi/ecx. */
@@ -69,20 +106,7 @@ static enum emul_result ins_outs(struct emul *e)
 			return EMUL_OK;
 		}
 		uint32_t off = emul_get_reg(e, ptr_reg, asize);
-		uint8_t b[4];
-		if (out) {
-			TRY(emul_read_mem(e, seg, off, b, size));
-			uint32_t val = le32(b);
-			if (size < 4)
-				val &= (1u << (8 * size)) - 1;
-			TRY(e->ops->io_out(e->ops->ctx, port, size, val, e->out));
-		} else {
-			uint32_t val;
-			TRY(e->ops->io_in(e->ops->ctx, port, size, &val, e->out));
-			for (unsigned i = 0; i < size; i++)
-				b[i] = (uint8_t)(val >> (8 * i));
-			TRY(emul_write_mem(e, seg, off, b, size));
-		}
+		TRY(string_io_one(e, out, port, size, emul_lin(e, seg, off)));
 		emul_set_reg(e, ptr_reg, asize, off + (uint32_t)step);
 		count--;
 		if (e->rep)

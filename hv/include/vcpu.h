@@ -75,6 +75,10 @@ struct vcpu_stats {
 	/* Exits after which the run loop entered the vCPU again at once,
 	 * with nothing to poll or decide (run.c, quiet_exit). */
 	uint64_t quiet_exits;
+	/* VMI INS/OUTS: elements moved, batches that left the call to be
+	 * made again (the slot's int $0x82 re-executed), page faults the
+	 * buffer raised and the guest got. */
+	uint64_t string_io_elements, string_io_restarts, string_io_faults;
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted
@@ -331,6 +335,9 @@ void vcpu_halt_call(struct vcpu *v);
 /* Port I/O (vcpu_io.c). */
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val);
 enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint32_t val);
+/* The port rule a size-byte access at port must pass before anything is
+ * done (ports at or above 0x400 are no PC guest's); false with why. */
+bool vcpu_io_port_why(uint32_t port, unsigned size, char *why, size_t whylen);
 
 /* VMI hypercalls through int $0x82 (hypercall.c). */
 void vcpu_hypercall(struct vcpu *v);

@@ -672,6 +672,187 @@ static void c_queue_changed(void)
 	rd(FUZZ_LIN(0));
 }
 
+/* ---- string port I/O: the VMI INS/OUTS calls -------------------------------- */
+
+/* A call through the guest's ROM slot, as Linux makes it (regparm(3):
+ * eax, edx, ecx; eax, ecx, edx clobbered): returns eax. */
+static uint32_t rom3(uint32_t call, uint32_t a, uint32_t d, uint32_t c)
+{
+	uint32_t fn = 0xc0000u + call * VROM_CALL_LEN;
+
+	__asm__ volatile("call *%3" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
+	return a;
+}
+
+static uint8_t s_buf[12288] PAGE;
+static uint8_t h_page2[4096] PAGE;
+static const char s_msg[] = "string: hello through OUTSB\n";
+
+static void fill(uint8_t *p, unsigned n, uint8_t v)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* How many of n bytes at p are v. */
+static uint32_t count_of(const uint8_t *p, unsigned n, uint8_t v)
+{
+	uint32_t k = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		k += p[i] == v;
+	return k;
+}
+
+static void c_str_io(void)
+{
+	uint32_t r, fn = 0xc0000u + VMI_CALL_OUTSB * VROM_CALL_LEN, a, d, c;
+
+	r = rom3(VMI_CALL_OUTSB, (uint32_t)s_msg, 0x3f8, sizeof(s_msg) - 1);
+	say("OUTSB returned", r);
+	/* The CMOS index port reads back the index; the keyboard status
+	 * port reads 0x01 (vcpu_io.c). */
+	outb(0x70, 0x0b);
+	fill(s_buf, 8, 0x5a);
+	r = rom3(VMI_CALL_INSB, (uint32_t)s_buf, 0x70, 5);
+	say("INSB port 70 x5 returned", r);
+	say("INSB port 70 bytes 0-3", get32(s_buf));
+	say("INSB port 70 bytes 4-7", get32(s_buf + 4));
+	fill(s_buf, 10001, 0x5a);
+	r = rom3(VMI_CALL_INSB, (uint32_t)s_buf, 0x64, 10000);
+	say("INSB port 64 x10000 returned", r);
+	say("INSB port 64 x10000: bytes 01", count_of(s_buf, 10000, 0x01));
+	say("INSB port 64 x10000: byte after", s_buf[10000]);
+	/* An absent device (denied, logged): all ones. */
+	fill(s_buf, 16, 0x5a);
+	r = rom3(VMI_CALL_INSW, (uint32_t)s_buf, 0x3e8, 3);
+	say("INSW port 3e8 x3 returned", r);
+	say("INSW port 3e8 bytes 0-3", get32(s_buf));
+	say("INSW port 3e8 bytes 4-7", get32(s_buf + 4));
+	fill(s_buf, 16, 0x5a);
+	r = rom3(VMI_CALL_INS, (uint32_t)s_buf, 0x3e8, 2);
+	say("INS port 3e8 x2 returned", r);
+	say("INS port 3e8 bytes 4-7", get32(s_buf + 4));
+	say("INS port 3e8 bytes 8-11", get32(s_buf + 8));
+	/* OUTSW and OUTS to the quiet POST port. */
+	say("OUTSW port 80 x3 returned", rom3(VMI_CALL_OUTSW, (uint32_t)s_buf, 0x80, 3));
+	say("OUTS port 80 x3 returned", rom3(VMI_CALL_OUTS, (uint32_t)s_buf, 0x80, 3));
+	/* Count 0: nothing, not even the buffer is looked at. */
+	say("INSB count 0 at an unmapped buffer returned", rom3(VMI_CALL_INSB, 0x3f000000u, 0x64, 0));
+	/* DF set: still forward. */
+	a = (uint32_t)"string: forward with DF set\n";
+	d = 0x3f8;
+	c = 28;
+	__asm__ volatile("std\n call *%3\n cld" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
+	say("OUTSB with DF set returned", a);
+	survived();
+}
+
+/* A #PF on the buffer, fixed by the guest's handler: the call goes on. */
+volatile uint32_t s_pf_count, s_pf_cr2, s_pf_error, s_pf_eip, s_pf_eax, s_pf_ecx, s_pf_edi;
+void s_pf_entry(void);
+void s_pf_fix(uint32_t *regs);
+__asm__(".text\n"
+	"s_pf_entry:\n"
+	"	pushal\n"
+	"	pushl %esp\n"
+	"	call s_pf_fix\n"
+	"	addl $4, %esp\n"
+	"	popal\n"
+	"	addl $4, %esp\n"		/* the error code */
+	"	iret\n");
+
+void s_pf_fix(uint32_t *regs)
+{
+	/* pushal: edi, esi, ebp, esp, ebx, edx, ecx, eax; then error, eip */
+	s_pf_count++;
+	s_pf_cr2 = hc(VMI_CALL_GetCR2, 0, 0, 0, 0, 0);
+	s_pf_error = regs[8];
+	s_pf_eip = regs[9];
+	s_pf_eax = regs[7];
+	s_pf_ecx = regs[6];
+	s_pf_edi = regs[0];
+	if (s_pf_count > 1) {
+		say("page fault again at", s_pf_cr2);
+		survived();
+	}
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][1], (uint32_t)h_page2 | P | W | A | D, 0, 0, 0);
+	hc(VMI_CALL_InvalPage, FUZZ_LIN(1), 0, 0, 0, 0);
+}
+
+static void c_str_pf_resume(void)
+{
+	uint32_t r, slot = 0xc0000u + VMI_CALL_INSB * VROM_CALL_LEN;
+
+	fill(h_page, 4096, 0x5a);
+	fill(h_page2, 4096, 0x5a);
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);	/* page 1 absent */
+	h_idt[14] = gate(KCS, (uint32_t)s_pf_entry, 0x8e);
+	r = rom3(VMI_CALL_INSB, FUZZ_LIN(0) + 4000, 0x64, 200);
+	say("INSB across an absent page returned", r);
+	say("page faults", s_pf_count);
+	say("fault cr2", s_pf_cr2);
+	say("fault error", s_pf_error);
+	say("fault eip in the INSB slot at", s_pf_eip - slot);
+	say("fault eip bytes", *(const uint8_t *)s_pf_eip | *(const uint8_t *)(s_pf_eip + 1) << 8);
+	say("fault eax (buffer left)", s_pf_eax);
+	say("fault ecx (count left)", s_pf_ecx);
+	say("fault edi (call)", s_pf_edi);
+	say("bytes 01 in the first page", count_of(h_page + 4000, 96, 0x01));
+	say("bytes 01 in the second page", count_of(h_page2, 104, 0x01));
+	say("byte after", h_page2[104]);
+	survived();
+}
+
+/* Not mapped: the guest's #PF (the reporter), at the slot's int $0x82. */
+static void c_str_unmapped(void) { rom3(VMI_CALL_INSB, FUZZ_LIN(0), 0x64, 16); }
+
+/* The switcher, which the guest's tables do not map: a #PF, not its bytes. */
+static void c_str_switcher(void) { rom3(VMI_CALL_OUTSB, 0xffc00000u, 0x80, 16); }
+
+/* Paging off: the reserved top is the hypervisor's. */
+static void c_str_reserved_top(void) { rom3(VMI_CALL_INSB, 0xffc00000u, 0x64, 4); }
+
+/* A guest mapping in the reserved top (as pt-reserved-top). */
+static void c_str_reserved_mapped(void)
+{
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[1020], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	rom3(VMI_CALL_OUTSB, 0xff000000u, 0x3f8, 4);
+}
+
+/* Paging off, beyond the guest's memory. */
+static void c_str_outside(void) { rom3(VMI_CALL_OUTS, npages << 12, 0x80, 4); }
+
+/* The VMI ROM, read-only: INSB into it. */
+static void c_str_rom(void) { rom3(VMI_CALL_INSB, 0xc0000u, 0x64, 2); }
+
+static void c_str_port_high(void) { rom3(VMI_CALL_OUTSB, (uint32_t)s_msg, 0x5000, 4); }
+static void c_str_port_wide(void) { rom3(VMI_CALL_INSB, (uint32_t)s_buf, 0x10064, 4); }
+static void c_str_port_edge(void) { rom3(VMI_CALL_INS, (uint32_t)s_buf, 0x3fe, 1); }
+
+/* A count of 2^32-1 to the quiet POST port from 8 MiB: 8 MiB of
+ * batches, then the #PF at 16 MiB, where our identity map ends. */
+static void c_str_huge_count(void) { rom3(VMI_CALL_OUTSB, 0x00800000u, 0x80, 0xffffffffu); }
+
+/* The same, over 4000 MiB that all map one page: it runs on until the
+ * test stops it. */
+static void c_str_endless(void)
+{
+	for (unsigned i = 0; i < 1024; i++)
+		h_pt[0][i] = (uint32_t)h_page | P | A;
+	hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	for (unsigned i = 8; i < 1008; i++)
+		hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[i], (uint32_t)h_pt[0] | P | W | A, 0, 0, 0);
+	say("OUTSB of 2^32-1 bytes from", FUZZ_LIN(0));
+	rom3(VMI_CALL_OUTSB, FUZZ_LIN(0), 0x80, 0xffffffffu);
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -751,6 +932,19 @@ static const struct h_case cases[] = {
 	{ "queue-bad-address", 1, c_queue_bad_address },
 	{ "queue-switcher-address", 1, c_queue_switcher_address },
 	{ "queue-changed", 1, c_queue_changed },
+	{ "str-io", 1, c_str_io },
+	{ "str-pf-resume", 1, c_str_pf_resume },
+	{ "str-unmapped", 1, c_str_unmapped },
+	{ "str-switcher", 1, c_str_switcher },
+	{ "str-reserved-top", 0, c_str_reserved_top },
+	{ "str-reserved-mapped", 1, c_str_reserved_mapped },
+	{ "str-outside", 0, c_str_outside },
+	{ "str-rom", 0, c_str_rom },
+	{ "str-port-high", 0, c_str_port_high },
+	{ "str-port-wide", 0, c_str_port_wide },
+	{ "str-port-edge", 0, c_str_port_edge },
+	{ "str-huge-count", 1, c_str_huge_count },
+	{ "str-endless", 1, c_str_endless },
 };
 
 /* ---- tguest=idle ------------------------------------------------------------ */

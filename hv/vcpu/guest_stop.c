@@ -84,6 +84,9 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("vmi-hv: Halt calls: %llu with the virtual IF clear (Halt enabled it), %llu with it set; %llu found an interrupt pending (woken at once)\n",
 		(unsigned long long)s->halts_if_clear, (unsigned long long)s->halts_if_set,
 		(unsigned long long)s->halts_pending);
+	kprintf("vmi-hv: string port I/O calls (INS/OUTS): %llu elements, %llu batches continued (the int $0x82 made again), %llu page faults given to the guest\n",
+		(unsigned long long)s->string_io_elements, (unsigned long long)s->string_io_restarts,
+		(unsigned long long)s->string_io_faults);
 	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
 		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",

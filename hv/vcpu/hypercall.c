@@ -10,7 +10,8 @@
  * A thin dispatcher, as lguest's do_hcall: each call is one call into
  * the file that owns the operation (descriptor tables: vcpu_desc.c;
  * control registers, MSRs, CPUID, debug registers: vcpu_ops.c; paging:
- * vcpu_mmu.c; port I/O: vcpu_io.c; IRET and the kernel stack:
+ * vcpu_mmu.c; port I/O: vcpu_io.c, the string forms through the
+ * emulator's own loop; IRET and the kernel stack:
  * vcpu_exception.c; time: valarm.c, tsc.c, rtc.c; Halt: vcpu_ops.c;
  * Reboot and Shutdown: guest_stop.c), the same function the emulator
  * calls where the guest can also ask with an instruction.  What is here:
@@ -92,6 +93,76 @@ static uint32_t call_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 		log_debug("guest VMI WRMSR 0x%x <- %08x%08x: not virtualized, dropped",
 			  msr, (uint32_t)(val >> 32), (uint32_t)val);
 	return 0;
+}
+
+/*
+ * INS, INSB, INSW, OUTS, OUTSB, OUTSW(buf, port, count): count elements
+ * of 4, 1, 2 bytes between the port and the guest-linear buffer, always
+ * forward (the guest's DF is not looked at), as rep ins/outs with the
+ * guest kernel's privilege (docs/VROM.md, "String port I/O").  The port
+ * passes the IN/OUT rule first; the buffer goes through the emulator's
+ * own string-I/O path (emul_string_io_batch: the guest's paging, never
+ * beyond its memory).  At most EMUL_REP_BATCH elements per exit: the
+ * rest is left in the registers (eax = buf, ecx = count, advanced) with
+ * eip back on the int $0x82, which the guest executes again, as a CPU
+ * leaves a rep string interrupted.  A #PF on the buffer is delivered to
+ * the guest in the same state, at the int $0x82, so its handler can fix
+ * the page and the call goes on, or the guest dies of it as it would of
+ * its own rep ins/outs.  A buffer that breaks the hypervisor's rules
+ * (the reserved top, outside its memory, the ROM) stops the guest.
+ * Done: eax = 0.
+ */
+static void string_io(struct vcpu *v, struct trap_frame *f, unsigned call)
+{
+	bool out = call == VMI_CALL_OUTS || call == VMI_CALL_OUTSB || call == VMI_CALL_OUTSW;
+	unsigned size = call == VMI_CALL_INS || call == VMI_CALL_OUTS ? 4 :
+			call == VMI_CALL_INSW || call == VMI_CALL_OUTSW ? 2 : 1;
+	uint32_t buf = f->eax, port = f->edx, count = f->ecx, before = count;
+	struct emul_ops ops;
+	struct emul_outcome o;
+	enum emul_result r;
+	char why[96];
+
+	if (!count) {
+		f->eax = 0;
+		return;
+	}
+	if (port > 0xffff)
+		vcpu_stop(v, "VMI call %u (%s): port 0x%x is not a 16-bit port (buffer %08x, count %u)",
+			  call, vmi_call_name(call), port, buf, count);
+	if (!vcpu_io_port_why(port, size, why, sizeof(why)))
+		vcpu_stop(v, "VMI call %u (%s): port %s 0x%x (%u bytes) %s (buffer %08x, count %u)",
+			  call, vmi_call_name(call), out ? "out" : "in", port, size, why, buf, count);
+	memset(&o, 0, sizeof(o));
+	vcpu_emul_ops(v, &ops);
+	v->violation = false;
+	r = emul_string_io_batch(&ops, out, (uint16_t)port, size, &buf, &count, &o);
+	v->stats.string_io_elements += before - count;
+	f->eax = buf;
+	f->ecx = count;
+	if (r == EMUL_OK && !count) {
+		f->eax = 0;
+		return;
+	}
+	if (v->violation)
+		vcpu_stop(v, "VMI call %u (%s): buffer %08x (element at %08x, %u of %u left), port 0x%x: %s",
+			  call, vmi_call_name(call), buf - (before - count) * size, buf, count, before,
+			  port, v->violation_why);
+	f->eip -= 2;			/* the int $0x82 again: the call goes on */
+	if (r == EMUL_OK) {
+		v->stats.string_io_restarts++;
+		return;
+	}
+	if (r == EMUL_FAULT && o.vector == X86_VEC_PF) {
+		v->stats.string_io_faults++;
+		log_debug("VMI call %u (%s): page fault at %08x (error %x), %u elements left: delivered at the int $0x82",
+			  call, vmi_call_name(call), o.cr2, o.error, count);
+		v->cr2 = o.cr2;
+		vcpu_deliver(v, o.vector, o.has_error, o.error, 0);
+		return;
+	}
+	f->eip += 2;
+	must(v, call, r, &o);
 }
 
 /* SetCR0..SetCR4, GetCR0..GetCR4: the register's number. */
@@ -242,6 +313,10 @@ void vcpu_hypercall(struct vcpu *v)
 		return;
 	case VMI_CALL_OUT: case VMI_CALL_OUTB: case VMI_CALL_OUTW:
 		vcpu_io_out(v, (uint16_t)d, io_size(call), a);
+		return;
+	case VMI_CALL_INS: case VMI_CALL_INSB: case VMI_CALL_INSW:
+	case VMI_CALL_OUTS: case VMI_CALL_OUTSB: case VMI_CALL_OUTSW:
+		string_io(v, f, call);
 		return;
 
 	/* time: tsc.c, valarm.c, rtc.c */

@@ -964,6 +964,65 @@ static void rep_fault_keeps_progress(void **s)
 	assert_int_equal(f.esi, 0x3000);
 }
 
+/* emul_string_io_batch: the VMI INS/OUTS calls' loop (hypercall.c). */
+static void string_io_batch_forward(void **s)
+{
+	uint32_t lin = DATA, count = 3;
+
+	/* OUTSB: bytes in order, forward whatever DF says (no frame here) */
+	memcpy(fk.mem + DATA, "xyz", 3);
+	assert_int_equal(emul_string_io_batch(&ops, true, 0x3f8, 1, &lin, &count, &out), EMUL_OK);
+	assert_int_equal(fk.nio, 3);
+	assert_int_equal(fk.io[0].val, 'x');
+	assert_int_equal(fk.io[2].val, 'z');
+	assert_true(fk.io[2].out && fk.io[2].port == 0x3f8 && fk.io[2].size == 1);
+	assert_int_equal(lin, DATA + 3);
+	assert_int_equal(count, 0);
+	assert_int_equal(out.kind, EMUL_KIND_OUTS);
+
+	/* INSW: the port's words stored little-endian, the next word untouched */
+	fk.nio = 0;
+	fk.in_val = 0x1234;
+	lin = DATA + 0x100; count = 2;
+	put32(DATA + 0x104, 0xa5a5a5a5);
+	assert_int_equal(emul_string_io_batch(&ops, false, 0x70, 2, &lin, &count, &out), EMUL_OK);
+	assert_int_equal(get32(DATA + 0x100), 0x13351234);
+	assert_int_equal(get32(DATA + 0x104), 0xa5a5a5a5);
+	assert_int_equal(lin, DATA + 0x104);
+	assert_int_equal(out.kind, EMUL_KIND_INS);
+
+	/* count 0: nothing */
+	fk.nio = 0;
+	count = 0;
+	assert_int_equal(emul_string_io_batch(&ops, true, 0x80, 4, &lin, &count, &out), EMUL_OK);
+	assert_int_equal(fk.nio, 0);
+}
+
+static void string_io_batch_bounded(void **s)
+{
+	uint32_t lin = 0, count = 0xffffffffu;
+
+	assert_int_equal(emul_string_io_batch(&ops, true, 0x80, 1, &lin, &count, &out), EMUL_OK);
+	assert_int_equal(fk.nio, EMUL_REP_BATCH);
+	assert_int_equal(count, 0xffffffffu - EMUL_REP_BATCH);
+	assert_int_equal(lin, EMUL_REP_BATCH);
+}
+
+static void string_io_batch_fault(void **s)
+{
+	uint32_t lin = 0x3000 - 6, count = 4;
+
+	/* INS: the element across the page boundary faults at the page's
+	 * start; the one before it is done and counted */
+	fk.unmapped[3] = true;
+	assert_int_equal(emul_string_io_batch(&ops, false, 0x80, 4, &lin, &count, &out), EMUL_FAULT);
+	assert_int_equal(out.vector, 14);
+	assert_int_equal(out.error, 0x6);
+	assert_int_equal(out.cr2, 0x3000);
+	assert_int_equal(lin, 0x3000 - 2);
+	assert_int_equal(count, 3);
+}
+
 /* ---- decoding ---- */
 struct ea_case {
 	uint8_t bytes[10];
@@ -1175,7 +1234,8 @@ int main(void)
 		T(wbinvd_invd_invlpg), T(mov_sreg), T(mov_sreg_faults), T(pop_sreg), T(load_far_pointers),
 		T(far_jmp), T(far_jmp_bad_selector), T(far_call), T(far_ret), T(iret_same_level),
 		T(iret_to_user), T(iret_rejections), T(in_out), T(in_out_faults), T(rep_outs_ins),
-		T(rep_long_count_restarts), T(rep_fault_keeps_progress), T(modrm_sib_lengths),
+		T(rep_long_count_restarts), T(rep_fault_keeps_progress), T(string_io_batch_forward),
+		T(string_io_batch_bounded), T(string_io_batch_fault), T(modrm_sib_lengths),
 		T(fifteen_byte_limit), T(fetch_fault), T(unsupported_reported_exactly), T(ud2_is_reflected),
 		T(store_values),
 		T(linux_kernel_forms), T(soft_int_lengths),
