@@ -23,6 +23,15 @@
  *   audit_selftest=N      debug: after N queued page-table writes, drop the
  *                         next one that would change a shadow entry (a
  *                         planted hypervisor bug for the audit to find)
+ *   vmi_refuse=NAME[,NAME...]
+ *                         a test knob: every guest's copy of the ROM answers
+ *                         these VMI calls (names of vrom/abi/vmi-13.0.def)
+ *                         "unsupported", as a ROM without them would: the
+ *                         slot becomes mov $N,%eax; jmp vrom_unsupported and
+ *                         the hypervisor lets the report go on (-38 in eax,
+ *                         0xffffffff in edx) instead of stopping the guest.
+ *                         The header slot, reserved and unsupported slots,
+ *                         Init, IRET and SYSEXIT cannot be refused.
  *   strict_pt=on|off      every page the guest announced as a page table is
  *                         read-only in the shadows: a direct write to it (not
  *                         through the ROM's calls) stops the guest with the
@@ -33,6 +42,8 @@
  *   guestN.mem=SIZE       guest N's size (overrides guest_mem=)
  *   guestN.name=NAME      1-15 of [A-Za-z0-9._-]; default "guestN"
  *   guestN.weight=W       1-100, its share of the CPU (default 1)
+ *   guestN.vmi_refuse=NAME[,NAME...]
+ *                         guest N's refused calls (instead of vmi_refuse=)
  *
  * Anything else is an error.
  *
@@ -48,6 +59,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include "vmi_abi.h"
 
 enum selftest_fault {
 	FAULT_NONE, FAULT_PAGE, FAULT_INVALID_OPCODE, FAULT_DIVIDE, FAULT_DOUBLE
@@ -62,11 +74,24 @@ enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 #define SLICE_MS_DEFAULT 10
 #define SLICE_MS_MAX 1000
 
+/* A set of VMI call numbers (vmi_refuse=): bit n of word n / 32. */
+#define VMI_REFUSE_WORDS ((NUM_VMI_CALLS + 31) / 32)
+struct vmi_refuse_set {
+	bool given;
+	uint32_t bits[VMI_REFUSE_WORDS];
+};
+
+static inline bool vmi_refused(const struct vmi_refuse_set *r, unsigned call)
+{
+	return call < NUM_VMI_CALLS && (r->bits[call / 32] >> (call % 32) & 1);
+}
+
 /* guestN.*: what the command line says about guest N (all optional). */
 struct guest_options {
 	uint64_t mem;			/* bytes; 0: not given */
 	char name[GUEST_NAME_LEN];	/* "": not given */
 	unsigned weight;		/* 0: not given */
+	struct vmi_refuse_set refuse;	/* guestN.vmi_refuse= */
 };
 
 enum audit_mode { AUDIT_OFF, AUDIT_EXIT, AUDIT_EVERY, AUDIT_CR3 };
@@ -90,6 +115,7 @@ struct hv_options {
 	bool two_guests;
 	struct audit_options audit;
 	bool strict_pt;			/* strict_pt=on: announced page tables read-only */
+	struct vmi_refuse_set refuse;	/* vmi_refuse=: every guest's, unless guestN.vmi_refuse= */
 	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
 	uint32_t slice_ms;		/* the scheduler's time slice */
 };

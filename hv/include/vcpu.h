@@ -79,6 +79,8 @@ struct vcpu_stats {
 	 * made again (the slot's int $0x82 re-executed), page faults the
 	 * buffer raised and the guest got. */
 	uint64_t string_io_elements, string_io_restarts, string_io_faults;
+	/* Reports of calls vmi_refuse= refused, answered unsupported. */
+	uint64_t refused_answered;
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted

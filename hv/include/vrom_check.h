@@ -16,4 +16,12 @@ struct vrom_info {
 bool vrom_check(const uint8_t *rom, size_t len, size_t max_size,
 		struct vrom_info *info, char *why, size_t whylen);
 
+/* Turn slot call of the image rom (len bytes, the checksum byte last)
+ * into the unsupported form, as the ROM's own unsupported slots are made
+ * (mov $call,%eax; jmp to their stub, int3 after), taking the stub's
+ * address from the first of them; the byte sum stays zero.  For
+ * vmi_refuse= (docs/VROM.md).  false with why if the image has no such
+ * slot or no model to follow. */
+bool vrom_refuse_call(uint8_t *rom, size_t len, unsigned call, char *why, size_t whylen);
+
 #endif

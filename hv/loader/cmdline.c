@@ -96,6 +96,76 @@ static bool parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
 	return true;
 }
 
+/* The VMI calls by number: name and kind, from the one definition. */
+static const struct { const char *name; unsigned kind; } vmi_calls[NUM_VMI_CALLS] = {
+#define VMI_CALL_ENTRY(num, name, kind, ret, words, stack_words) [num] = { #name, VMI_KIND_##kind },
+	VMI_CALL_LIST(VMI_CALL_ENTRY)
+#undef VMI_CALL_ENTRY
+};
+
+/* Why call n cannot be answered "unsupported" by a rewritten slot, or
+ * NULL if it can. */
+static const char *not_refusable(unsigned n)
+{
+	switch (vmi_calls[n].kind) {
+	case VMI_KIND_HEADER:
+		return "slot 0 is the ROM header, not a call";
+	case VMI_KIND_RESERVED:
+	case VMI_KIND_UNSUPPORTED:
+		return "its slot already answers unsupported";
+	case VMI_KIND_NORETURN:
+	case VMI_KIND_FASTNORETURN:
+		return "it is entered with jmp and never returns, so no caller could see the answer";
+	}
+	if (n == VMI_CALL_Init)
+		return "it is the guest's activation: a guest that may not call it is not paravirtual at all";
+	return NULL;
+}
+
+/* vmi_refuse=NAME[,NAME...] (or guestN.vmi_refuse=), the word w being
+ * all of it and v its value. */
+static bool parse_refuse(const char *w, size_t len, const char *v, size_t vlen,
+			 struct vmi_refuse_set *r, char *err, size_t errlen)
+{
+	struct vmi_refuse_set set = { .given = true };
+	size_t i = 0;
+
+	if (!vlen)
+		return set_error(err, errlen,
+			"malformed option '%.*s': vmi_refuse takes VMI call names separated by commas, e.g. vmi_refuse=GetWallclockTime,IODelay",
+			w, len);
+	while (i <= vlen) {
+		size_t j = i, n;
+		unsigned call = NUM_VMI_CALLS;
+
+		while (j < vlen && v[j] != ',')
+			j++;
+		n = j - i;
+		if (!n)
+			return set_error(err, errlen,
+				"malformed option '%.*s': an empty name between commas (vmi_refuse=NAME[,NAME...])",
+				w, len);
+		for (unsigned c = 0; c < NUM_VMI_CALLS; c++)
+			if (word_is(v + i, n, vmi_calls[c].name))
+				call = c;
+		if (call == NUM_VMI_CALLS) {
+			fmt_snprintf(err, errlen,
+				     "option '%.*s': '%.*s' is not a VMI call (the names of vrom/abi/vmi-13.0.def, e.g. GetWallclockTime)",
+				     (int)len, w, (int)n, v + i);
+			return false;
+		}
+		if (not_refusable(call)) {
+			fmt_snprintf(err, errlen, "option '%.*s': VMI call %u (%s) cannot be refused: %s",
+				     (int)len, w, call, vmi_calls[call].name, not_refusable(call));
+			return false;
+		}
+		set.bits[call / 32] |= 1u << (call % 32);
+		i = j + 1;
+	}
+	*r = set;
+	return true;
+}
+
 /* guestN.KEY=VALUE, the word w being all of it and key/v past "guestN.". */
 static bool parse_guest_option(const char *w, size_t len, unsigned n,
 			       const char *key, size_t klen, const char *v, size_t vlen,
@@ -132,9 +202,11 @@ static bool parse_guest_option(const char *w, size_t len, unsigned n,
 			return set_error(err, errlen,
 				"malformed option '%.*s': a guest's weight is 1-100", w, len);
 		g->weight = weight;
+	} else if (word_is(key, klen, "vmi_refuse")) {
+		return parse_refuse(w, len, v, vlen, &g->refuse, err, errlen);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (a guest's options are guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (a guest's options are guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)",
 			w, len);
 	}
 	return true;
@@ -208,7 +280,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		eq++;
 	if (eq == w + len)
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, vmi_refuse=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)",
 			w, len);
 	klen = (size_t)(eq - w);
 	v = eq + 1;
@@ -319,6 +391,8 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 		else
 			return set_error(err, errlen,
 				"malformed option '%.*s': strict_pt is on or off", w, len);
+	} else if (word_is(w, klen, "vmi_refuse")) {
+		return parse_refuse(w, len, v, vlen, &o->refuse, err, errlen);
 	} else if (word_is(w, klen, "audit_selftest")) {
 		if (!parse_count(v, vlen, &o->audit.selftest))
 			return set_error(err, errlen,
@@ -326,7 +400,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 				w, len);
 	} else {
 		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, guestN.mem=, guestN.name=, guestN.weight=)",
+			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, vmi_refuse=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)",
 			w, len);
 	}
 	return true;
@@ -346,6 +420,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->two_guests = false;
 	memset(&o->audit, 0, sizeof(o->audit));
 	memset(o->guests, 0, sizeof(o->guests));
+	memset(&o->refuse, 0, sizeof(o->refuse));
 	o->slice_ms = SLICE_MS_DEFAULT;
 	if (!cmdline)
 		return true;

@@ -107,6 +107,9 @@ static bool guest_matches(const struct guest_mem *gm, uint32_t gpa,
 	return true;
 }
 
+/* The guest's copy of the ROM, built here before it is copied in. */
+static uint8_t rom_copy[GUEST_ROM_AREA_END - GUEST_ROM_GPA];
+
 /*
  * Publish the per-vCPU shared page in the guest's copy of the ROM
  * (VROMHeader.reserved3, 0 in the image) and keep the ROM's byte sum zero
@@ -114,34 +117,49 @@ static bool guest_matches(const struct guest_mem *gm, uint32_t gpa,
  * itself is in the switcher (vcpu_layout.h); its features word says which
  * fast paths the ROM may take.
  */
-static void publish_shared_page(struct guest *g, uint32_t len)
+static void publish_shared_page(uint8_t *rom, uint32_t len)
 {
 	const uint32_t addr = HV_VCPU_SHARED_PAGE;
-	uint8_t bytes[4] = { addr & 0xff, addr >> 8 & 0xff, addr >> 16 & 0xff, addr >> 24 }, sum;
+	uint8_t bytes[4] = { addr & 0xff, addr >> 8 & 0xff, addr >> 16 & 0xff, addr >> 24 };
 
 	HV_ASSERT(le32(vrom_image + VMI_OFF_VROMHeader_reserved3) == 0);
-	guest_mem_write(&g->mem, GUEST_ROM_GPA + VMI_OFF_VROMHeader_reserved3, bytes, 4);
-	guest_mem_read(&g->mem, GUEST_ROM_GPA + len - 1, &sum, 1);
-	sum = (uint8_t)(sum - bytes[0] - bytes[1] - bytes[2] - bytes[3]);
-	guest_mem_write(&g->mem, GUEST_ROM_GPA + len - 1, &sum, 1);
+	memcpy(rom + VMI_OFF_VROMHeader_reserved3, bytes, 4);
+	rom[len - 1] = (uint8_t)(rom[len - 1] - bytes[0] - bytes[1] - bytes[2] - bytes[3]);
 }
 
-/* The guest's ROM is the image except reserved3 and the checksum byte;
- * and as a whole it must still pass the option-ROM checks. */
+/*
+ * vmi_refuse=: each refused call's slot in this guest's copy made the
+ * unsupported form (vrom_refuse_call keeps the sum zero); the reports
+ * those slots make are answered (hypercall.c).  Only this guest's copy
+ * changes: every guest has its own.
+ */
+static void refuse_calls(struct guest *g, uint8_t *rom, uint32_t len)
+{
+	char why[160];
+
+	for (unsigned c = 0; c < NUM_VMI_CALLS; c++) {
+		if (!vmi_refused(&g->refuse, c))
+			continue;
+		if (!vrom_refuse_call(rom, len, c, why, sizeof(why)))
+			hv_panic("vmi_refuse=%s: %s", vmi_call_name(c), why);
+		log_info("VMI ROM: call %u (%s) refused in this guest's copy (vmi_refuse=): its slot answers unsupported",
+			 c, vmi_call_name(c));
+	}
+}
+
+/* The guest's ROM reads back as built; and as a whole it must still pass
+ * the option-ROM checks. */
 static bool rom_reads_back(const struct guest *g)
 {
-	static uint8_t copy[GUEST_ROM_AREA_END - GUEST_ROM_GPA];
 	const uint32_t len = (uint32_t)(vrom_image_end - vrom_image), r3 = VMI_OFF_VROMHeader_reserved3;
 	struct vrom_info info;
 	char why[160];
 
-	if (!guest_matches(&g->mem, GUEST_ROM_GPA, vrom_image, r3) ||
-	    !guest_matches(&g->mem, GUEST_ROM_GPA + r3 + 4, vrom_image + r3 + 4, len - r3 - 5))
+	if (!guest_matches(&g->mem, GUEST_ROM_GPA, rom_copy, len))
 		return false;
-	guest_mem_read(&g->mem, GUEST_ROM_GPA, copy, len);
-	if (le32(copy + r3) != HV_VCPU_SHARED_PAGE)
+	if (le32(rom_copy + r3) != HV_VCPU_SHARED_PAGE)
 		return false;
-	if (!vrom_check(copy, len, sizeof(copy), &info, why, sizeof(why)))
+	if (!vrom_check(rom_copy, len, sizeof(rom_copy), &info, why, sizeof(why)))
 		hv_panic("the guest's copy of the VMI ROM: %s", why);
 	return true;
 }
@@ -163,8 +181,10 @@ static void place_vrom(struct guest *g)
 	if (le32(vrom_image + VROM_RESERVED_TOP_OFFSET) != HV_TOP_RESERVED_SIZE)
 		hv_panic("embedded VMI ROM publishes a reserved top of 0x%x bytes; the hypervisor needs 0x%x",
 			 le32(vrom_image + VROM_RESERVED_TOP_OFFSET), HV_TOP_RESERVED_SIZE);
-	guest_mem_write(&g->mem, GUEST_ROM_GPA, vrom_image, len);
-	publish_shared_page(g, len);
+	memcpy(rom_copy, vrom_image, len);
+	publish_shared_page(rom_copy, len);
+	refuse_calls(g, rom_copy, len);
+	guest_mem_write(&g->mem, GUEST_ROM_GPA, rom_copy, len);
 	g->has_vrom = true;
 	log_info("VMI ROM: API %u.%u, %u bytes, reserved top %u MiB, placed at guest-physical %08x",
 		 info.api_major, info.api_minor, info.size,
@@ -217,6 +237,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	memcpy(g->name, name, sizeof(name));
 	g->fastpaths = opt->fastpaths;
 	g->strict_pt = opt->strict_pt;
+	g->refuse = opt->guests[spec->number - 1].refuse.given ? opt->guests[spec->number - 1].refuse : opt->refuse;
 	g->audit.opt = opt->audit;
 	g->weight = spec->weight;
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count <= k)

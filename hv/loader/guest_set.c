@@ -78,7 +78,7 @@ bool guest_set_plan(unsigned nr_modules, const struct hv_options *o,
 			    "%u modules given: that is %u guests, at most %u (a bzImage and its initrd each)",
 			    nr_modules, n, HV_MAX_GUESTS);
 	for (unsigned i = n; i < HV_MAX_GUESTS; i++)
-		if (o->guests[i].mem || o->guests[i].name[0] || o->guests[i].weight)
+		if (o->guests[i].mem || o->guests[i].name[0] || o->guests[i].weight || o->guests[i].refuse.given)
 			return fail(err, errlen, 0,
 				    "options for guest %u given, but the modules make %u guest%s",
 				    i + 1, n, n == 1 ? "" : "s");

@@ -42,3 +42,60 @@ bool vrom_check(const uint8_t *rom, size_t len, size_t max_size,
 	info->api_minor = rom[VMI_OFF_VROMHeader_APIVersionMinor];
 	return true;
 }
+
+/* The first slot the definition makes unsupported: the model. */
+static unsigned model_slot(void)
+{
+#define VMI_FIRST_UNSUPPORTED(num, name, kind, ret, words, stack_words) \
+	if (VMI_KIND_##kind == VMI_KIND_UNSUPPORTED && !found) { found = num; }
+	unsigned found = 0;
+
+	VMI_CALL_LIST(VMI_FIRST_UNSUPPORTED)
+#undef VMI_FIRST_UNSUPPORTED
+	return found;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (unsigned i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+bool vrom_refuse_call(uint8_t *rom, size_t len, unsigned call, char *why, size_t whylen)
+{
+	const unsigned model = model_slot();
+	const uint8_t *m = rom + model * VROM_CALL_LEN;
+	uint8_t *slot = rom + call * VROM_CALL_LEN;
+	uint32_t stub, at;
+	uint8_t old_sum = 0, new_sum = 0;
+
+	if (!model || call < 1 || call >= NUM_VMI_CALLS || (call + 1) * VROM_CALL_LEN > len ||
+	    (model + 1) * VROM_CALL_LEN > len) {
+		fmt_snprintf(why, whylen, "VMI ROM: no slot %u to refuse in %u bytes", call, (unsigned)len);
+		return false;
+	}
+	/* mov $model,%eax (b8 imm32); jmp rel32 (e9) or rel8 (eb). */
+	at = model * VROM_CALL_LEN;
+	if (m[0] != 0xb8 || le32(m + 1) != model || (m[5] != 0xe9 && m[5] != 0xeb)) {
+		fmt_snprintf(why, whylen, "VMI ROM: slot %u (%s) is not mov $%u,%%eax; jmp: no model for a refused call",
+			     model, vmi_call_name(model), model);
+		return false;
+	}
+	stub = m[5] == 0xe9 ? at + 10 + le32(m + 6) : at + 7 + (uint32_t)(int32_t)(int8_t)m[6];
+	if (stub >= len) {
+		fmt_snprintf(why, whylen, "VMI ROM: slot %u jumps to 0x%x, outside the image", model, stub);
+		return false;
+	}
+	for (unsigned i = 0; i < VROM_CALL_LEN; i++)
+		old_sum = (uint8_t)(old_sum + slot[i]);
+	slot[0] = 0xb8;
+	put_le32(slot + 1, call);
+	slot[5] = 0xe9;
+	put_le32(slot + 6, stub - (call * VROM_CALL_LEN + 10));
+	for (unsigned i = 10; i < VROM_CALL_LEN; i++)
+		slot[i] = 0xcc;
+	for (unsigned i = 0; i < VROM_CALL_LEN; i++)
+		new_sum = (uint8_t)(new_sum + slot[i]);
+	rom[len - 1] = (uint8_t)(rom[len - 1] + old_sum - new_sum);
+	return true;
+}

@@ -853,6 +853,36 @@ static void c_str_endless(void)
 	rom3(VMI_CALL_OUTSB, FUZZ_LIN(0), 0x80, 0xffffffffu);
 }
 
+/* ---- vmi_refuse=: calls the ROM answers unsupported ------------------------- */
+
+static void rom_report(const char *what, uint32_t call, uint32_t a)
+{
+	uint32_t fn = 0xc0000u + call * VROM_CALL_LEN, d = 0x5678, c = 0x9abc;
+
+	__asm__ volatile("call *%3" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
+	puts("hostile: ");
+	puts(what);
+	puts(" eax ");
+	puthex(a);
+	puts(" edx ");
+	puthex(d);
+	puts("\n");
+}
+
+/* Through the ROM: a u64 call, a void call, a fast one and a u32 call,
+ * then an unsupported slot (SetPxELong), which stops us unless refused. */
+static void c_refuse(void)
+{
+	rom_report("GetWallclockTime:", VMI_CALL_GetWallclockTime, 0x1234);
+	rom_report("GetWallclockTime again:", VMI_CALL_GetWallclockTime, 0x1234);
+	rom_report("IODelay:", VMI_CALL_IODelay, 0x1234);
+	rom_report("GetCR2:", VMI_CALL_GetCR2, 0x1234);
+	rom_report("GetCR0:", VMI_CALL_GetCR0, 0x1234);
+	puts("hostile: still running; now SetPxELong\n");
+	rom_report("SetPxELong:", VMI_CALL_SetPxELong, 0x1234);
+	survived();
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -932,6 +962,7 @@ static const struct h_case cases[] = {
 	{ "queue-bad-address", 1, c_queue_bad_address },
 	{ "queue-switcher-address", 1, c_queue_switcher_address },
 	{ "queue-changed", 1, c_queue_changed },
+	{ "refuse", 0, c_refuse },
 	{ "str-io", 1, c_str_io },
 	{ "str-pf-resume", 1, c_str_pf_resume },
 	{ "str-unmapped", 1, c_str_unmapped },

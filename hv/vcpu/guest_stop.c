@@ -87,6 +87,8 @@ void vcpu_print_counters(const struct vcpu *v)
 	kprintf("vmi-hv: string port I/O calls (INS/OUTS): %llu elements, %llu batches continued (the int $0x82 made again), %llu page faults given to the guest\n",
 		(unsigned long long)s->string_io_elements, (unsigned long long)s->string_io_restarts,
 		(unsigned long long)s->string_io_faults);
+	kprintf("vmi-hv: VMI calls answered unsupported (vmi_refuse=): %llu\n",
+		(unsigned long long)s->refused_answered);
 	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
 		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",

@@ -212,6 +212,28 @@ static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)
 	return was;
 }
 
+/*
+ * The ROM's report of an unsupported call (docs/VROM.md, "Transport",
+ * item 6) for a call vmi_refuse= refused in this guest's ROM copy: let
+ * the stub go on, which returns VMI_ERROR_UNSUPPORTED and 0xffffffff.
+ * The first report of each call is logged.  Any other report stops the
+ * guest, as before.
+ */
+static bool answer_refused(struct vcpu *v, uint32_t n)
+{
+	struct guest *g = v->guest;
+
+	if (!vmi_refused(&g->refuse, n))
+		return false;
+	v->stats.refused_answered++;
+	if (!(g->refuse_logged[n / 32] >> (n % 32) & 1)) {
+		g->refuse_logged[n / 32] |= 1u << (n % 32);
+		log_info("guest %s: VMI call %u (%s) answered unsupported (vmi_refuse=)",
+			 g->name, n, vmi_call_name(n));
+	}
+	return true;
+}
+
 /* The diagnostics' "last VMI call" and the statistics. */
 static void account(struct vcpu *v, const struct trap_frame *f, unsigned call)
 {
@@ -330,6 +352,8 @@ void vcpu_hypercall(struct vcpu *v)
 	case VMI_CALL_Shutdown:		vcpu_guest_shutdown(v, "the guest called Shutdown");
 	case VMI_CALL_Reboot:		vcpu_guest_reboot(v, "the guest called Reboot");
 	case VMI_HC_REPORT_UNSUPPORTED:
+		if (answer_refused(v, a))
+			return;
 		vcpu_stop(v, "unimplemented VMI call %u (%s): the ROM has no code for it",
 			  a, a < NUM_VMI_CALLS ? vmi_call_name(a) : "out of range");
 	}
