@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdio.h>
 #include <cmocka.h>
 #include "cmdline.h"
 #include "layout.h"
@@ -131,6 +132,64 @@ static void bare_word_without_path_is_an_error(void **state)
 	assert_non_null(strstr(err, "'bogus'"));
 }
 
+static void vmi_refuse(void **state)
+{
+	assert_true(hv_parse_cmdline("x vmi_refuse=GetWallclockTime,IODelay guest2.vmi_refuse=GetCR2",
+				     true, &o, err, sizeof(err)));
+	assert_true(o.refuse.given);
+	assert_true(vmi_refused(&o.refuse, VMI_CALL_GetWallclockTime));
+	assert_true(vmi_refused(&o.refuse, VMI_CALL_IODelay));
+	assert_false(vmi_refused(&o.refuse, VMI_CALL_GetCR2));
+	assert_false(vmi_refused(&o.refuse, NUM_VMI_CALLS));
+	assert_false(o.guests[0].refuse.given);
+	assert_true(o.guests[1].refuse.given);
+	assert_true(vmi_refused(&o.guests[1].refuse, VMI_CALL_GetCR2));
+	assert_false(vmi_refused(&o.guests[1].refuse, VMI_CALL_IODelay));
+	/* every call that can be refused, one at a time */
+	for (unsigned c = 0; c < NUM_VMI_CALLS; c++) {
+		char line[80];
+		bool ok;
+
+		snprintf(line, sizeof(line), "x vmi_refuse=%s", vmi_call_name(c));
+		ok = hv_parse_cmdline(line, true, &o, err, sizeof(err));
+		assert_int_equal(ok, !(c == VMI_CALL_RESERVED0 || c == VMI_CALL_RESERVED1 || c == VMI_CALL_RESERVED2 ||
+				       c == VMI_CALL_RESERVED3 || c == VMI_CALL_Init || c == VMI_CALL_IRET ||
+				       c == VMI_CALL_SYSEXIT || c == VMI_CALL_SetPxELong || c == VMI_CALL_GetPxELong ||
+				       c == VMI_CALL_SwapPxELongAtomic || c == VMI_CALL_DeactivatePxELongAtomic ||
+				       c == VMI_CALL_TestAndSetPxELongBit || c == VMI_CALL_TestAndClearPxELongBit));
+		if (ok)
+			assert_true(vmi_refused(&o.refuse, c));
+		else
+			assert_non_null(strstr(err, "cannot be refused: "));
+	}
+	/* not given: nothing refused */
+	assert_true(hv_parse_cmdline("x guest_mem=64M", true, &o, err, sizeof(err)));
+	assert_false(o.refuse.given);
+	assert_false(vmi_refused(&o.refuse, VMI_CALL_IODelay));
+}
+
+static void vmi_refuse_errors(void **state)
+{
+	assert_false(hv_parse_cmdline("x vmi_refuse=GetWallclockTime,Frobnicate", true, &o, err, sizeof(err)));
+	assert_string_equal(err, "option 'vmi_refuse=GetWallclockTime,Frobnicate': 'Frobnicate' is not a VMI call "
+			    "(the names of vrom/abi/vmi-13.0.def, e.g. GetWallclockTime)");
+	assert_false(hv_parse_cmdline("x vmi_refuse=getwallclocktime", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "'getwallclocktime' is not a VMI call"));
+	assert_false(hv_parse_cmdline("x vmi_refuse=", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "malformed option 'vmi_refuse=': vmi_refuse takes VMI call names"));
+	assert_false(hv_parse_cmdline("x vmi_refuse=IODelay,,GetCR2", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "an empty name between commas"));
+	assert_false(hv_parse_cmdline("x vmi_refuse=IODelay,", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "an empty name between commas"));
+	assert_false(hv_parse_cmdline("x vmi_refuse=IRET", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "option 'vmi_refuse=IRET': VMI call "));
+	assert_non_null(strstr(err, "(IRET) cannot be refused: it is entered with jmp"));
+	assert_false(hv_parse_cmdline("x guest1.vmi_refuse=RESERVED0", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "(RESERVED0) cannot be refused: slot 0 is the ROM header"));
+	assert_false(hv_parse_cmdline("x guest5.vmi_refuse=IODelay", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "at most 4 guests"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +202,8 @@ int main(void)
 		cmocka_unit_test(image_path_skipping),
 		cmocka_unit_test(bare_word_without_path_is_an_error),
 		cmocka_unit_test(audit_options),
+		cmocka_unit_test(vmi_refuse),
+		cmocka_unit_test(vmi_refuse_errors),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }
