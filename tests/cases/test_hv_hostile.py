@@ -30,7 +30,7 @@ import re
 import time
 
 from vmitest import paths, test
-from hvguest import stays_responsive
+from hvguest import BAD_INPUT, stays_responsive
 from guest_end import HV_BROKEN, check_invariants
 
 
@@ -41,6 +41,26 @@ def _queue_len():
 
 
 QUEUE_LEN = _queue_len()
+
+
+def _vmi_calls():
+    """VMI call numbers by name, from the generated header (one definition)."""
+    with open(os.path.join(paths.BUILD, "include", "vmi_abi.h")) as f:
+        return {m.group(1): int(m.group(2)) for m in re.finditer(r"#define VMI_CALL_(\w+)\s+(\d+)\b", f.read())}
+
+
+def vc(name):
+    """A regex for 'VMI call N (Name)', N from the generated header."""
+    return r"VMI call %d \(%s\)" % (_vmi_calls()[name], name)
+
+
+def slot_int(name):
+    """The guest-physical address of the int $0x82 in call name's ROM slot
+    (the ROM at 0xC0000, from build/vrom/vmi.rom)."""
+    n = _vmi_calls()[name]
+    with open(os.path.join(paths.BUILD, "vrom", "vmi.rom"), "rb") as f:
+        rom = f.read()
+    return 0xC0000 + n * 32 + rom[n * 32:n * 32 + 32].index(b"\xcd\x82")
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
@@ -190,6 +210,32 @@ CASES = [
     ("queue-changed", h("queue-changed"), DELIVERED % (14, 0) + r"eip [0-9a-f]{8} cs 00000011 cr2 02000000", SHUTDOWN),
     # ---- VMI calls ----
     ("vmi-unimplemented", "tguest=vmi", STOPPED + r"unimplemented VMI call 84 \(WallclockUpdated\)", STOP),
+    ("vmi-unsupported-slot", h("refuse"), STOPPED + r"unimplemented VMI call 48 \(SetPxELong\): the ROM has no code for it", STOP),
+    # ---- string port I/O (INS/OUTS calls, docs/VROM.md "String port I/O") ----
+    ("str-unmapped", h("str-unmapped"),
+     DELIVERED % (14, 2) + r"eip %08x cs 00000011 cr2 02000000" % slot_int("INSB"), SHUTDOWN),
+    ("str-switcher", h("str-switcher"),
+     DELIVERED % (14, 0) + r"eip %08x cs 00000011 cr2 ffc00000" % slot_int("OUTSB"), SHUTDOWN),
+    ("str-reserved-top", h("str-reserved-top"),
+     STOPPED + vc("INSB") + r": buffer ffc00000 \(element at ffc00000, 4 of 4 left\), port 0x64: "
+     r"write of linear ffc00000: paging off: linear 0xffc00000 is in the hypervisor's reserved top", STOP),
+    ("str-reserved-mapped", h("str-reserved-mapped"),
+     STOPPED + vc("OUTSB") + r": buffer ff000000 \(element at ff000000, 4 of 4 left\), port 0x3f8: "
+     r"read of linear ff000000: guest maps linear 0xff000000 in the reserved top", STOP),
+    ("str-outside", h("str-outside"),
+     STOPPED + vc("OUTS") + r": buffer ([0-9a-f]{8}) \(element at \1, 4 of 4 left\), port 0x80: "
+     r"read of linear \1: paging off: guest-physical 0x\1 is outside its", STOP),
+    ("str-rom", h("str-rom"),
+     STOPPED + vc("INSB") + r": buffer 000c0000 [^\n]*write to the VMI ROM area", STOP),
+    ("str-port-high", h("str-port-high"),
+     STOPPED + vc("OUTSB") + r": " + OUT_OF_RANGE % "5000" + r"[^\n]*\(buffer [0-9a-f]{8}, count 4\)", STOP),
+    ("str-port-wide", h("str-port-wide"),
+     STOPPED + vc("INSB") + r": port 0x10064 is not a 16-bit port \(buffer [0-9a-f]{8}, count 4\)", STOP),
+    ("str-port-edge", h("str-port-edge"),
+     STOPPED + vc("INS") + r": port in 0x3fe \(4 bytes\) is outside the legacy PC I/O range", STOP),
+    # 2^32-1 bytes from 8 MiB: 2048 batches, then the #PF where the map ends.
+    ("str-huge-count", h("str-huge-count"),
+     DELIVERED % (14, 0) + r"eip %08x cs 00000011 cr2 01000000" % slot_int("OUTSB"), SHUTDOWN),
     # ---- Linux, vmi_selftest= (guest patch 0011) ----
     ("linux-bad-descriptor", "linux:bad-descriptor", STOPPED + r"WriteGDTEntry 28 \(selector 0xe0\): system descriptor type 0xc ", STOP),
     ("linux-outside-frame", "linux:outside-frame",
@@ -203,8 +249,9 @@ CASES = [
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest shutdown: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: "}
 
 
-def boot_pair(t, what):
-    """The hypervisor with the offender as guest 1 and tguest=idle as guest 2."""
+def boot_pair(t, what, options=""):
+    """The hypervisor with the offender as guest 1 and tguest=idle as guest 2
+    (options: more of the hypervisor's command line)."""
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     idle = f"{TGUEST} tguest=idle,{tiny}"
@@ -218,13 +265,13 @@ def boot_pair(t, what):
     # The test guests run under the continuous audit at every page-table
     # notification, so a shadow left stale even for a moment stops the
     # guest there (Linux boots too long for it).
-    audit = [] if what.startswith("linux:") else ["-append", "audit=every=1"]
+    audit = [] if what.startswith("linux:") else ["-append", ("audit=every=1 " + options).strip()]
     return t.qemu("-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}", fatal=HV_BROKEN)
 
 
-def run_case(t, name, what, diagnostic, end):
+def run_case(t, name, what, diagnostic, end, options=""):
     """One case under the five conditions; returns its diagnostic line."""
-    q = boot_pair(t, what)
+    q = boot_pair(t, what, options)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith("linux:") else 60)
     # The second guest may be ready before or after the first one ends.
     if not re.search(r"\[guest2\] idle: waiting for input", q.output):
@@ -243,6 +290,7 @@ def run_case(t, name, what, diagnostic, end):
     stays_responsive(t, q)
     check_invariants(t, q.output, name)
     line = m.group(0).strip().splitlines()[-1] if m else "?"
+    t.output = q.output
     return re.sub(r"^(\[guest1\] )", "", line)
 
 
@@ -264,3 +312,192 @@ def hv_hostile_suite(t):
         ran += 1
         t.note(f"{name} ({end}): {line}")
     t.note(f"{ran} cases, each beside a second guest that kept answering, in {time.monotonic() - start:.0f} s")
+
+
+# ---- string port I/O: the VMI INS/OUTS calls (docs/VROM.md, "String port I/O")
+
+def said(t, out, what, value):
+    """The test guest's `hostile: what value` line (say()) has this value."""
+    m = re.search(r"hostile: " + re.escape(what) + r" ([0-9a-f]{8})\n", out)
+    t.check(m and int(m.group(1), 16) == value,
+            f"'{what}': {m.group(1) if m else 'no such line'}, expected {value:08x}")
+
+
+@test("hv-string-io-calls")
+def hv_string_io_calls(t):
+    """INS, INSB, INSW, OUTS, OUTSB, OUTSW through the ROM's slots, paging on
+    (the shadows active), beside a second guest: OUTSB's string appears on
+    the serial console; INSB of the CMOS index port reads back the index
+    the guest wrote, of the keyboard status port 0x01 (10,000 of them:
+    three batches, two restarts); INSW/INS of an absent device all ones,
+    each access logged as denied; no byte beyond the count is written;
+    count 0 touches nothing (not even an unmapped buffer); DF set still
+    copies forward; every call returns 0."""
+    run_case(t, "str-io", h("str-io"), r"hostile: survived", SHUTDOWN)
+    out = re.sub(r"\[guest[12]\] ", "", t.output)
+    out = out[:out.index("after guest guest1's end")]      # guest 1's lines and report
+    t.check(re.search(r"^string: hello through OUTSB\r?$", out, re.M), "OUTSB's string is not on the console")
+    t.check(re.search(r"^string: forward with DF set\r?$", out, re.M), "OUTSB with DF set did not copy forward")
+    for what in ("OUTSB returned", "INSB port 70 x5 returned", "INSB port 64 x10000 returned",
+                 "INSW port 3e8 x3 returned", "INS port 3e8 x2 returned", "OUTSW port 80 x3 returned",
+                 "OUTS port 80 x3 returned", "INSB count 0 at an unmapped buffer returned",
+                 "OUTSB with DF set returned"):
+        said(t, out, what, 0)
+    said(t, out, "INSB port 70 bytes 0-3", 0x0b0b0b0b)
+    said(t, out, "INSB port 70 bytes 4-7", 0x5a5a5a0b)
+    said(t, out, "INSB port 64 x10000: bytes 01", 10000)
+    said(t, out, "INSB port 64 x10000: byte after", 0x5a)
+    said(t, out, "INSW port 3e8 bytes 0-3", 0xffffffff)
+    said(t, out, "INSW port 3e8 bytes 4-7", 0x5a5affff)
+    said(t, out, "INS port 3e8 bytes 4-7", 0xffffffff)
+    said(t, out, "INS port 3e8 bytes 8-11", 0x5a5a5a5a)
+    denied = len(re.findall(r"guest: port in 0x3e8 \([24] bytes, returning 0xf+\) denied", out))
+    t.check(denied == 5, f"{denied} denied reads of port 0x3e8 logged, expected 5 (3 INSW, 2 INS)")
+    m = list(re.finditer(r"string port I/O calls \(INS/OUTS\): (\d+) elements, (\d+) batches continued", out))
+    m = m[-1] if m else None
+    t.check(m and int(m.group(2)) == 2, f"batches continued: {m.group(0) if m else 'no line'}, expected 2")
+    t.note(m.group(0) if m else "no string I/O line")
+
+
+@test("hv-string-io-fault-resume")
+def hv_string_io_fault_resume(t):
+    """INSB of 200 bytes from 96 bytes before an absent page: the #PF is
+    delivered to the guest's own handler as the CPU's rep insb would raise
+    it (cr2 the absent page, a supervisor write not present, error 2), at
+    the int $0x82 of the INSB slot, with the 96 done bytes in eax (the
+    buffer advanced) and ecx (104 left) and edi the call; the handler maps
+    the page and irets, and the call finishes: 200 bytes, not one more."""
+    run_case(t, "str-pf-resume", h("str-pf-resume"), r"hostile: survived", SHUTDOWN)
+    out = re.sub(r"\[guest[12]\] ", "", t.output)
+    slot = slot_int("INSB")
+    said(t, out, "INSB across an absent page returned", 0)
+    said(t, out, "page faults", 1)
+    said(t, out, "fault cr2", 0x02001000)
+    said(t, out, "fault error", 2)
+    said(t, out, "fault eip in the INSB slot at", slot - (0xC0000 + _vmi_calls()["INSB"] * 32))
+    said(t, out, "fault eip bytes", 0x82cd)
+    said(t, out, "fault eax (buffer left)", 0x02001000)
+    said(t, out, "fault ecx (count left)", 104)
+    said(t, out, "fault edi (call)", _vmi_calls()["INSB"])
+    said(t, out, "bytes 01 in the first page", 96)
+    said(t, out, "bytes 01 in the second page", 104)
+    said(t, out, "byte after", 0x5a)
+
+
+@test("hv-string-io-endless")
+def hv_string_io_endless(t):
+    """OUTSB of 2^32-1 bytes (4000 MiB of linear space all mapping one
+    page) to the quiet POST port: merely slow for that guest.  While it
+    runs, the second guest answers a byte typed to it, the statistics show
+    the call's batches continuing, and Ctrl-] q stops it with its
+    progress in its registers (eax the buffer, ecx the count left) and
+    eip at the OUTSB slot's int $0x82; the five conditions hold after."""
+    q = boot_pair(t, h("str-endless"))
+    q.expect(r"hostile: OUTSB of 2\^32-1 bytes from 02000000", timeout=60)
+    if not re.search(r"\[guest2\] idle: waiting for input", q.output):
+        q.expect(r"\[guest2\] idle: waiting for input", timeout=60)
+    q.send("\x1d2")
+    q.send("y")
+    q.expect(r"\[guest2\] idle: got y", timeout=30)
+    q.send("\x1d1")
+    batches = []
+    for _ in range(2):
+        q.send("\x1ds")
+        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+        m = q.expect(r"string port I/O calls \(INS/OUTS\): (\d+) elements, (\d+) batches continued", timeout=30)
+        batches.append(int(m.group(2)))
+        time.sleep(2)
+    t.check(batches[0] > 0 and batches[1] > batches[0], f"batches continued at two looks: {batches}")
+    q.send("\x1dq")
+    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
+    m = q.expect(r"eax=([0-9a-f]{8}) ebx=[0-9a-f]{8} ecx=([0-9a-f]{8})", timeout=30)
+    eax, ecx = int(m.group(1), 16), int(m.group(2), 16)
+    m = q.expect(r"eip=([0-9a-f]{8})", timeout=30)
+    eip = int(m.group(1), 16)
+    done = 0xffffffff - ecx
+    t.note(f"stopped after {done} bytes in {batches[-1]}+ batches: eax={eax:08x} ecx={ecx:08x} eip={eip:08x}")
+    t.check(done > 0 and eax == 0x02000000 + done, f"eax {eax:08x} is not the buffer advanced by {done}")
+    t.check(eip in (slot_int("OUTSB"), slot_int("OUTSB") + 2), f"eip {eip:08x}, expected the OUTSB slot's int $0x82")
+    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=30)
+    q.send("y")
+    q.expect(r"\[guest2\] idle: got y", timeout=30)
+    q.send("\x1dq")
+    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
+    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest2's end", timeout=30)
+    stays_responsive(t, q)
+    check_invariants(t, q.output, "str-endless")
+
+
+# ---- vmi_refuse=: the ROM answers calls unsupported (docs/VROM.md) ----------
+
+REFUSED = ("GetWallclockTime", "IODelay", "GetCR2", "GetCR0")
+ANSWER = r"hostile: %s eax ffffffda edx ffffffff\n"
+
+
+@test("hv-vmi-refuse")
+def hv_vmi_refuse(t):
+    """With vmi_refuse=GetWallclockTime,IODelay,GetCR2,GetCR0 (u64, void,
+    fast and u32 calls) the test guest's calls through the ROM return
+    eax = -38, edx = 0xffffffff and it runs on; the hypervisor logs one
+    line per call the first time; an unsupported slot not refused
+    (SetPxELong) still stops it.  Without the option the same calls are
+    answered.  guest1.vmi_refuse= refuses for guest 1 only: guest 2, the
+    same program, gets the wall clock."""
+    opt = "vmi_refuse=" + ",".join(REFUSED)
+    run_case(t, "refuse", h("refuse"), vc("SetPxELong").replace(r"VMI call", r"unimplemented VMI call"), STOP, opt)
+    out = t.output
+    for name in REFUSED:
+        t.check(re.search(r"VMI ROM: call %d \(%s\) refused in this guest's copy" % (_vmi_calls()[name], name), out),
+                f"no load-time line for {name}")
+        lines = re.findall(r"vmi-hv: guest guest1: %s answered unsupported \(vmi_refuse=\)" % vc(name), out)
+        t.check(len(lines) == 1, f"{name}: {len(lines)} 'answered unsupported' lines, expected 1")
+    for what in ("GetWallclockTime:", "GetWallclockTime again:", "IODelay:", "GetCR2:", "GetCR0:"):
+        t.check(re.search(ANSWER % re.escape(what), out), f"{what} did not return -38/0xffffffff")
+    t.check("hostile: still running; now SetPxELong" in out, "the guest did not run on after the refused calls")
+    m = re.findall(r"VMI calls answered unsupported \(vmi_refuse=\): (\d+)", out)
+    t.check("5" in m, f"answered-unsupported counts {m}, expected 5 for guest 1")
+    # Without the option: answered.
+    run_case(t, "refuse-off", h("refuse"), r"unimplemented VMI call", STOP)
+    out = t.output
+    t.check(not re.search(r"guest guest1: VMI call \d+ \(\w+\) answered unsupported", out),
+            "a call answered unsupported without the option")
+    t.check(re.search(r"hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}\n", out),
+            "GetWallclockTime without the option did not answer the time")
+    t.check(re.search(r"hostile: IODelay: eax 00001234 edx 00005678\n", out), "IODelay without the option")
+    t.check(re.search(r"hostile: GetCR0: eax 000000[0-9a-f]{2} edx 00005678\n", out), "GetCR0 without the option")
+    # Per guest: both guests run the same program, guest 1 refuses.
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "guest1.vmi_refuse=GetWallclockTime",
+               "-initrd", f"{TGUEST} {h('refuse')},{tiny},{TGUEST} {h('refuse')},{tiny}", fatal=HV_BROKEN)
+    stays_responsive(t, q)      # both ended (each at SetPxELong), then 's' and 'q'
+    t.check(re.search(r"\[guest1\] hostile: GetWallclockTime: eax ffffffda edx ffffffff", q.output),
+            "guest 1 was not refused GetWallclockTime")
+    t.check(re.search(r"\[guest2\] hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}", q.output),
+            "guest 2 was refused GetWallclockTime too")
+    t.check(re.search(r"\[guest1\] hostile: IODelay: eax 00001234", q.output), "guest 1: IODelay refused too")
+    check_invariants(t, q.output, "per-guest refusal")
+
+
+@test("hv-vmi-refuse-bad-option")
+def hv_vmi_refuse_bad_option(t):
+    """Bad vmi_refuse= values stop the hypervisor at boot with one
+    `vmi-hv: error:` line naming the option and the word, exit status 5."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    bad = [
+        ("vmi_refuse=GetWallclockTime,Frobnicate",
+         r"option 'vmi_refuse=GetWallclockTime,Frobnicate': 'Frobnicate' is not a VMI call"),
+        ("vmi_refuse=IRET", r"option 'vmi_refuse=IRET': %s cannot be refused: it is entered with jmp" % vc("IRET")),
+        ("vmi_refuse=Init", r"option 'vmi_refuse=Init': %s cannot be refused" % vc("Init")),
+        ("guest1.vmi_refuse=SetPxELong", r"option 'guest1.vmi_refuse=SetPxELong': %s cannot be refused: its slot already answers unsupported" % vc("SetPxELong")),
+        ("vmi_refuse=", r"malformed option 'vmi_refuse=': vmi_refuse takes VMI call names"),
+        ("guest2.vmi_refuse=IODelay", r"options for guest 2 given, but the modules make 1 guest"),
+    ]
+    for opt, want in bad:
+        q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", opt, "-initrd", f"{TGUEST} {h('refuse')},{tiny}")
+        m = q.expect(r"vmi-hv: error: " + want + r"[^\n]*", timeout=30)
+        q.expect(r"vmi-hv: stopped \(exit code 2\)", timeout=10)
+        status = q.wait_exit(timeout=30)
+        t.check(status == BAD_INPUT, f"{opt}: exit status {status}, expected {BAD_INPUT}")
+        t.note(m.group(0).strip())
