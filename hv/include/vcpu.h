@@ -338,8 +338,9 @@ void vcpu_halt_call(struct vcpu *v);
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val);
 enum emul_result vcpu_io_out(struct vcpu *v, uint16_t port, unsigned size, uint32_t val);
 /* The port rule a size-byte access at port must pass before anything is
- * done (ports at or above 0x400 are no PC guest's); false with why. */
-bool vcpu_io_port_why(uint32_t port, unsigned size, char *why, size_t whylen);
+ * done: ports at or above VCPU_LEGACY_IO_END are no PC guest's. */
+#define VCPU_LEGACY_IO_END 0x400
+bool vcpu_io_port_legal(uint32_t port, unsigned size);
 
 /* VMI hypercalls through int $0x82 (hypercall.c). */
 void vcpu_hypercall(struct vcpu *v);

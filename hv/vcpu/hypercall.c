@@ -121,7 +121,6 @@ static void string_io(struct vcpu *v, struct trap_frame *f, unsigned call)
 	struct emul_ops ops;
 	struct emul_outcome o;
 	enum emul_result r;
-	char why[96];
 
 	if (!count) {
 		f->eax = 0;
@@ -130,9 +129,10 @@ static void string_io(struct vcpu *v, struct trap_frame *f, unsigned call)
 	if (port > 0xffff)
 		vcpu_stop(v, "VMI call %u (%s): port 0x%x is not a 16-bit port (buffer %08x, count %u)",
 			  call, vmi_call_name(call), port, buf, count);
-	if (!vcpu_io_port_why(port, size, why, sizeof(why)))
-		vcpu_stop(v, "VMI call %u (%s): port %s 0x%x (%u bytes) %s (buffer %08x, count %u)",
-			  call, vmi_call_name(call), out ? "out" : "in", port, size, why, buf, count);
+	if (!vcpu_io_port_legal(port, size))
+		vcpu_stop(v, "VMI call %u (%s): port %s 0x%x (%u bytes) is outside the legacy PC I/O range (0-0x%x): no device of this guest is there (buffer %08x, count %u)",
+			  call, vmi_call_name(call), out ? "out" : "in", port, size, VCPU_LEGACY_IO_END - 1,
+			  buf, count);
 	memset(&o, 0, sizeof(o));
 	vcpu_emul_ops(v, &ops);
 	v->violation = false;

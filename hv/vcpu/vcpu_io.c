@@ -106,23 +106,18 @@ static bool misc_io(struct vcpu *v, uint16_t port, bool write, uint32_t *val)
 	return false;
 }
 
-#define LEGACY_IO_END 0x400
+#define LEGACY_IO_END VCPU_LEGACY_IO_END
 
-bool vcpu_io_port_why(uint32_t port, unsigned size, char *why, size_t whylen)
+bool vcpu_io_port_legal(uint32_t port, unsigned size)
 {
-	if (port < LEGACY_IO_END && port + size <= LEGACY_IO_END)
-		return true;
-	fmt_snprintf(why, whylen, "is outside the legacy PC I/O range (0-0x%x): no device of this guest is there",
-		     LEGACY_IO_END - 1);
-	return false;
+	return port < LEGACY_IO_END && port + size <= LEGACY_IO_END;
 }
 
 static void check_port(struct vcpu *v, const char *dir, uint16_t port, unsigned size)
 {
-	char why[96];
-
-	if (!vcpu_io_port_why(port, size, why, sizeof(why)))
-		vcpu_stop(v, "port %s 0x%x (%u bytes) %s", dir, port, size, why);
+	if (!vcpu_io_port_legal(port, size))
+		vcpu_stop(v, "port %s 0x%x (%u bytes) is outside the legacy PC I/O range (0-0x%x): no device of this guest is there",
+			  dir, port, size, LEGACY_IO_END - 1);
 }
 
 static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, uint32_t *val)
