@@ -17,6 +17,12 @@
  *   - the act is harmless by design: the case prints what it saw and
  *     "hostile: survived", then Shutdown.
  *
+ * The str-* cases make the string port I/O calls and refuse makes calls
+ * a vmi_refuse= ROM answers unsupported, all through the ROM's slots at
+ * 0xC0000 as Linux calls them (rom3), not with a bare int $0x82: the
+ * hypervisor re-executes the slot's int $0x82 and refuses by rewriting
+ * slots, so the slots themselves must be what runs.
+ *
  * tguest=idle is the second guest the suite runs beside each case: VMI
  * Init, its UART's receive interrupt on, then Halt; each byte typed to it
  * is answered with "idle: got X", so the test sees it still runs.

@@ -20,6 +20,12 @@ A case passes only if:
   5. with both guests ended, the machine frames free are back at their
      count before the guests ran.
 
+After the suite, tests of their own on the same two-guest boot: the
+string port I/O calls (hv-string-io-*: what they move, a #PF the guest
+fixes half-way, a count of 2^32-1 that the test stops) and the
+vmi_refuse= knob (hv-vmi-refuse, hv-vmi-refuse-bad-option), see
+docs/VROM.md.
+
 Cases that were already tests of their own (hv-tguest-*, hv-linux-*,
 hv-tguest-ldt, hv-tguest-link-count) are counted in: the table lists them
 and the suite runs them again under these five conditions.
