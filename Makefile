@@ -57,7 +57,7 @@ STRESS_INITRD_INPUTS := $(INITRD) scripts/build-stress-initrd.sh scripts/deb-i38
 QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
 	    $(if $(DISPLAY),,-display none)
 
-.PHONY: all deps guest initrd bench-initrd stress-initrd iso hv vrom unit run debug debug-native test test-configs bench compare stress fuzz clean distclean
+.PHONY: all deps guest initrd bench-initrd stress-initrd iso hv vrom unit run debug debug-native test test-configs check-series bench compare stress fuzz clean distclean
 all: iso
 
 deps:
@@ -144,10 +144,15 @@ test: iso unit bench-initrd stress-initrd
 # sanity natively and under vmi-hv, /proc/vmi/info and steal time with two
 # busy guests.  Not part of `make test`: a second kernel build costs ~7 min
 # cold (README, "Testing").  Logs in test-logs/guest-alt/.
-CONFIG_TESTS := guest-kconfig-vmi-forbids hv-guest-sanity-vs-native hv-linux-proc-vmi-info hv-multi-stolen-time
+CONFIG_TESTS := guest-kconfig-vmi-forbids hv-guest-sanity-vs-native hv-linux-proc-vmi-info hv-multi-stolen-time guest-module-vmi-exports
 test-configs: hv initrd $(BZIMAGE_ALT)
 	@VMIHV_BZIMAGE=$(BZIMAGE_ALT) VMIHV_TEST_LOGS=$(CURDIR)/test-logs/guest-alt \
 		python3 tests/run.py --no-unit $(addprefix -k ,$(CONFIG_TESTS)) $(TESTARGS)
+
+# Every prefix of the guest patch series builds (scripts/check-series.sh;
+# not in make test: about 45 minutes on 2 cores).
+check-series: deps
+	@scripts/check-series.sh $(BUILD)/series-check $(JOBS) $(FRAGMENTS)
 
 # The benchmarks only: the same bzImage natively and under vmi-hv, and the
 # hypervisor with and without its fast paths, side by side in one run; this

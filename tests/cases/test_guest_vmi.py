@@ -327,6 +327,30 @@ SLOT(61)	/* INW(port) */
 	xor %eax, %eax
 	inw %dx, %ax
 	ret
+SLOT(62)	/* INS(buf, port, count) */
+	push %edi
+	mov %eax, %edi
+	cld
+	rep insl
+	pop %edi
+	xor %eax, %eax
+	ret
+SLOT(63)	/* INSB(buf, port, count) */
+	push %edi
+	mov %eax, %edi
+	cld
+	rep insb
+	pop %edi
+	xor %eax, %eax
+	ret
+SLOT(64)	/* INSW(buf, port, count) */
+	push %edi
+	mov %eax, %edi
+	cld
+	rep insw
+	pop %edi
+	xor %eax, %eax
+	ret
 SLOT(65)	/* OUT(value, port) */
 	outl %eax, %dx
 	ret
@@ -335,6 +359,30 @@ SLOT(66)	/* OUTB(value, port) */
 	ret
 SLOT(67)	/* OUTW(value, port) */
 	outw %ax, %dx
+	ret
+SLOT(68)	/* OUTS(buf, port, count) */
+	push %esi
+	mov %eax, %esi
+	cld
+	rep outsl
+	pop %esi
+	xor %eax, %eax
+	ret
+SLOT(69)	/* OUTSB(buf, port, count) */
+	push %esi
+	mov %eax, %esi
+	cld
+	rep outsb
+	pop %esi
+	xor %eax, %eax
+	ret
+SLOT(70)	/* OUTSW(buf, port, count) */
+	push %esi
+	mov %eax, %esi
+	cld
+	rep outsw
+	pop %esi
+	xor %eax, %eax
 	ret
 SLOT(78)	/* IODelay */
 	outb %al, $0x80

@@ -242,7 +242,7 @@ CASES = [
     # 2^32-1 bytes from 8 MiB: 2048 batches, then the #PF where the map ends.
     ("str-huge-count", h("str-huge-count"),
      DELIVERED % (14, 0) + r"eip %08x cs 00000011 cr2 01000000" % slot_int("OUTSB"), SHUTDOWN),
-    # ---- Linux, vmi_selftest= (guest patch 0011) ----
+    # ---- Linux, vmi_selftest= (guest patch 0020) ----
     ("linux-bad-descriptor", "linux:bad-descriptor", STOPPED + r"WriteGDTEntry 28 \(selector 0xe0\): system descriptor type 0xc ", STOP),
     ("linux-outside-frame", "linux:outside-frame",
      STOPPED + r"page fault at [0-9a-f]{8} \(error \d+\) breaks the rules: guest PTE 0xe0000[0-9a-f]{3} ", STOP),

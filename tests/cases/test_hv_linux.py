@@ -3,7 +3,7 @@ about itself in /proc/vmi/info, and what happens when it breaks the
 hypervisor's rules.
 
 The broken guests are the same bzImage with `vmi_selftest=NAME` on its
-command line (guest patch 0011): a late initcall does one forbidden thing
+command line (guest patch 0020): a late initcall does one forbidden thing
 through the ordinary VMI paths.  Each must be stopped with its own
 diagnostic ("vmi-hv: guest stopped: <reason>", the guest registers, the
 last VMI call), and the hypervisor must stay up: 's' on the serial console
