@@ -72,6 +72,13 @@ bool shadow_strict_table(const struct shadow *s, uint32_t gfn)
 	return idx && s->pages[idx - 1].announced;
 }
 
+bool shadow_is_directory(const struct shadow *s, uint32_t gfn)
+{
+	const struct shadow_page *sp = lookup(s, gfn);
+
+	return sp && sp->kind == SHADOW_PD;
+}
+
 uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g)
 {
 	uint32_t e;
@@ -374,6 +381,31 @@ void shadow_destroy(struct shadow *s)
 			free_page(s, &s->pages[i]);
 }
 
+/*
+ * strict_pt: a directory is announced once, between its ReleasePages, and
+ * as it is: a clone's entries must already be the copies of orig's.  The
+ * interface would let the guest copy them after the call, but then a
+ * kernel mapping changed in between reaches the guest's copy and not the
+ * shadow (Linux announces under pgd_lock, after pgd_ctor(), for that).
+ */
+static enum vtlb_result strict_directory_check(struct shadow *s, const struct shadow_page *sp,
+						uint32_t gfn, uint32_t orig_gfn, uint32_t base,
+						uint32_t count, struct vtlb_outcome *out)
+{
+	const uint32_t *own = guest_table(s, gfn);
+	const uint32_t *orig = count ? guest_table(s, orig_gfn) : 0;
+
+	if (sp && sp->announced)
+		return violation(s, out, "strict_pt: AllocatePage: page directory 0x%x announced again "
+				 "without a ReleasePage", gfn);
+	for (unsigned i = base; i < base + count; i++)
+		if (own[i] != orig[i])
+			return violation(s, out, "strict_pt: AllocatePage: clone 0x%x entry %u is %08x "
+					 "but its source 0x%x has %08x: announced before the copy was made",
+					 gfn, i, own[i], orig_gfn, orig[i]);
+	return VTLB_FILLED;
+}
+
 enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
 				 uint32_t orig, uint32_t base, uint32_t count,
 				 struct vtlb_outcome *out)
@@ -412,8 +444,14 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 			rederive_mappings(s, gfn);
 		return VTLB_FILLED;
 	}
+	if (s->strict && strict_directory_check(s, sp, gfn, orig, base, count, out) != VTLB_FILLED)
+		return VTLB_VIOLATION;
 	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
 		return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+	if (s->strict && !sp->announced) {
+		sp->announced = true;
+		rederive_mappings(s, gfn);	/* read-only from now on */
+	}
 	sp->clone_base = (uint16_t)base;
 	sp->clone_count = (uint16_t)count;
 	if (!build_directory(s, sp, orig, base, count, out))

@@ -114,8 +114,8 @@ struct shadow_page {
 	uint32_t aux_mfn;	/* PD: a frame of uint16_t, per PDE 1 + index of the linked PT */
 	uint32_t links;		/* PT: shadow PDEs that point at it, <= SHADOW_MAX_LINKS */
 	uint8_t kind;		/* enum shadow_kind */
-	/* PT named by AllocatePage (not adopted): with strict_pt no shadow
-	 * entry maps it writable (shadow_strict). */
+	/* PT or PD named by AllocatePage (not adopted): with strict_pt no
+	 * shadow entry maps it writable (shadow_strict). */
 	bool announced;
 	/* Continuous audit only (shadow_track): the last notification that
 	 * named this table, where the guest made it, and whether the page
@@ -163,7 +163,7 @@ struct shadow {
 	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
 	uint32_t last_fault_lin, last_fault_err, repeats;
 	struct shadow_stats stats;
-	bool strict;			/* strict_pt=on: announced PTs are read-only */
+	bool strict;			/* strict_pt=on: announced PTs and PDs are read-only */
 	/* Continuous audit: off, nothing below is kept (no cost). */
 	bool tracking;
 	bool touched_overflow;
@@ -209,6 +209,9 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 		 struct vtlb *walker, uint16_t *by_gfn);
 /* Free every shadow page. */
 void shadow_destroy(struct shadow *s);
+
+/* Whether guest frame gfn is shadowed as a page directory. */
+bool shadow_is_directory(const struct shadow *s, uint32_t gfn);
 
 /* The shadow entry for guest entry g (0 = not present). */
 uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g);
@@ -275,10 +278,11 @@ void shadow_note(struct shadow *s, uint32_t gfn, enum shadow_op op, uint32_t eip
  * (AllocatePage PT) is mapped read-only by every shadow, from the
  * announcement (entries that map it writable are made read-only then) to
  * its release, so a direct write to it faults; shadow_strict_table() says
- * whether a frame is such a page.  Directories are left out: Linux copies
- * a new directory's kernel half itself, right after AllocatePage(PD,
- * clone), as the VMI interface allows.  Set once, before the first
- * announcement.
+ * whether a frame is such a page.  Directories (AllocatePage PD) are
+ * covered the same way, and strict mode also requires that a directory be
+ * announced once and, if a clone, with its copied entries already in it
+ * (Linux announces after pgd_ctor(), under pgd_lock).  Set once, before
+ * the first announcement.
  */
 void shadow_strict(struct shadow *s, bool on);
 bool shadow_strict_table(const struct shadow *s, uint32_t gfn);

@@ -76,7 +76,7 @@ enum vtlb_result {
 struct vtlb_outcome {
 	uint32_t guest_error;   /* VTLB_GUEST_FAULT: the #PF error code */
 	uint32_t cr2;           /* VTLB_GUEST_FAULT: the faulting linear address */
-	char why[96];           /* VTLB_VIOLATION: human-readable reason */
+	char why[160];          /* VTLB_VIOLATION: human-readable reason */
 };
 
 /* A rule broken (for vtlb.c and shadow.c alike): the reason into

@@ -277,7 +277,8 @@ static void strict_write(struct vcpu *v, uint32_t cr2, unsigned cpl)
 	else
 		fmt_snprintf(new_entry, sizeof(new_entry), "? (not a plain store)");
 	sysmap_describe(&v->guest->sysmap, v->frame->eip, where, sizeof(where));
-	vcpu_stop(v, "strict_pt: direct write to page table 0x%x entry %u (linear %08x) at EIP %08x%s: %08x -> %s",
+	vcpu_stop(v, "strict_pt: direct write to page %s 0x%x entry %u (linear %08x) at EIP %08x%s: %08x -> %s",
+		  shadow_is_directory(&v->guest->shadow, page_frame(gpa)) ? "directory" : "table",
 		  page_frame(gpa), page_offset(gpa) / 4, cr2, v->frame->eip, where, old, new_entry);
 }
 

@@ -1,7 +1,7 @@
 """Finding a guest kernel that writes a page table without telling the
 hypervisor (issue 17 items 2 and 4; docs/HV.md, "Strict mode").
 
-The planted bug is guest patch 0011's `vmi_selftest=unannounced-pte`:
+The planted bug is guest patch 0020's `vmi_selftest=unannounced-pte`:
 vmi_selftest_unannounced_pte() clears a vmalloc page's PTE with a plain
 store, then makes an ordinary SetPxE to the next PTE of the same table.
 
@@ -16,7 +16,12 @@ store, then makes an ordinary SetPxE to the next PTE of the same table.
   - hv-strict-ptstress: `strict_pt=on` with the audit on: the boot, the
     sanity program and ptstress run without a single direct write being
     reported, and the audit finds no mismatch (no false alarm from Linux's
-    own page-table handling).
+    own page-table handling).  Strict mode covers page directories too
+    (issue 21 item 5): no directory is written behind the hypervisor's
+    back, announced twice, or announced as a clone before its copy.  The
+    series before that fix failed here at boot, both ways:
+    sync_initial_page_table() wrote initial_page_table with a memcpy, and
+    pgd_alloc() announced a new directory before pgd_ctor() copied it.
 """
 
 import re

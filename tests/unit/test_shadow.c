@@ -613,6 +613,31 @@ static void strict_announced_pt_is_read_only_until_released(void **state)
 	assert_frames_consistent();
 }
 
+/* strict_pt: a directory is announced once between its ReleasePages, and
+ * a clone with its kernel half already copied (Linux announces after
+ * pgd_ctor(), under pgd_lock); it is then read-only like a table. */
+static void strict_directory_announced_once_and_copied(void **state)
+{
+	shadow_strict(&s, true);
+	load_world();
+	memset(gpage(6), 0, 4096);
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "announced before the copy was made"));
+	assert_null(rec(6));
+	assert_false(shadow_strict_table(&s, 6));
+
+	memcpy(&gpage(6)[768], &gpage(PD1)[768], 256 * 4);
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+	assert_true(shadow_strict_table(&s, 6));
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "announced again without a ReleasePage"));
+
+	assert_int_equal(shadow_release(&s, 6, &out), VTLB_FILLED);
+	assert_false(shadow_strict_table(&s, 6));
+	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+	assert_frames_consistent();
+}
+
 /* Without strict_pt an announced table stays writable where it is mapped. */
 static void announced_pt_stays_writable_without_strict(void **state)
 {
@@ -1341,6 +1366,7 @@ int main(void)
 		T(release_pt_frees_it_and_unlinks),
 		T(strict_announced_pt_is_read_only_until_released),
 		T(announced_pt_stays_writable_without_strict),
+		T(strict_directory_announced_once_and_copied),
 		T(release_pd_frees_it_and_drops_its_links),
 		T(release_of_the_loaded_pd_is_a_violation),
 		T(release_of_an_unknown_page_is_harmless),
