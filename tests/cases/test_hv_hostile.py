@@ -275,6 +275,22 @@ def boot_pair(t, what, options=""):
     return t.qemu("-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}", fatal=HV_BROKEN)
 
 
+def second_guest_answers(t, q, name, statistics=False):
+    """After guest 1's end: the second guest still runs and answers a key;
+    then (Ctrl-] s, the statistics, and) Ctrl-] q stops it, its frames come
+    back, the hypervisor stays up, and the invariants hold."""
+    q.send("y")
+    q.expect(r"\[guest2\] idle: got y", timeout=30)
+    if statistics:
+        q.send("\x1ds")
+        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+    q.send("\x1dq")
+    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
+    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest2's end", timeout=30)
+    stays_responsive(t, q)
+    check_invariants(t, q.output, name)
+
+
 def run_case(t, name, what, diagnostic, end, options=""):
     """One case under the five conditions; returns its diagnostic line."""
     q = boot_pair(t, what, options)
@@ -285,16 +301,7 @@ def run_case(t, name, what, diagnostic, end, options=""):
     m = re.search(diagnostic, q.output)
     t.check(m, f"{name}: no /{diagnostic}/ in the output")
     t.check(re.search(END_LINE[end], q.output), f"{name}: the guest did not end {end}")
-    # The second guest still runs and answers; then Ctrl-] s, Ctrl-] q.
-    q.send("y")
-    q.expect(r"\[guest2\] idle: got y", timeout=30)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
-    q.send("\x1dq")
-    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
-    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest2's end", timeout=30)
-    stays_responsive(t, q)
-    check_invariants(t, q.output, name)
+    second_guest_answers(t, q, name, statistics=True)
     line = m.group(0).strip().splitlines()[-1] if m else "?"
     t.output = q.output
     return re.sub(r"^(\[guest1\] )", "", line)
@@ -425,13 +432,7 @@ def hv_string_io_endless(t):
     t.check(done > 0 and eax == 0x02000000 + done, f"eax {eax:08x} is not the buffer advanced by {done}")
     t.check(eip in (slot_int("OUTSB"), slot_int("OUTSB") + 2), f"eip {eip:08x}, expected the OUTSB slot's int $0x82")
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=30)
-    q.send("y")
-    q.expect(r"\[guest2\] idle: got y", timeout=30)
-    q.send("\x1dq")
-    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
-    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest2's end", timeout=30)
-    stays_responsive(t, q)
-    check_invariants(t, q.output, "str-endless")
+    second_guest_answers(t, q, "str-endless")
 
 
 # ---- vmi_refuse=: the ROM answers calls unsupported (docs/VROM.md) ----------
