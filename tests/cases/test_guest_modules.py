@@ -52,7 +52,11 @@ def initrd_with(t, ko):
     archive = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], input=b"vmi_exports.ko\n",
                              cwd=stage, capture_output=True, check=True).stdout
     with open(paths.INITRD, "rb") as f:
-        return t.tmpfile("initrd-with-module.img", f.read() + archive)
+        initrd = f.read()
+    # The kernel looks for the next archive at a 4-byte boundary and skips
+    # zeros up to it.
+    initrd += bytes(-len(initrd) % 512)
+    return t.tmpfile("initrd-with-module.img", initrd + archive)
 
 
 def load(t, q, label):
