@@ -13,26 +13,10 @@
 # changes (a stamp records their hash); otherwise the build is incremental.
 set -euo pipefail
 
-out=$(realpath -m "$1")
-jobs=${2:-2}
-shift 2 || shift $#
+tag=guest
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1 || true)
-tree=$out/linux
-patches=$top/guest/patches
-if [ $# -eq 0 ]; then
-	set -- "$top/guest/config/vmi-hv.config"
-fi
-fragments=()
-for f in "$@"; do
-	[ -f "$f" ] || { echo "guest: error: no config fragment $f" >&2; exit 1; }
-	fragments+=("$(realpath "$f")")
-done
-
-say() { echo "guest: $*"; }
-die() { echo "guest: error: $*" >&2; exit 1; }
-
-[ -n "$tarball" ] || die "no /usr/src/linux-source-6.1.tar.* (run 'make deps')"
+. "$top/scripts/kernel-tree.sh"
+kernel_args "$@"
 mkdir -p "$out"
 
 # What the unpacked tree depends on: the tarball and every patch in order.
@@ -77,9 +61,7 @@ for f in "${fragments[@]}"; do
 done
 if [ $stale -eq 1 ]; then
 	say "configuring: tinyconfig + $(for f in "${fragments[@]}"; do basename "$f"; done | paste -sd+)"
-	make -s -C "$tree" ARCH=i386 tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "${fragments[@]}" >/dev/null
-	make -s -C "$tree" ARCH=i386 olddefconfig >/dev/null
+	kernel_configure "$tree" "${fragments[@]}"
 	# Every option the fragments set must have survived, as the last
 	# fragment to mention it says: a silently dropped option means a kernel
 	# different from the one we think we test.

@@ -14,32 +14,12 @@
 # test: on 2 cores the whole run takes the better part of an hour.
 set -euo pipefail
 
-out=$(realpath -m "$1")
-jobs=${2:-2}
-shift 2 || shift $#
+tag=series
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball=$(ls /usr/src/linux-source-6.1.tar.* 2>/dev/null | head -n 1 || true)
-tree=$out/linux
-patches=$top/guest/patches
-[ $# -gt 0 ] || set -- "$top/guest/config/vmi-hv.config"
-fragments=()
-for f in "$@"; do
-	[ -f "$f" ] || { echo "series: error: no config fragment $f" >&2; exit 1; }
-	fragments+=("$(realpath "$f")")
-done
-
-say() { echo "series: $*"; }
-die() { echo "series: error: $*" >&2; exit 1; }
-
-[ -n "$tarball" ] || die "no /usr/src/linux-source-6.1.tar.* (run 'make deps')"
+. "$top/scripts/kernel-tree.sh"
+kernel_args "$@"
 mapfile -t series < <(grep -v -e '^#' -e '^[[:space:]]*$' "$patches/series")
 [ ${#series[@]} -gt 0 ] || die "guest/patches/series names no patch"
-
-configure() {
-	make -s -C "$tree" ARCH=i386 tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "${fragments[@]}" >/dev/null
-	make -s -C "$tree" ARCH=i386 olddefconfig >/dev/null
-}
 
 build() {
 	local what=$1 log=$out/build.log start=$SECONDS
@@ -54,7 +34,7 @@ say "unpacking $(basename "$tarball")"
 rm -rf "$tree"
 mkdir -p "$tree"
 tar -xf "$tarball" -C "$tree" --strip-components=1
-configure
+kernel_configure "$tree" "${fragments[@]}"
 build "the tarball without patches"
 
 n=0
@@ -62,7 +42,7 @@ for p in "${series[@]}"; do
 	n=$((n + 1))
 	patch -d "$tree" -p1 --batch --forward --quiet < "$patches/$p" ||
 		die "patch $n ($p) does not apply on the ones before it"
-	configure
+	kernel_configure "$tree" "${fragments[@]}"
 	build "patch $n/${#series[@]} ($p)"
 done
 vmi=$(grep -c '^CONFIG_X86_VMI=y' "$tree/.config" || true)
