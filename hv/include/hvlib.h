@@ -26,6 +26,13 @@ static inline uint32_t le32(const uint8_t *p)
 {
 	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	for (unsigned i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 static inline uint64_t le64(const uint8_t *p)
 {
 	return le32(p) | (uint64_t)le32(p + 4) << 32;

@@ -96,18 +96,11 @@ static bool parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
 	return true;
 }
 
-/* The VMI calls by number: name and kind, from the one definition. */
-static const struct { const char *name; unsigned kind; } vmi_calls[NUM_VMI_CALLS] = {
-#define VMI_CALL_ENTRY(num, name, kind, ret, words, stack_words) [num] = { #name, VMI_KIND_##kind },
-	VMI_CALL_LIST(VMI_CALL_ENTRY)
-#undef VMI_CALL_ENTRY
-};
-
 /* Why call n cannot be answered "unsupported" by a rewritten slot, or
  * NULL if it can. */
 static const char *not_refusable(unsigned n)
 {
-	switch (vmi_calls[n].kind) {
+	switch (vmi_call_kind(n)) {
 	case VMI_KIND_HEADER:
 		return "slot 0 is the ROM header, not a call";
 	case VMI_KIND_RESERVED:
@@ -146,7 +139,7 @@ static bool parse_refuse(const char *w, size_t len, const char *v, size_t vlen,
 				"malformed option '%.*s': an empty name between commas (vmi_refuse=NAME[,NAME...])",
 				w, len);
 		for (unsigned c = 0; c < NUM_VMI_CALLS; c++)
-			if (word_is(v + i, n, vmi_calls[c].name))
+			if (word_is(v + i, n, vmi_call_name(c)))
 				call = c;
 		if (call == NUM_VMI_CALLS) {
 			fmt_snprintf(err, errlen,
@@ -156,7 +149,7 @@ static bool parse_refuse(const char *w, size_t len, const char *v, size_t vlen,
 		}
 		if (not_refusable(call)) {
 			fmt_snprintf(err, errlen, "option '%.*s': VMI call %u (%s) cannot be refused: %s",
-				     (int)len, w, call, vmi_calls[call].name, not_refusable(call));
+				     (int)len, w, call, vmi_call_name(call), not_refusable(call));
 			return false;
 		}
 		set.bits[call / 32] |= 1u << (call % 32);

@@ -46,19 +46,10 @@ bool vrom_check(const uint8_t *rom, size_t len, size_t max_size,
 /* The first slot the definition makes unsupported: the model. */
 static unsigned model_slot(void)
 {
-#define VMI_FIRST_UNSUPPORTED(num, name, kind, ret, words, stack_words) \
-	if (VMI_KIND_##kind == VMI_KIND_UNSUPPORTED && !found) { found = num; }
-	unsigned found = 0;
-
-	VMI_CALL_LIST(VMI_FIRST_UNSUPPORTED)
-#undef VMI_FIRST_UNSUPPORTED
-	return found;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (unsigned i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	for (unsigned n = 0; n < NUM_VMI_CALLS; n++)
+		if (vmi_call_kind(n) == VMI_KIND_UNSUPPORTED)
+			return n;
+	return 0;
 }
 
 bool vrom_refuse_call(uint8_t *rom, size_t len, unsigned call, char *why, size_t whylen)

@@ -95,6 +95,15 @@ static uint32_t call_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 	return 0;
 }
 
+/* The element size of IN/OUT and INS/OUTS in all their widths. */
+static unsigned io_size(unsigned call)
+{
+	return call == VMI_CALL_IN || call == VMI_CALL_OUT ||
+	       call == VMI_CALL_INS || call == VMI_CALL_OUTS ? 4 :
+	       call == VMI_CALL_INW || call == VMI_CALL_OUTW ||
+	       call == VMI_CALL_INSW || call == VMI_CALL_OUTSW ? 2 : 1;
+}
+
 /*
  * INS, INSB, INSW, OUTS, OUTSB, OUTSW(buf, port, count): count elements
  * of 4, 1, 2 bytes between the port and the guest-linear buffer, always
@@ -115,8 +124,7 @@ static uint32_t call_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 static void string_io(struct vcpu *v, struct trap_frame *f, unsigned call)
 {
 	bool out = call == VMI_CALL_OUTS || call == VMI_CALL_OUTSB || call == VMI_CALL_OUTSW;
-	unsigned size = call == VMI_CALL_INS || call == VMI_CALL_OUTS ? 4 :
-			call == VMI_CALL_INSW || call == VMI_CALL_OUTSW ? 2 : 1;
+	unsigned size = io_size(call);
 	uint32_t buf = f->eax, port = f->edx, count = f->ecx, before = count;
 	struct emul_ops ops;
 	struct emul_outcome o;
@@ -171,11 +179,6 @@ static int cr_of(unsigned call, unsigned cr0_call)
 	return call == cr0_call ? 0 : (int)(call - cr0_call + 1);
 }
 
-static unsigned io_size(unsigned call)
-{
-	return call == VMI_CALL_IN || call == VMI_CALL_OUT ? 4 :
-	       call == VMI_CALL_INW || call == VMI_CALL_OUTW ? 2 : 1;
-}
 
 static uint32_t port_in(struct vcpu *v, uint32_t port, unsigned size)
 {

@@ -3,8 +3,9 @@
 
 Modules inline port and string I/O (asm/io.h) and __read_cr4()
 (asm/special_insns.h); with CONFIG_X86_VMI those inlines call vmi_io_in(),
-vmi_io_ins(), vmi_read_cr4() and friends.  tests/modules/vmi_exports is
-built out of tree against the guest's own tree (modpost refuses a module
+vmi_io_ins(), vmi_read_cr4() and friends.  The module below (MODULE_C,
+written into the test's directory: no kernel source is kept in the
+repository) is built out of tree against the guest's own tree (modpost refuses a module
 that calls an unexported symbol), put in a second cpio archive after the
 initrd, and loaded natively and under vmi-hv: it reads CMOS status
 register B with inb() and four times with insb(), writes the POST port
@@ -23,7 +24,51 @@ import subprocess
 from hvguest import MARKER, PROMPT, SERIAL_CMDLINE, GUEST_FATAL, hv_modules
 from vmitest import paths, test
 
-MODULE_SRC = os.path.join(os.path.dirname(__file__), "..", "modules", "vmi_exports")
+MODULE_C = r"""// SPDX-License-Identifier: GPL-2.0
+/*
+ * A module that uses what modules inline from asm/io.h and
+ * asm/special_insns.h: port and string I/O and __read_cr4().  Under
+ * CONFIG_X86_VMI these inlines call vmi_io_in(), vmi_io_ins(),
+ * vmi_read_cr4() and friends, so the module links (modpost) only if
+ * those are exported, and loads only if they work (issue 21 item 8).
+ *
+ * It reads CMOS status register B (stable: the RTC's mode bits) once with
+ * inb() and four times with insb(), writes two bytes to the POST port
+ * 0x80 with outsb(), and prints what it saw.
+ */
+#include <linux/module.h>
+#include <linux/io.h>
+#include <asm/special_insns.h>
+
+#define CMOS_INDEX	0x70
+#define CMOS_DATA	0x71
+#define CMOS_STATUS_B	0x0b
+#define POST_PORT	0x80
+
+static int __init vmi_exports_init(void)
+{
+	static const u8 post[2] = { 0x5a, 0xa5 };
+	unsigned long cr4 = __read_cr4();
+	u8 one, four[4];
+
+	outb(CMOS_STATUS_B, CMOS_INDEX);
+	one = inb(CMOS_DATA);
+	insb(CMOS_DATA, four, sizeof(four));
+	outsb(POST_PORT, post, sizeof(post));
+	pr_info("vmi_exports: cr4 %08lx, cmos status B %02x, insb %02x %02x %02x %02x\n",
+		cr4, one, four[0], four[1], four[2], four[3]);
+	return 0;
+}
+
+static void __exit vmi_exports_exit(void)
+{
+}
+
+module_init(vmi_exports_init);
+module_exit(vmi_exports_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("VMI exports seen from a module (vmi-hv test)");
+"""
 LINE = r"vmi_exports: cr4 ([0-9a-f]{8}), cmos status B ([0-9a-f]{2}), insb ([0-9a-f ]{11})"
 
 
@@ -33,7 +78,11 @@ def build_module(t, tree):
                    check=True, capture_output=True, text=True)
     src = os.path.join(t.tmpdir, "vmi_exports")
     shutil.rmtree(src, ignore_errors=True)
-    shutil.copytree(MODULE_SRC, src)
+    os.makedirs(src)
+    with open(os.path.join(src, "vmi_exports.c"), "w") as f:
+        f.write(MODULE_C)
+    with open(os.path.join(src, "Kbuild"), "w") as f:
+        f.write("obj-m := vmi_exports.o\n")
     r = subprocess.run(["make", "-C", tree, "ARCH=i386", f"M={src}", "modules"],
                        capture_output=True, text=True)
     undefined = re.findall(r'"(\w+)" \[[^\]]*\] undefined', r.stdout + r.stderr)

@@ -273,6 +273,12 @@ def render_header(api, consts, calls, structs, src, kernel):
     for c in calls:
         o.append("\tcase %d: return \"%s\";\n" % (c.num, c.name))
     o.append("\tdefault: return (const char *)0;\n\t}\n}\n\n")
+    if not kernel:
+        o.append("/* Kind (VMI_KIND_*) of call @n, -1 when out of range. */\n")
+        o.append("static inline int vmi_call_kind(unsigned int n)\n{\n\tswitch (n) {\n")
+        for c in calls:
+            o.append("\tcase %d: return VMI_KIND_%s;\n" % (c.num, c.kind.upper()))
+        o.append("\tdefault: return -1;\n\t}\n}\n\n")
     o.append("#endif /* %s */\n\n#endif /* %s */\n" % (notasm, guard))
     return "".join(o)
 
