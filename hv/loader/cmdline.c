@@ -159,51 +159,150 @@ static bool parse_refuse(const char *w, size_t len, const char *v, size_t vlen,
 	return true;
 }
 
-/* guestN.KEY=VALUE, the word w being all of it and key/v past "guestN.". */
-static bool parse_guest_option(const char *w, size_t len, unsigned n,
-			       const char *key, size_t klen, const char *v, size_t vlen,
-			       struct hv_options *o, char *err, size_t errlen)
+/*
+ * The options are tables, after NOVA's cmdline: each row names a key and
+ * says how its value is read.  A row with words takes one of them and
+ * stores the word's number in an int-sized or bool field of its options
+ * struct; a row with a parser reads the value itself.  The unknown-option
+ * message lists the keys from the same tables, so a new row is all a new
+ * option needs here.
+ */
+
+/* What a value parser is given: the whole word KEY=VALUE (for messages),
+ * the value, and where an error goes. */
+struct option_arg {
+	const char *w;
+	size_t len;
+	const char *v;
+	size_t vlen;
+	char *err;
+	size_t errlen;
+};
+
+static bool arg_error(const struct option_arg *a, const char *fmt)
 {
-	struct guest_options *g = &o->guests[n - 1];
+	return set_error(a->err, a->errlen, fmt, a->w, a->len);
+}
 
-	if (word_is(key, klen, "mem")) {
-		uint64_t size;
+/* A word an option takes, and the number it stands for. */
+struct option_word {
+	const char *word;
+	int value;
+};
 
-		if (!parse_size(v, vlen, &size) || size % 4096)
-			return set_error(err, errlen,
-				"malformed option '%.*s': guestN.mem takes a size such as 64M, a multiple of 4K",
-				w, len);
-		if (size < GUEST_MEM_MIN)
-			return set_error(err, errlen,
-				"option '%.*s': a guest's memory must be at least 16M", w, len);
-		g->mem = size;
-	} else if (word_is(key, klen, "name")) {
-		bool ok = vlen >= 1 && vlen < GUEST_NAME_LEN;
+struct option_spec {
+	const char *key;
+	const struct option_word *words;	/* NULL-ended; or NULL: parse */
+	size_t offset, size;			/* the field a word's value goes to */
+	bool (*parse)(const struct option_arg *a, void *opts);
+	const char *usage;			/* after "malformed option 'W': " */
+};
 
-		for (size_t i = 0; ok && i < vlen; i++)
-			ok = name_char(v[i]);
-		if (!ok)
-			return set_error(err, errlen,
-				"malformed option '%.*s': a guest name is 1-15 letters, digits, '.', '_' or '-'",
-				w, len);
-		memcpy(g->name, v, vlen);
-		g->name[vlen] = 0;
-	} else if (word_is(key, klen, "weight")) {
-		unsigned weight;
+#define CHOICE(key, type, field, words, usage) \
+	{ key, words, offsetof(type, field), sizeof(((type *)0)->field), NULL, usage }
+#define PARSED(key, fn) { key, NULL, 0, 0, fn, NULL }
 
-		if (!parse_uint(v, vlen, GUEST_WEIGHT_MAX, &weight) || !weight)
-			return set_error(err, errlen,
-				"malformed option '%.*s': a guest's weight is 1-100", w, len);
-		g->weight = weight;
-	} else if (word_is(key, klen, "vmi_refuse")) {
-		return parse_refuse(w, len, v, vlen, &g->refuse, err, errlen);
-	} else {
-		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (a guest's options are guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)",
-			w, len);
+_Static_assert(sizeof(enum after_load) == sizeof(int) &&
+	       sizeof(enum selftest_fault) == sizeof(int),
+	       "store_word() writes enum fields as int");
+
+static bool store_word(const struct option_spec *s, const struct option_arg *a, void *opts)
+{
+	char *field = (char *)opts + s->offset;
+
+	for (const struct option_word *wd = s->words; wd->word; wd++) {
+		if (!word_is(a->v, a->vlen, wd->word))
+			continue;
+		if (s->size == sizeof(bool))
+			*(bool *)field = wd->value;
+		else
+			*(int *)field = wd->value;
+		return true;
 	}
+	fmt_snprintf(a->err, a->errlen, "malformed option '%.*s': %s", (int)a->len, a->w, s->usage);
+	return false;
+}
+
+/* The row of table[0..n) whose key is k, or NULL. */
+static const struct option_spec *find_option(const struct option_spec *table, size_t n,
+					     const char *k, size_t klen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (word_is(k, klen, table[i].key))
+			return &table[i];
+	return NULL;
+}
+
+/* Appends "PREFIXkey=, " for each row, the last without the comma. */
+static void list_keys(char *err, size_t errlen, const char *prefix,
+		      const struct option_spec *table, size_t n, bool more)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t at = strlen(err);
+
+		fmt_snprintf(err + at, errlen - at, "%s%s=%s", prefix, table[i].key,
+			     i + 1 < n || more ? ", " : "");
+	}
+}
+
+static bool apply_option(const struct option_spec *s, const struct option_arg *a, void *opts)
+{
+	return s->words ? store_word(s, a, opts) : s->parse(a, opts);
+}
+
+/* ---- guestN.KEY=VALUE ---- */
+
+static bool parse_guest_mem(const struct option_arg *a, void *opts)
+{
+	struct guest_options *g = opts;
+	uint64_t size;
+
+	if (!parse_size(a->v, a->vlen, &size) || size % 4096)
+		return arg_error(a, "malformed option '%.*s': guestN.mem takes a size such as 64M, a multiple of 4K");
+	if (size < GUEST_MEM_MIN)
+		return arg_error(a, "option '%.*s': a guest's memory must be at least 16M");
+	g->mem = size;
 	return true;
 }
+
+static bool parse_guest_name(const struct option_arg *a, void *opts)
+{
+	struct guest_options *g = opts;
+	bool ok = a->vlen >= 1 && a->vlen < GUEST_NAME_LEN;
+
+	for (size_t i = 0; ok && i < a->vlen; i++)
+		ok = name_char(a->v[i]);
+	if (!ok)
+		return arg_error(a, "malformed option '%.*s': a guest name is 1-15 letters, digits, '.', '_' or '-'");
+	memcpy(g->name, a->v, a->vlen);
+	g->name[a->vlen] = 0;
+	return true;
+}
+
+static bool parse_guest_weight(const struct option_arg *a, void *opts)
+{
+	struct guest_options *g = opts;
+	unsigned weight;
+
+	if (!parse_uint(a->v, a->vlen, GUEST_WEIGHT_MAX, &weight) || !weight)
+		return arg_error(a, "malformed option '%.*s': a guest's weight is 1-100");
+	g->weight = weight;
+	return true;
+}
+
+static bool parse_guest_refuse(const struct option_arg *a, void *opts)
+{
+	return parse_refuse(a->w, a->len, a->v, a->vlen,
+			    &((struct guest_options *)opts)->refuse, a->err, a->errlen);
+}
+
+static const struct option_spec guest_options_table[] = {
+	PARSED("mem", parse_guest_mem),
+	PARSED("name", parse_guest_name),
+	PARSED("weight", parse_guest_weight),
+	PARSED("vmi_refuse", parse_guest_refuse),
+};
+#define NR_GUEST_OPTIONS (sizeof(guest_options_table) / sizeof(guest_options_table[0]))
 
 _Static_assert(HV_MAX_GUESTS == 4, "the message below names the guests");
 
@@ -218,6 +317,8 @@ static unsigned guest_prefix(const char *w, size_t klen, size_t *plen)
 	*plen = 7;
 	return n;
 }
+
+/* ---- the hypervisor's own options ---- */
 
 /* A decimal count from 1 to 2^32-1, no suffix. */
 static bool parse_count(const char *s, size_t len, uint32_t *out)
@@ -237,166 +338,144 @@ static bool parse_count(const char *s, size_t len, uint32_t *out)
 	return true;
 }
 
-static bool parse_audit(const char *w, size_t len, const char *v, size_t vlen,
-			struct audit_options *a, char *err, size_t errlen)
+static bool parse_guest_mem_all(const struct option_arg *a, void *opts)
+{
+	struct hv_options *o = opts;
+	uint64_t size;
+
+	if (!parse_size(a->v, a->vlen, &size))
+		return arg_error(a, "malformed option '%.*s': guest_mem takes a size such as 128M, 65536K or 1G");
+	if (size % 4096)
+		return arg_error(a, "malformed option '%.*s': guest_mem must be a multiple of 4K");
+	if (size < GUEST_MEM_MIN)
+		return arg_error(a, "option '%.*s': guest_mem must be at least 16M");
+	o->guest_mem = size;
+	o->guest_mem_given = true;
+	return true;
+}
+
+static bool parse_slice(const struct option_arg *a, void *opts)
+{
+	unsigned ms;
+
+	if (!parse_uint(a->v, a->vlen, SLICE_MS_MAX, &ms) || !ms)
+		return arg_error(a, "malformed option '%.*s': slice is a time in milliseconds, 1-1000");
+	((struct hv_options *)opts)->slice_ms = ms;
+	return true;
+}
+
+static bool parse_audit(const struct option_arg *a, void *opts)
 {
 	static const char every[] = "every=";
 	const size_t elen = sizeof(every) - 1;
+	struct audit_options *au = &((struct hv_options *)opts)->audit;
 
-	if (word_is(v, vlen, "off")) {
-		a->mode = AUDIT_OFF;
-	} else if (word_is(v, vlen, "exit")) {
-		a->mode = AUDIT_EXIT;
-	} else if (word_is(v, vlen, "cr3")) {
-		a->mode = AUDIT_CR3;
-	} else if (vlen > elen && !strncmp(v, every, elen)) {
-		if (!parse_count(v + elen, vlen - elen, &a->every))
-			return set_error(err, errlen,
-				"malformed option '%.*s': audit=every=N takes a count N from 1 to 4294967295",
-				w, len);
-		a->mode = AUDIT_EVERY;
+	if (word_is(a->v, a->vlen, "off")) {
+		au->mode = AUDIT_OFF;
+	} else if (word_is(a->v, a->vlen, "exit")) {
+		au->mode = AUDIT_EXIT;
+	} else if (word_is(a->v, a->vlen, "cr3")) {
+		au->mode = AUDIT_CR3;
+	} else if (a->vlen > elen && !strncmp(a->v, every, elen)) {
+		if (!parse_count(a->v + elen, a->vlen - elen, &au->every))
+			return arg_error(a, "malformed option '%.*s': audit=every=N takes a count N from 1 to 4294967295");
+		au->mode = AUDIT_EVERY;
 	} else {
-		return set_error(err, errlen,
-			"malformed option '%.*s': audit is off, exit, every=N or cr3", w, len);
+		return arg_error(a, "malformed option '%.*s': audit is off, exit, every=N or cr3");
 	}
 	return true;
+}
+
+static bool parse_audit_selftest(const struct option_arg *a, void *opts)
+{
+	if (!parse_count(a->v, a->vlen, &((struct hv_options *)opts)->audit.selftest))
+		return arg_error(a, "malformed option '%.*s': audit_selftest takes a count from 1 to 4294967295");
+	return true;
+}
+
+static bool parse_refuse_all(const struct option_arg *a, void *opts)
+{
+	return parse_refuse(a->w, a->len, a->v, a->vlen,
+			    &((struct hv_options *)opts)->refuse, a->err, a->errlen);
+}
+
+static const struct option_word loglevel_words[] = {
+	{ "error", 0 }, { "warn", 1 }, { "info", 2 }, { "debug", 3 },
+	{ "0", 0 }, { "1", 1 }, { "2", 2 }, { "3", 3 }, { NULL, 0 }
+};
+static const struct option_word after_load_words[] = {
+	{ "run", AFTER_LOAD_RUN }, { "stop", AFTER_LOAD_STOP }, { "idle", AFTER_LOAD_IDLE }, { NULL, 0 }
+};
+static const struct option_word fault_words[] = {
+	{ "page", FAULT_PAGE }, { "invalid-opcode", FAULT_INVALID_OPCODE },
+	{ "divide", FAULT_DIVIDE }, { "double", FAULT_DOUBLE }, { NULL, 0 }
+};
+static const struct option_word on_off_words[] = { { "on", true }, { "off", false }, { NULL, 0 } };
+static const struct option_word two_guests_words[] = { { "two-guests", true }, { NULL, 0 } };
+static const struct option_word audit_action_words[] = { { "stop", false }, { "log", true }, { NULL, 0 } };
+
+/* In the order the unknown-option message lists them. */
+static const struct option_spec options_table[] = {
+	PARSED("guest_mem", parse_guest_mem_all),
+	CHOICE("loglevel", struct hv_options, loglevel, loglevel_words,
+	       "loglevel is error, warn, info, debug or 0-3"),
+	CHOICE("after_load", struct hv_options, after_load, after_load_words,
+	       "after_load is run, stop or idle"),
+	CHOICE("selftest_fault", struct hv_options, fault, fault_words,
+	       "selftest_fault is page, invalid-opcode, divide or double"),
+	CHOICE("fastpaths", struct hv_options, fastpaths, on_off_words, "fastpaths is on or off"),
+	CHOICE("selftest", struct hv_options, two_guests, two_guests_words, "selftest is two-guests"),
+	PARSED("slice", parse_slice),
+	PARSED("audit", parse_audit),
+	CHOICE("audit_action", struct hv_options, audit.log_only, audit_action_words,
+	       "audit_action is stop or log"),
+	PARSED("audit_selftest", parse_audit_selftest),
+	CHOICE("strict_pt", struct hv_options, strict_pt, on_off_words, "strict_pt is on or off"),
+	PARSED("vmi_refuse", parse_refuse_all),
+};
+#define NR_OPTIONS (sizeof(options_table) / sizeof(options_table[0]))
+
+/* "unknown hypervisor option 'W' (options are ...)": every key of the
+ * tables, the hypervisor's own unless guest_only. */
+static bool unknown_option(const char *w, size_t len, bool guest_only, char *err, size_t errlen)
+{
+	fmt_snprintf(err, errlen, "unknown hypervisor option '%.*s' (%s are ", (int)len, w,
+		     guest_only ? "a guest's options" : "options");
+	if (!guest_only)
+		list_keys(err, errlen, "", options_table, NR_OPTIONS, true);
+	list_keys(err, errlen, "guestN.", guest_options_table, NR_GUEST_OPTIONS, false);
+	size_t at = strlen(err);
+
+	fmt_snprintf(err + at, errlen - at, ")");
+	return false;
 }
 
 static bool parse_option(const char *w, size_t len, struct hv_options *o,
 			 char *err, size_t errlen)
 {
 	const char *eq = w;
-	size_t klen, vlen;
-	const char *v;
+	size_t plen = 0;
 
 	while (eq < w + len && *eq != '=')
 		eq++;
 	if (eq == w + len)
-		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, vmi_refuse=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)",
-			w, len);
-	klen = (size_t)(eq - w);
-	v = eq + 1;
-	vlen = len - klen - 1;
+		return unknown_option(w, len, false, err, errlen);
 
-	size_t plen = 0;
+	size_t klen = (size_t)(eq - w);
+	struct option_arg a = { w, len, eq + 1, len - klen - 1, err, errlen };
 	unsigned n = guest_prefix(w, klen, &plen);
+	const struct option_spec *s;
 
 	if (n) {
 		if (n > HV_MAX_GUESTS)
 			return set_error(err, errlen,
 				"option '%.*s': at most 4 guests (guest1 to guest4)", w, len);
-		return parse_guest_option(w, len, n, w + plen, klen - plen, v, vlen, o, err, errlen);
+		s = find_option(guest_options_table, NR_GUEST_OPTIONS, w + plen, klen - plen);
+		return s ? apply_option(s, &a, &o->guests[n - 1])
+			 : unknown_option(w, len, true, err, errlen);
 	}
-	if (word_is(w, klen, "guest_mem")) {
-		uint64_t size;
-
-		if (!parse_size(v, vlen, &size))
-			return set_error(err, errlen,
-				"malformed option '%.*s': guest_mem takes a size such as 128M, 65536K or 1G",
-				w, len);
-		if (size % 4096)
-			return set_error(err, errlen,
-				"malformed option '%.*s': guest_mem must be a multiple of 4K",
-				w, len);
-		if (size < GUEST_MEM_MIN)
-			return set_error(err, errlen,
-				"option '%.*s': guest_mem must be at least 16M",
-				w, len);
-		o->guest_mem = size;
-		o->guest_mem_given = true;
-	} else if (word_is(w, klen, "loglevel")) {
-		static const char *const names[] = { "error", "warn", "info", "debug" };
-		int level = -1;
-
-		for (int i = 0; i < 4; i++)
-			if (word_is(v, vlen, names[i]) ||
-			    (vlen == 1 && v[0] == '0' + i))
-				level = i;
-		if (level < 0)
-			return set_error(err, errlen,
-				"malformed option '%.*s': loglevel is error, warn, info, debug or 0-3",
-				w, len);
-		o->loglevel = level;
-	} else if (word_is(w, klen, "after_load")) {
-		if (word_is(v, vlen, "run"))
-			o->after_load = AFTER_LOAD_RUN;
-		else if (word_is(v, vlen, "stop"))
-			o->after_load = AFTER_LOAD_STOP;
-		else if (word_is(v, vlen, "idle"))
-			o->after_load = AFTER_LOAD_IDLE;
-		else
-			return set_error(err, errlen,
-				"malformed option '%.*s': after_load is run, stop or idle",
-				w, len);
-	} else if (word_is(w, klen, "selftest_fault")) {
-		if (word_is(v, vlen, "page"))
-			o->fault = FAULT_PAGE;
-		else if (word_is(v, vlen, "invalid-opcode"))
-			o->fault = FAULT_INVALID_OPCODE;
-		else if (word_is(v, vlen, "divide"))
-			o->fault = FAULT_DIVIDE;
-		else if (word_is(v, vlen, "double"))
-			o->fault = FAULT_DOUBLE;
-		else
-			return set_error(err, errlen,
-				"malformed option '%.*s': selftest_fault is page, invalid-opcode, divide or double",
-				w, len);
-	} else if (word_is(w, klen, "fastpaths")) {
-		if (word_is(v, vlen, "on"))
-			o->fastpaths = true;
-		else if (word_is(v, vlen, "off"))
-			o->fastpaths = false;
-		else
-			return set_error(err, errlen,
-				"malformed option '%.*s': fastpaths is on or off",
-				w, len);
-	} else if (word_is(w, klen, "slice")) {
-		unsigned ms;
-
-		if (!parse_uint(v, vlen, SLICE_MS_MAX, &ms) || !ms)
-			return set_error(err, errlen,
-				"malformed option '%.*s': slice is a time in milliseconds, 1-1000",
-				w, len);
-		o->slice_ms = ms;
-	} else if (word_is(w, klen, "selftest")) {
-		if (word_is(v, vlen, "two-guests"))
-			o->two_guests = true;
-		else
-			return set_error(err, errlen,
-				"malformed option '%.*s': selftest is two-guests",
-				w, len);
-	} else if (word_is(w, klen, "audit")) {
-		return parse_audit(w, len, v, vlen, &o->audit, err, errlen);
-	} else if (word_is(w, klen, "audit_action")) {
-		if (word_is(v, vlen, "stop"))
-			o->audit.log_only = false;
-		else if (word_is(v, vlen, "log"))
-			o->audit.log_only = true;
-		else
-			return set_error(err, errlen,
-				"malformed option '%.*s': audit_action is stop or log", w, len);
-	} else if (word_is(w, klen, "strict_pt")) {
-		if (word_is(v, vlen, "on"))
-			o->strict_pt = true;
-		else if (word_is(v, vlen, "off"))
-			o->strict_pt = false;
-		else
-			return set_error(err, errlen,
-				"malformed option '%.*s': strict_pt is on or off", w, len);
-	} else if (word_is(w, klen, "vmi_refuse")) {
-		return parse_refuse(w, len, v, vlen, &o->refuse, err, errlen);
-	} else if (word_is(w, klen, "audit_selftest")) {
-		if (!parse_count(v, vlen, &o->audit.selftest))
-			return set_error(err, errlen,
-				"malformed option '%.*s': audit_selftest takes a count from 1 to 4294967295",
-				w, len);
-	} else {
-		return set_error(err, errlen,
-			"unknown hypervisor option '%.*s' (options are guest_mem=, loglevel=, after_load=, selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, strict_pt=, vmi_refuse=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)",
-			w, len);
-	}
-	return true;
+	s = find_option(options_table, NR_OPTIONS, w, klen);
+	return s ? apply_option(s, &a, o) : unknown_option(w, len, false, err, errlen);
 }
 
 bool hv_parse_cmdline(const char *cmdline, bool path_first,

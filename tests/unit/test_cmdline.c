@@ -49,6 +49,66 @@ static void unknown_option(void **state)
 	assert_non_null(strstr(err, "'bogus'"));
 }
 
+/* The message lists every option (it is built from the parser's tables). */
+static void unknown_option_lists_every_key(void **state)
+{
+	char big[512];
+
+	assert_false(hv_parse_cmdline("x frobnicate=1", true, &o, big, sizeof(big)));
+	assert_string_equal(big,
+		"unknown hypervisor option 'frobnicate=1' (options are guest_mem=, loglevel=, after_load=, "
+		"selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, "
+		"strict_pt=, vmi_refuse=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)");
+	assert_false(hv_parse_cmdline("x guest2.colour=red", true, &o, big, sizeof(big)));
+	assert_string_equal(big,
+		"unknown hypervisor option 'guest2.colour=red' (a guest's options are guestN.mem=, "
+		"guestN.name=, guestN.weight=, guestN.vmi_refuse=)");
+	/* A key that is a prefix of a known one is not that one. */
+	assert_false(hv_parse_cmdline("x audit_act=stop", true, &o, big, sizeof(big)));
+	assert_non_null(strstr(big, "unknown hypervisor option 'audit_act=stop'"));
+}
+
+/* Each word option: every word stores its value, a bad one names the words. */
+static void word_options(void **state)
+{
+	static const struct { const char *line, *error; } bad[] = {
+		{ "x fastpaths=maybe", "malformed option 'fastpaths=maybe': fastpaths is on or off" },
+		{ "x strict_pt=1", "malformed option 'strict_pt=1': strict_pt is on or off" },
+		{ "x selftest=three-guests", "malformed option 'selftest=three-guests': selftest is two-guests" },
+		{ "x audit_action=", "malformed option 'audit_action=': audit_action is stop or log" },
+		{ "x loglevel=4", "malformed option 'loglevel=4': loglevel is error, warn, info, debug or 0-3" },
+		{ "x after_load=runs", "malformed option 'after_load=runs': after_load is run, stop or idle" },
+		{ "x selftest_fault=Page",
+		  "malformed option 'selftest_fault=Page': selftest_fault is page, invalid-opcode, divide or double" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(hv_parse_cmdline(bad[i].line, true, &o, err, sizeof(err)));
+		assert_string_equal(err, bad[i].error);
+	}
+	assert_true(hv_parse_cmdline("x fastpaths=off strict_pt=on selftest=two-guests audit_action=log "
+				     "loglevel=warn after_load=stop selftest_fault=invalid-opcode",
+				     true, &o, err, sizeof(err)));
+	assert_false(o.fastpaths);
+	assert_true(o.strict_pt);
+	assert_true(o.two_guests);
+	assert_true(o.audit.log_only);
+	assert_int_equal(o.loglevel, 1);
+	assert_int_equal(o.after_load, AFTER_LOAD_STOP);
+	assert_int_equal(o.fault, FAULT_INVALID_OPCODE);
+	assert_true(hv_parse_cmdline("x fastpaths=on strict_pt=off audit_action=stop loglevel=1 selftest_fault=divide",
+				     true, &o, err, sizeof(err)));
+	assert_true(o.fastpaths);
+	assert_false(o.strict_pt);
+	assert_false(o.audit.log_only);
+	assert_int_equal(o.loglevel, 1);
+	assert_int_equal(o.fault, FAULT_DIVIDE);
+	/* A later word wins; the option's neighbours in the struct are untouched. */
+	assert_true(hv_parse_cmdline("x slice=7 selftest=two-guests strict_pt=on", true, &o, err, sizeof(err)));
+	assert_int_equal(o.slice_ms, 7);
+	assert_true(o.fastpaths);
+}
+
 static void malformed_sizes(void **state)
 {
 	const char *bad[] = {
@@ -197,6 +257,8 @@ int main(void)
 		cmocka_unit_test(all_options),
 		cmocka_unit_test(no_path_first),
 		cmocka_unit_test(unknown_option),
+		cmocka_unit_test(unknown_option_lists_every_key),
+		cmocka_unit_test(word_options),
 		cmocka_unit_test(malformed_sizes),
 		cmocka_unit_test(sizes),
 		cmocka_unit_test(image_path_skipping),
