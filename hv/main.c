@@ -60,6 +60,43 @@ static void selftest_fault(enum selftest_fault kind)
 
 /* after_load=idle: stay up, echo what arrives on COM1 (interrupt-driven),
  * 'q' stops. */
+/* The time base for everything after: stop here without one. */
+static void calibrate_tsc(void)
+{
+	struct tsc_calibration r;
+
+	switch (tsc_calibrate(&r)) {
+	case TSC_NONE:
+		hv_fail("this CPU has no time-stamp counter (CPUID.1:EDX.TSC); vmi-hv needs one");
+	case TSC_NO_PIT:
+		hv_panic("PIT channel 2 never finished counting: no PIT?");
+	case TSC_OK:
+		break;
+	}
+	if (!r.clean)
+		log_warn("TSC calibration: no clean PIT window in %u tries; using the least disturbed",
+			 r.tries);
+	log_info("TSC frequency %llu.%03llu MHz (measured against the PIT: median of %u clean %u ms windows in %u tries)",
+		 udiv64(r.hz, 1000000), udiv64(r.hz, 1000) % 1000, r.clean, r.window_ms, r.tries);
+	if (r.cpuid_hz)
+		log_info("CPUID.15h says TSC %llu Hz", r.cpuid_hz);
+}
+
+/* The PS/2 keyboard is optional: say once which console input there is. */
+static void start_keyboard(void)
+{
+	struct kbd_probe p;
+
+	if (kbd_init(&p))
+		log_info("PS/2 keyboard on IRQ %u (US layout): type in the VGA window or on the serial console",
+			 HV_IRQ_KEYBOARD);
+	else if (p.answer < 0)
+		log_info("no PS/2 keyboard (%s): console input on the serial port only", p.why);
+	else
+		log_info("no PS/2 keyboard (%s: 0x%02x): console input on the serial port only",
+			 p.why, p.answer);
+}
+
 static void idle_loop(void)
 {
 	log_info("idle: type on the serial console; 'q' stops the hypervisor");
@@ -105,14 +142,18 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	address_space_init();
 
 	pic_init();
-	tsc_calibrate();
+	calibrate_tsc();
 	fpu_init();
 	rtc_read_boot();
 	hv_timer_start();
+	/* The drivers' interrupt handlers, registered here (trap.c calls the
+	 * drivers, as in xv6, and the drivers know nothing of traps.c). */
+	irq_set_handler(HV_IRQ_COM1, serial_irq);
+	irq_set_handler(HV_IRQ_KEYBOARD, kbd_irq);
 	serial_enable_rx_irq();
 	irq_enable();
 	hv_timer_check();
-	kbd_init();
+	start_keyboard();
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);

@@ -19,10 +19,8 @@
  */
 #include "kbd.h"
 #include "kbd_scancode.h"
-#include "console.h"
 #include "io.h"
 #include "pic.h"
-#include "traps.h"
 #include "segments.h"
 #include "timer.h"
 
@@ -105,7 +103,7 @@ static void flush_output(void)
 
 /* IRQ 1: every byte waiting, through the translator into the ring; what
  * does not fit is dropped (as serial.c drops). */
-static void kbd_irq(void)
+void kbd_irq(void)
 {
 	for (int i = 0; i < 16; i++) {
 		uint8_t status = inb(I8042_STATUS), code, out[KBD_MAX_BYTES];
@@ -139,59 +137,53 @@ int kbd_getc(void)
 	return c;
 }
 
-/* Not an error: said once, and the serial console goes on alone. */
-static bool no_keyboard(const char *why, int answer)
+/* Not an error: the caller says it once, and the serial console goes on alone. */
+static bool no_keyboard(struct kbd_probe *p, const char *why, int answer)
 {
-	if (answer < 0)
-		log_info("no PS/2 keyboard (%s): console input on the serial port only", why);
-	else
-		log_info("no PS/2 keyboard (%s: 0x%02x): console input on the serial port only",
-			 why, answer);
+	p->why = why;
+	p->answer = answer;
 	return false;
 }
 
-bool kbd_init(void)
+bool kbd_init(struct kbd_probe *p)
 {
 	int answer = -1, config = -1;
 
 	kbd_state_init(&keys);
 	/* An ISA port with nothing behind it reads all ones. */
 	if (inb(I8042_STATUS) == 0xff)
-		return no_keyboard("no controller: its status port 0x64 reads 0xff", -1);
+		return no_keyboard(p, "no controller: its status port 0x64 reads 0xff", -1);
 	/* Quiet both ports while we set up, so that no key press lands in
 	 * the place of an answer. */
 	if (!command(CMD_DISABLE_KBD) || !command(CMD_DISABLE_MOUSE))
-		return no_keyboard("the controller takes no commands", -1);
+		return no_keyboard(p, "the controller takes no commands", -1);
 	flush_output();
 
 	if (command(CMD_SELF_TEST))
 		answer = read_answer();
 	if (answer != SELF_TEST_OK)
-		return no_keyboard(answer < 0 ? "controller self-test: no answer" :
+		return no_keyboard(p, answer < 0 ? "controller self-test: no answer" :
 				   "controller self-test failed", answer);
 	/* Read the configuration after the self-test: on some controllers
 	 * the test resets it. */
 	if (command(CMD_READ_CONFIG))
 		config = read_answer();
 	if (config < 0)
-		return no_keyboard("cannot read the controller's configuration", -1);
+		return no_keyboard(p, "cannot read the controller's configuration", -1);
 	config |= CONFIG_KBD_IRQ | CONFIG_TRANSLATE | CONFIG_MOUSE_OFF;
 	config &= ~(CONFIG_MOUSE_IRQ | CONFIG_KBD_OFF);
 	if (!command(CMD_WRITE_CONFIG) || !write_data((uint8_t)config))
-		return no_keyboard("cannot write the controller's configuration", -1);
+		return no_keyboard(p, "cannot write the controller's configuration", -1);
 	answer = -1;
 	if (command(CMD_TEST_KBD_PORT))
 		answer = read_answer();
 	if (answer != PORT_TEST_OK)
-		return no_keyboard(answer < 0 ? "keyboard port test: no answer" :
+		return no_keyboard(p, answer < 0 ? "keyboard port test: no answer" :
 				   "keyboard port test failed", answer);
 
 	flush_output();
-	irq_set_handler(HV_IRQ_KEYBOARD, kbd_irq);
 	if (!command(CMD_ENABLE_KBD))
-		return no_keyboard("the controller takes no commands", -1);
+		return no_keyboard(p, "the controller takes no commands", -1);
 	pic_unmask(HV_IRQ_KEYBOARD);
-	log_info("PS/2 keyboard on IRQ %u (US layout): type in the VGA window or on the serial console",
-		 HV_IRQ_KEYBOARD);
 	return true;
 }

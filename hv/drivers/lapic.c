@@ -22,6 +22,7 @@
 #include "traps.h"
 #include "io.h"
 #include "timer.h"
+#include "hvlib.h"
 
 #define MSR_APIC_BASE      0x1b
 #define APIC_BASE_ENABLE   (1u << 11)

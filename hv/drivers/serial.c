@@ -8,7 +8,6 @@
 #include "io.h"
 #include "segments.h"
 #include "pic.h"
-#include "traps.h"
 
 #define COM1        0x3f8
 #define UART_DATA   0   /* RBR/THR; divisor low with DLAB */
@@ -66,7 +65,6 @@ void serial_enable_rx_irq(void)
 {
 	if (!present)
 		return;
-	irq_set_handler(HV_IRQ_COM1, serial_irq);
 	outb(COM1 + UART_IER, 0x01);	/* received data available */
 	pic_unmask(HV_IRQ_COM1);
 }

@@ -36,7 +36,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 bool serial_init(void);
 void serial_putc(char c);
 void serial_putc_raw(char c);	/* no \n -> \r\n: for a guest's own bytes */
-void serial_enable_rx_irq(void);
+void serial_enable_rx_irq(void);	/* serial_irq must be IRQ 4's handler by then */
 int serial_getc(void);		/* -1 if no input is waiting */
 unsigned serial_rx_count(void);
 void serial_irq(void);

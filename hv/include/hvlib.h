@@ -12,6 +12,9 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
+/* 64-by-32 division, n / d with d < 2^32 (lib/div64.c). */
+uint64_t udiv64(uint64_t n, uint32_t d);
+
 void *memcpy(void *dst, const void *src, size_t n);
 void *memset(void *dst, int c, size_t n);
 int memcmp(const void *a, const void *b, size_t n);

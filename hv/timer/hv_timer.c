@@ -15,6 +15,7 @@
  * the old deadline.
  */
 #include "timer.h"
+#include "hvlib.h"
 #include "io.h"
 #include "x86.h"
 #include "pic.h"

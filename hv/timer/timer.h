@@ -6,8 +6,21 @@
 
 #define PIT_HZ        1193182u	/* the 8254's input clock */
 
-/* Measure the TSC frequency against PIT channel 2; prints it. */
-void tsc_calibrate(void);
+/* What tsc_calibrate() found, for the boot log. */
+enum tsc_result {
+	TSC_OK,
+	TSC_NONE,	/* CPUID.1:EDX.TSC clear */
+	TSC_NO_PIT,	/* PIT channel 2 never finished a window */
+};
+struct tsc_calibration {
+	uint64_t hz;		/* the frequency in use */
+	uint64_t cpuid_hz;	/* CPUID.15h's claim, 0 if none */
+	unsigned window_ms;	/* one window's length */
+	unsigned tries;		/* windows timed */
+	unsigned clean;		/* of them known to within 0.1% (0: the least disturbed used) */
+};
+/* Measure the TSC frequency against PIT channel 2. */
+enum tsc_result tsc_calibrate(struct tsc_calibration *r);
 uint64_t tsc_hz(void);
 /* TSC cycles -> microseconds / nanoseconds at the measured frequency. */
 uint64_t tsc_to_us(uint64_t cycles);
@@ -24,9 +37,6 @@ uint64_t hv_timer_interrupts(void);
 uint64_t hv_timer_arms(void);
 /* Milliseconds since the TSC started (about since power-on). */
 uint64_t hv_uptime_ms(void);
-
-/* 64-by-32 division (no libgcc in the hypervisor). */
-uint64_t udiv64(uint64_t n, uint32_t d);
 
 /* The CMOS RTC, read once at boot (rtc.c); the wall clock since. */
 void rtc_read_boot(void);

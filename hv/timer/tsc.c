@@ -12,8 +12,6 @@
  */
 #include "timer.h"
 #include "io.h"
-#include "console.h"
-#include "stop.h"
 #include "hvlib.h"
 
 #define PIT_CH2     0x42
@@ -23,18 +21,6 @@
 #define WINDOW_TICKS (PIT_HZ * WINDOW_MS / 1000)	/* 23863, fits 16 bits */
 
 static uint64_t hz;
-
-/* 64-by-32 division without libgcc: n / d, d < 2^32. */
-uint64_t udiv64(uint64_t n, uint32_t d)
-{
-	uint32_t hi = (uint32_t)(n >> 32), lo = (uint32_t)n, q_hi, r;
-	uint32_t q_lo;
-
-	q_hi = hi / d;
-	r = hi % d;
-	__asm__("divl %4" : "=a"(q_lo), "=d"(r) : "a"(lo), "d"(r), "rm"(d));
-	return ((uint64_t)q_hi << 32) | q_lo;
-}
 
 /*
  * One window.  Every PIT poll is bracketed by TSC reads, so we know the
@@ -76,15 +62,17 @@ static uint64_t measure_window(uint64_t *uncertainty)
 	return cycles;
 }
 
-void tsc_calibrate(void)
+/* A leaf of the boot: it reports, and main.c speaks and stops. */
+enum tsc_result tsc_calibrate(struct tsc_calibration *r)
 {
 	uint32_t a, b, c, d, max_leaf;
 	uint64_t samples[3], best_unc = ~0ull, best = 0;
 	unsigned n = 0, tries;
 
+	*r = (struct tsc_calibration){ .window_ms = WINDOW_MS };
 	cpuid(1, 0, &a, &b, &c, &d);
 	if (!(d & (1u << 4)))
-		hv_fail("this CPU has no time-stamp counter (CPUID.1:EDX.TSC); vmi-hv needs one");
+		return TSC_NONE;
 	/* Keep windows known to within 0.1%; up to 40 tries for 3 of them. */
 	for (tries = 0; tries < 40 && n < ARRAY_SIZE(samples); tries++) {
 		uint64_t unc = 0, cycles = measure_window(&unc);
@@ -98,8 +86,10 @@ void tsc_calibrate(void)
 		if (unc * 1000 <= cycles)
 			samples[n++] = cycles;
 	}
+	r->tries = tries;
+	r->clean = n;
 	if (!best)
-		hv_panic("PIT channel 2 never finished counting: no PIT?");
+		return TSC_NO_PIT;
 	if (n) {
 		/* Median of the clean windows. */
 		for (unsigned i = 1; i < n; i++)
@@ -110,21 +100,17 @@ void tsc_calibrate(void)
 				samples[j - 1] = t;
 			}
 		best = samples[n / 2];
-	} else {
-		log_warn("TSC calibration: no clean PIT window in %u tries; using the least disturbed",
-			 tries);
 	}
 	hz = udiv64(best * 1000, WINDOW_MS);
-	log_info("TSC frequency %llu.%03llu MHz (measured against the PIT: median of %u clean %u ms windows in %u tries)",
-		 udiv64(hz, 1000000), udiv64(hz, 1000) % 1000, n, WINDOW_MS, tries);
+	r->hz = hz;
 
 	cpuid(0, 0, &max_leaf, &b, &c, &d);
 	if (max_leaf >= 0x15) {
 		cpuid(0x15, 0, &a, &b, &c, &d);
 		if (a && b && c)
-			log_info("CPUID.15h says TSC %llu Hz",
-				 udiv64((uint64_t)c * b, a));
+			r->cpuid_hz = udiv64((uint64_t)c * b, a);
 	}
+	return TSC_OK;
 }
 
 uint64_t tsc_hz(void)

@@ -15,6 +15,7 @@
 #include "io.h"
 #include "vmi_abi.h"
 #include "timer.h"
+#include "hvlib.h"
 
 void valarm_init(struct valarm *a, struct vpic *pic)
 {

@@ -44,7 +44,7 @@ class paths:
 # failure message quoting it says why.  host-fatal-patterns-match-hv fails
 # when one of them matches no string in hv/ (a pattern gone stale).
 HV_FATAL_PATTERNS = [
-    r"vmi-hv: PANIC: [^\n]*",                                    # hv_panic(), hv/arch/stop.c
+    r"vmi-hv: PANIC: [^\n]*",                                    # hv_panic(), hv/lib/stop.c
     r"vmi-hv: CPU exception \d+ \([^\n]*\) in the hypervisor[^\n]*",  # hv/arch/traps.c (#DF too)
     r"vmi-hv: error: [^\n]*",                                    # hv_fail(), bad input
 ]
