@@ -99,6 +99,11 @@ struct guest {
 	struct guest_ports ports;
 };
 
+static inline bool guest_alive(const struct guest *g)
+{
+	return g->state == GUEST_RUNNING;
+}
+
 /* The devices in their power-on state, wired to this guest's vPIC. */
 void guest_devices_reset(struct guest *g);
 

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* SCHED_RUNNING is 0: a vCPU outside any scheduler (selftest=two-guests
- * enters vCPUs itself) counts all its time as its own. */
+/* SCHED_RUNNING is 0: a vCPU outside any scheduler (before the run loop
+ * adds it) counts all its time as its own. */
 enum sched_state {
 	SCHED_RUNNING,		/* has the CPU */
 	SCHED_READY,		/* runnable, waiting for the CPU: stolen time */

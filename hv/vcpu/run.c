@@ -20,10 +20,11 @@
  * Before it enters a vCPU or sleeps, the loop arms the hypervisor's
  * one-shot timer for the next event (the nearest alarm of any guest, or
  * the slice's end when another vCPU waits): there is no periodic tick.
- * selftest=two-guests alternates two guests by exit counts instead, to
- * show that their devices and shadows are their own.
+ * What is typed on the console is console_keys.c's; selftest=two-guests
+ * (run_selftest.c) drives the same step() with one guest at a time.
  */
 #include "run.h"
+#include "run_loop.h"
 #include "vcpu.h"
 #include "pcpu.h"
 #include "console.h"
@@ -34,161 +35,19 @@
 #include "exit_codes.h"
 #include "vmi_abi.h"
 
-struct run {
-	struct guest **guests;
-	unsigned n;
-	struct sched sched;
-	/* The guest the console belongs to: its UART gets what is typed,
-	 * and Ctrl-] s/r/q act on it. */
-	struct guest *console;
-	bool escaped;		/* Ctrl-] seen, the command comes next */
-	struct guest *last_ended;
-	/* The vCPU whose last exit left the loop nothing to do (quiet_exit):
-	 * entered again at once. */
-	struct vcpu *again;
-};
-
-static bool alive(const struct guest *g)
-{
-	return g->state == GUEST_RUNNING;
-}
-
-/*
- * The hypervisor's console while guests run (what arrives on COM1 and
- * what is typed on the keyboard, console_getc): the escape character
- * Ctrl-] (0x1d) followed by
- *     s  print the statistics of the guest that has the console, and
- *        every vCPU's time;
- *     r  restart the peaks (shadow pages) at the current figures, so that
- *        the next 's' shows the peak of what ran in between;
- *     q  stop the guest that has the console (the loop then reports it);
- *     1-9  give the console to guest N;
- *     l  list the guests and their state.
- * Everything else goes to the console guest's virtual UART (an escape
- * followed by another escape sends one Ctrl-] to the guest).
- */
-#define CONSOLE_ESCAPE 0x1d
-
-static const char *guest_state_name(const struct guest *g)
-{
-	switch (g->state) {
-	case GUEST_RUNNING: return sched_state_name(g->vcpus[0]->sched.state);
-	case GUEST_STOPPED: return "stopped";
-	case GUEST_REBOOTED: return "rebooted";
-	case GUEST_SHUT_DOWN: return "shut down";
-	}
-	return "?";
-}
-
-static void list_guests(const struct run *r)
-{
-	kprintf("vmi-hv: %u guest%s (Ctrl-] N gives guest N the console):\n", r->n,
-		r->n == 1 ? "" : "s");
-	for (unsigned i = 0; i < r->n; i++) {
-		const struct guest *g = r->guests[i];
-
-		kprintf("    %c %u %-15s %-9s weight %u, %llu exits\n",
-			g == r->console ? '*' : ' ', i + 1, g->name, guest_state_name(g),
-			g->weight, (unsigned long long)g->vcpus[0]->stats.exits);
-	}
-}
-
-/*
- * Where every vCPU's time went since its guest started, in TSC cycles:
- * REAL = AVAILABLE (running + halted) + STOLEN (runnable, not running),
- * exactly, all read at one instant.
- */
-static void print_times(const struct run *r)
-{
-	const uint64_t now = rdtsc();
-
-	for (unsigned i = 0; i < r->n; i++) {
-		const struct guest *g = r->guests[i];
-
-		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
-			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
-
-			const struct sched_entity *e = &g->vcpus[j]->sched;
-
-			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen; %llu alarms (at worst %llu us late, %llu us on average), %llu wake-ups (%llu took the CPU at once)\n",
-				i + 1, g->name, j, (unsigned long long)t.real,
-				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
-				(unsigned long long)t.running, (unsigned long long)t.halted,
-				(unsigned long long)stolen_ms, (unsigned long long)real_ms,
-				(unsigned long long)g->valarm.count,
-				(unsigned long long)tsc_to_us(g->valarm.max_late),
-				(unsigned long long)valarm_mean_late_us(&g->valarm),
-				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
-		}
-	}
-}
-
-static void focus(struct run *r, unsigned n)
-{
-	if (n < 1 || n > r->n) {
-		kprintf("vmi-hv: no guest %u (there %s %u)\n", n, r->n == 1 ? "is" : "are", r->n);
-		return;
-	}
-	if (!alive(r->guests[n - 1])) {
-		kprintf("vmi-hv: guest %u (%s) has ended; the console stays with %s\n", n,
-			r->guests[n - 1]->name, r->console ? r->console->name : "nobody");
-		return;
-	}
-	r->console = r->guests[n - 1];
-	vga_show(&r->console->screen);
-	kprintf("vmi-hv: console input goes to guest %u (%s)\n", n, r->console->name);
-}
-
-static void console_commands(struct run *r)
-{
-	struct guest *g = r->console;
-	int c;
-
-	if (!g || !alive(g))
-		return;
-	while ((c = console_getc()) >= 0) {
-		if (!r->escaped) {
-			r->escaped = c == CONSOLE_ESCAPE;
-			if (!r->escaped)
-				vuart_receive(&g->vuart, (uint8_t)c);
-			continue;
-		}
-		r->escaped = false;
-		if (c == CONSOLE_ESCAPE) {
-			vuart_receive(&g->vuart, (uint8_t)c);
-		} else if (c == 's') {
-			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
-				(unsigned long long)hv_uptime_ms(),
-				(unsigned long long)hv_timer_interrupts());
-			vcpu_print_counters(g->vcpus[0]);
-			print_times(r);
-		} else if (c == 'r') {
-			vcpu_mmu_reset_peaks(g->vcpus[0]);
-		} else if (c == 'q') {
-			vcpu_stop(g->vcpus[0], "stopped from the console (Ctrl-] q)");
-		} else if (c >= '1' && c <= '9') {
-			focus(r, (unsigned)(c - '0'));
-			g = r->console;
-		} else if (c == 'l') {
-			list_guests(r);
-		}
-	}
-}
-
 /* With interrupts off: expired alarms into their vPICs, console lines
  * held back long enough out, console input. */
 static void poll_devices(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		if (alive(r->guests[i])) {
+		if (guest_alive(r->guests[i])) {
 			valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched);
 			console_guest_flush_due(&r->guests[i]->vuart.console, rdtsc());
 		}
-	console_commands(r);
+	console_keys_poll(&r->keys);
 }
 
-static void start(struct guest *g, bool several)
+void run_start(struct guest *g, bool several)
 {
 	guest_devices_reset(g);
 	g->vuart.console = (struct guest_console){ .label = several ? g->name : 0 };
@@ -207,7 +66,7 @@ static void reap(struct run *r)
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 
-		if (alive(g) || g->end_reported)
+		if (guest_alive(g) || g->end_reported)
 			continue;
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
@@ -216,21 +75,14 @@ static void reap(struct run *r)
 			unsigned left = 0;
 
 			for (unsigned j = 0; j < r->n; j++)
-				left += alive(r->guests[j]);
+				left += guest_alive(r->guests[j]);
 			kprintf("\nvmi-hv: guest %u (%s) has ended; %u other%s go%s on\n", i + 1, g->name,
 				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
 		}
 		guest_report_end(g);
 		r->last_ended = g;
 	}
-	if (r->console && !alive(r->console)) {
-		r->console = 0;
-		for (unsigned i = 0; i < r->n && !r->console; i++)
-			if (alive(r->guests[i]))
-				r->console = r->guests[i];
-		if (r->console && r->n > 1)
-			vga_show(&r->console->screen);
-	}
+	console_keys_guest_ended(&r->keys);
 }
 
 /*
@@ -248,7 +100,7 @@ static void arm_next_event(struct run *r, uint64_t now)
 		struct guest *g = r->guests[i];
 		uint64_t at;
 
-		if (!alive(g))
+		if (!guest_alive(g))
 			continue;
 		at = valarm_next(&g->valarm, &g->vcpus[0]->sched, now);
 		if (at < next)
@@ -259,45 +111,6 @@ static void arm_next_event(struct run *r, uint64_t now)
 	}
 	if (next != UINT64_MAX)
 		hv_timer_arm(next);
-}
-
-/*
- * Enter v, again and again, until it has made `exits` more exits or its
- * guest dies; while it is halted, sleep until an interrupt (a device
- * poll after each) makes it runnable.  A guest's death comes back here
- * through run_jmp from wherever in the exit handling it happened.
- */
-static void run_vcpu(struct run *r, struct vcpu *v, uint64_t exits)
-{
-	struct pcpu *c = this_pcpu();
-	/* volatile: read again after a longjmp. */
-	const volatile uint64_t until = exits > UINT64_MAX - v->stats.exits ? UINT64_MAX :
-			       v->stats.exits + exits;
-
-	if (hv_setjmp(&c->run_jmp)) {
-		reap(r);
-		return;
-	}
-	while (alive(v->guest) && v->stats.exits < until) {
-		irq_disable();
-		poll_devices(r);
-		if (!alive(v->guest))
-			break;
-		if (v->halted) {
-			if (vpic_pending(&v->guest->vpic)) {
-				v->halted = false;
-				continue;
-			}
-			arm_next_event(r, rdtsc());
-			c->exit_tsc = 0;	/* sleeping is not exit handling */
-			/* sti takes effect after hlt has begun: no wake-up is
-			 * lost between the poll and the halt. */
-			__asm__ volatile("sti; hlt; cli" ::: "memory");
-			continue;
-		}
-		arm_next_event(r, rdtsc());
-		vcpu_run_once(v);
-	}
 }
 
 __attribute__((noreturn)) static void no_guest_left(struct run *r)
@@ -319,7 +132,7 @@ static void wake_halted(struct run *r, uint64_t now)
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 
-		if (!alive(g))
+		if (!guest_alive(g))
 			continue;
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
 			struct vcpu *v = g->vcpus[j];
@@ -377,7 +190,7 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
  * guest's death comes back here through run_jmp from wherever in the
  * exit handling (or the console) it happened.
  */
-static void step(struct run *r)
+void run_step(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
 	struct loop_inputs before;
@@ -401,7 +214,7 @@ static void step(struct run *r)
 			bool any = false;
 
 			for (unsigned i = 0; i < r->n; i++)
-				any |= alive(r->guests[i]);
+				any |= guest_alive(r->guests[i]);
 			if (!any)
 				no_guest_left(r);
 			c->exit_tsc = 0;	/* sleeping is not exit handling */
@@ -425,121 +238,31 @@ static void step(struct run *r)
 	}
 }
 
-void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
+void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_us)
 {
-	struct run r = { .guests = guests, .n = n, .console = n ? guests[0] : 0 };
-
-	sched_init(&r.sched, udiv64(tsc_hz() * slice_us, 1000000));
+	*r = (struct run){ .guests = guests, .n = n,
+			   .keys = { .guests = guests, .n = n, .console = n ? guests[0] : 0 } };
+	sched_init(&r->sched, udiv64(tsc_hz() * slice_us, 1000000));
 	for (unsigned i = 0; i < n; i++) {
-		start(guests[i], n > 1);
 		for (unsigned j = 0; j < guests[i]->nr_vcpus; j++)
-			if (!sched_add(&r.sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
+			if (!sched_add(&r->sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
 	}
+}
+
+void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
+{
+	struct run r;
+
+	for (unsigned i = 0; i < n; i++)
+		run_start(guests[i], n > 1);
+	run_init(&r, guests, n, slice_us);
 	if (n > 1) {
-		vga_show(&r.console->screen);
+		vga_show(&r.keys.console->screen);
 		log_info("%u guests share the CPU: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
 			 n, slice_us);
 	}
 	for (;;)
-		step(&r);
-}
-
-/* selftest=two-guests */
-
-struct snapshot {
-	uint64_t exits, uart_bytes;
-	bool paravirtual;
-	uint8_t vpic_base[2], vpic_imr[2];
-	unsigned shadow_pages;
-	uint32_t shadow_cr3;
-};
-
-static void snap(const struct guest *g, struct snapshot *s)
-{
-	const struct vcpu *v = g->vcpus[0];
-
-	s->exits = v->stats.exits;
-	s->paravirtual = v->paravirtual;
-	s->uart_bytes = g->vuart.tx_bytes;
-	for (int i = 0; i < 2; i++) {
-		s->vpic_base[i] = g->vpic.chips[i].base;
-		s->vpic_imr[i] = g->vpic.chips[i].imr;
-	}
-	s->shadow_pages = g->shadow.stats.pages_in_use;
-	s->shadow_cr3 = v->shadows_active ? vcpu_mmu_cr3(v) : 0;
-}
-
-static void show(const char *when, const struct guest *g, const struct snapshot *s)
-{
-	kprintf("vmi-hv: selftest two-guests: %s: %s: %llu exits, %s, vpic bases %02x/%02x masks %02x/%02x, %llu COM1 bytes, %u shadow pages (shadow cr3 %08x), memory at machine %08x\n",
-		when, g->name, (unsigned long long)s->exits,
-		s->paravirtual ? "paravirtual" : "not yet paravirtual",
-		s->vpic_base[0], s->vpic_base[1], s->vpic_imr[0], s->vpic_imr[1],
-		(unsigned long long)s->uart_bytes, s->shadow_pages, s->shadow_cr3,
-		g->mem.p2m[0] << 12);
-}
-
-static bool same(const struct snapshot *a, const struct snapshot *b)
-{
-	return a->exits == b->exits && a->uart_bytes == b->uart_bytes &&
-	       a->paravirtual == b->paravirtual && a->shadow_pages == b->shadow_pages &&
-	       a->shadow_cr3 == b->shadow_cr3 &&
-	       !memcmp(a->vpic_base, b->vpic_base, 2) && !memcmp(a->vpic_imr, b->vpic_imr, 2);
-}
-
-/* Run one guest's vCPU for `exits` exits; the other must not change. */
-static const char *turn(struct run *r, struct guest *run, struct guest *other,
-			uint64_t exits, struct snapshot *srun, struct snapshot *sother)
-{
-	struct snapshot before;
-
-	snap(other, &before);
-	run_vcpu(r, run->vcpus[0], exits);
-	if (!alive(run))
-		return "a guest died during its turn";
-	snap(run, srun);
-	snap(other, sother);
-	if (!same(&before, sother))
-		return "the guest that did not run changed";
-	return 0;
-}
-
-#define SELFTEST_EXITS 4000
-
-void run_selftest_two_guests(struct guest *a, struct guest *b)
-{
-	struct guest *both[2] = { a, b };
-	struct run r = { .guests = both, .n = 2, .console = a };
-	struct snapshot sa, sb;
-	const char *why = 0;
-
-	start(a, false);
-	start(b, false);
-	for (int round = 0; round < 2 && !why; round++) {
-		why = turn(&r, a, b, SELFTEST_EXITS, &sa, &sb);
-		show(round ? "after its second turn" : "after its first turn", a, &sa);
-		show(round ? "while the other ran again" : "while the other ran", b, &sb);
-		if (!why && !round && (sb.exits || sb.uart_bytes || sb.vpic_imr[0] != 0xff ||
-				       sb.vpic_base[0] != 0x08 || sb.shadow_pages))
-			why = "the second guest's devices or shadows changed before it ever ran";
-		if (why)
-			break;
-		why = turn(&r, b, a, SELFTEST_EXITS, &sb, &sa);
-		show(round ? "after its second turn" : "after its first turn", b, &sb);
-		show(round ? "while the other ran again" : "while the other ran", a, &sa);
-	}
-	if (!why && (!sa.paravirtual || !sb.paravirtual))
-		why = "a guest did not activate VMI";
-	if (!why && (!sa.shadow_pages || !sb.shadow_pages || sa.shadow_cr3 == sb.shadow_cr3))
-		why = "the guests' shadows are not their own";
-	if (!why && (!sa.uart_bytes || !sb.uart_bytes))
-		why = "a guest's UART sent nothing";
-	if (!why && a->mem.p2m[0] == b->mem.p2m[0])
-		why = "the guests share memory";
-	if (why)
-		hv_panic("selftest two-guests failed: %s", why);
-	kprintf("vmi-hv: selftest two-guests: passed: two guests from one bzImage, each entered twice; devices and shadows independent\n");
-	hv_stop(HV_EXIT_DONE, "selftest two-guests done");
+		run_step(&r);
 }

@@ -1,0 +1,145 @@
+/*
+ * console_keys.c - what is typed on the hypervisor's console while guests
+ * run: bytes for the console guest's UART, and the Ctrl-] commands.
+ */
+#include "console_keys.h"
+#include "vcpu.h"
+#include "console.h"
+#include "io.h"
+#include "timer.h"
+#include "hvlib.h"
+
+/*
+ * The hypervisor's console while guests run (what arrives on COM1 and
+ * what is typed on the keyboard, console_getc): the escape character
+ * Ctrl-] (0x1d) followed by
+ *     s  print the statistics of the guest that has the console, and
+ *        every vCPU's time;
+ *     r  restart the peaks (shadow pages) at the current figures, so that
+ *        the next 's' shows the peak of what ran in between;
+ *     q  stop the guest that has the console (the loop then reports it);
+ *     1-9  give the console to guest N;
+ *     l  list the guests and their state.
+ * Everything else goes to the console guest's virtual UART (an escape
+ * followed by another escape sends one Ctrl-] to the guest).
+ */
+#define CONSOLE_ESCAPE 0x1d
+
+static const char *guest_state_name(const struct guest *g)
+{
+	switch (g->state) {
+	case GUEST_RUNNING: return sched_state_name(g->vcpus[0]->sched.state);
+	case GUEST_STOPPED: return "stopped";
+	case GUEST_REBOOTED: return "rebooted";
+	case GUEST_SHUT_DOWN: return "shut down";
+	}
+	return "?";
+}
+
+static void list_guests(const struct console_keys *r)
+{
+	kprintf("vmi-hv: %u guest%s (Ctrl-] N gives guest N the console):\n", r->n,
+		r->n == 1 ? "" : "s");
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct guest *g = r->guests[i];
+
+		kprintf("    %c %u %-15s %-9s weight %u, %llu exits\n",
+			g == r->console ? '*' : ' ', i + 1, g->name, guest_state_name(g),
+			g->weight, (unsigned long long)g->vcpus[0]->stats.exits);
+	}
+}
+
+/*
+ * Where every vCPU's time went since its guest started, in TSC cycles:
+ * REAL = AVAILABLE (running + halted) + STOLEN (runnable, not running),
+ * exactly, all read at one instant.
+ */
+static void print_times(const struct console_keys *r)
+{
+	const uint64_t now = rdtsc();
+
+	for (unsigned i = 0; i < r->n; i++) {
+		const struct guest *g = r->guests[i];
+
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
+			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
+
+			const struct sched_entity *e = &g->vcpus[j]->sched;
+
+			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen; %llu alarms (at worst %llu us late, %llu us on average), %llu wake-ups (%llu took the CPU at once)\n",
+				i + 1, g->name, j, (unsigned long long)t.real,
+				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
+				(unsigned long long)t.running, (unsigned long long)t.halted,
+				(unsigned long long)stolen_ms, (unsigned long long)real_ms,
+				(unsigned long long)g->valarm.count,
+				(unsigned long long)tsc_to_us(g->valarm.max_late),
+				(unsigned long long)valarm_mean_late_us(&g->valarm),
+				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
+		}
+	}
+}
+
+static void focus(struct console_keys *r, unsigned n)
+{
+	if (n < 1 || n > r->n) {
+		kprintf("vmi-hv: no guest %u (there %s %u)\n", n, r->n == 1 ? "is" : "are", r->n);
+		return;
+	}
+	if (!guest_alive(r->guests[n - 1])) {
+		kprintf("vmi-hv: guest %u (%s) has ended; the console stays with %s\n", n,
+			r->guests[n - 1]->name, r->console ? r->console->name : "nobody");
+		return;
+	}
+	r->console = r->guests[n - 1];
+	vga_show(&r->console->screen);
+	kprintf("vmi-hv: console input goes to guest %u (%s)\n", n, r->console->name);
+}
+
+void console_keys_poll(struct console_keys *r)
+{
+	struct guest *g = r->console;
+	int c;
+
+	if (!g || !guest_alive(g))
+		return;
+	while ((c = console_getc()) >= 0) {
+		if (!r->escaped) {
+			r->escaped = c == CONSOLE_ESCAPE;
+			if (!r->escaped)
+				vuart_receive(&g->vuart, (uint8_t)c);
+			continue;
+		}
+		r->escaped = false;
+		if (c == CONSOLE_ESCAPE) {
+			vuart_receive(&g->vuart, (uint8_t)c);
+		} else if (c == 's') {
+			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
+				(unsigned long long)hv_uptime_ms(),
+				(unsigned long long)hv_timer_interrupts());
+			vcpu_print_counters(g->vcpus[0]);
+			print_times(r);
+		} else if (c == 'r') {
+			vcpu_mmu_reset_peaks(g->vcpus[0]);
+		} else if (c == 'q') {
+			vcpu_stop(g->vcpus[0], "stopped from the console (Ctrl-] q)");
+		} else if (c >= '1' && c <= '9') {
+			focus(r, (unsigned)(c - '0'));
+			g = r->console;
+		} else if (c == 'l') {
+			list_guests(r);
+		}
+	}
+}
+
+void console_keys_guest_ended(struct console_keys *k)
+{
+	if (!k->console || guest_alive(k->console))
+		return;
+	k->console = 0;
+	for (unsigned i = 0; i < k->n && !k->console; i++)
+		if (guest_alive(k->guests[i]))
+			k->console = k->guests[i];
+	if (k->console && k->n > 1)
+		vga_show(&k->console->screen);
+}
