@@ -113,9 +113,100 @@ static void idle_loop(void)
 	}
 }
 
+/* The machine: memory, interrupts, time, the console's input. */
+static void machine_init(void)
+{
+	pic_init();
+	calibrate_tsc();
+	fpu_init();
+	rtc_read_boot();
+	hv_timer_start();
+	/* The drivers' interrupt handlers, registered here (trap.c calls the
+	 * drivers, as in xv6, and the drivers know nothing of traps.c). */
+	irq_set_handler(HV_IRQ_COM1, serial_irq);
+	irq_set_handler(HV_IRQ_KEYBOARD, kbd_irq);
+	serial_enable_rx_irq();
+	irq_enable();
+	hv_timer_check();
+	start_keyboard();
+}
+
+/* selftest=two-guests: the first module pair loaded twice; never returns. */
+__attribute__((noreturn)) static void two_guests_selftest(const struct multiboot_info *mbi,
+							   const struct hv_options *opt)
+{
+	struct guest *a = guest_create("guest A"), *b = guest_create("guest B");
+	struct guest_spec one = { .number = 1, .kernel_module = 0, .weight = 1,
+				  .mem = opt->guest_mem, .mem_given = opt->guest_mem_given };
+
+	guest_load(mbi, opt, &one, 1, a, true);
+	guest_load(mbi, opt, &one, 1, b, false);
+	vcpu_create(a);
+	vcpu_create(b);
+	run_selftest_two_guests(a, b);
+}
+
+/*
+ * A last module named System.map is the guest kernel's symbol table (for
+ * the reports of strict_pt and the audit), not a guest's: it is left out
+ * of the pairing, and its memory is never given back.  Returns the
+ * number of modules that are guests'.
+ */
+static unsigned find_sysmap(const struct multiboot_info *mbi, struct sysmap *sysmap)
+{
+	unsigned nr_modules = mbi->flags & MBI_FLAG_MODS ? mbi->mods_count : 0;
+	const struct multiboot_module *last;
+
+	*sysmap = (struct sysmap){ 0, 0 };
+	if (nr_modules <= 2)
+		return nr_modules;
+	last = (const struct multiboot_module *)mbi->mods_addr + nr_modules - 1;
+	if (!last->string || !sysmap_module_is((const char *)last->string))
+		return nr_modules;
+	sysmap->text = (const char *)last->mod_start;
+	sysmap->len = last->mod_end - last->mod_start;
+	log_info("module %u: the guest kernel's System.map (%u bytes), for naming guest EIPs",
+		 nr_modules, sysmap->len);
+	return nr_modules - 1;
+}
+
+/* Every guest of the module list, planned and loaded; returns how many. */
+static unsigned load_guests(const struct multiboot_info *mbi, const struct hv_options *opt,
+			    struct guest **guests)
+{
+	struct guest_spec specs[HV_MAX_GUESTS];
+	struct sysmap sysmap;
+	unsigned n, nr_modules = find_sysmap(mbi, &sysmap);
+	char err[200];
+
+	if (!guest_set_plan(nr_modules, opt,
+			    machine_frames.nfree, HV_RESERVED_FRAMES, specs, &n, err, sizeof(err)))
+		hv_fail("%s", err);
+	if (n > 1)
+		log_info("%u guests from %u modules", n, mbi->mods_count);
+	for (unsigned i = 0; i < n; i++) {
+		if (n > 1 && !specs[i].mem_given_by_user)
+			log_warn("guest %u (%s): no size given and the default %llu MiB does not fit every guest: using %llu MiB",
+				 specs[i].number, specs[i].name,
+				 (unsigned long long)(opt->guest_mem >> 20),
+				 (unsigned long long)(specs[i].mem >> 20));
+		if (n > 1)
+			log_info("guest %u (%s): modules %u and %u, %llu MiB, weight %u",
+				 specs[i].number, specs[i].name, specs[i].kernel_module + 1,
+				 specs[i].kernel_module + 2,
+				 (unsigned long long)(specs[i].mem >> 20), specs[i].weight);
+		guests[i] = guest_create(specs[i].name);
+		guest_load(mbi, opt, &specs[i], n, guests[i], false);
+		guests[i]->sysmap = sysmap;
+	}
+	return n;
+}
+
 void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 {
 	struct hv_options opt;
+	struct guest *guests[HV_MAX_GUESTS];
+	unsigned n;
 	char err[200];
 
 	hv_start_tsc = rdtsc();
@@ -140,77 +231,14 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	machine_mem_init(mbi);
 	address_space_init();
-
-	pic_init();
-	calibrate_tsc();
-	fpu_init();
-	rtc_read_boot();
-	hv_timer_start();
-	/* The drivers' interrupt handlers, registered here (trap.c calls the
-	 * drivers, as in xv6, and the drivers know nothing of traps.c). */
-	irq_set_handler(HV_IRQ_COM1, serial_irq);
-	irq_set_handler(HV_IRQ_KEYBOARD, kbd_irq);
-	serial_enable_rx_irq();
-	irq_enable();
-	hv_timer_check();
-	start_keyboard();
+	machine_init();
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);
+	if (opt.two_guests)
+		two_guests_selftest(mbi, &opt);
 
-	if (opt.two_guests) {
-		struct guest *a = guest_create("guest A"), *b = guest_create("guest B");
-		struct guest_spec one = { .number = 1, .kernel_module = 0, .weight = 1,
-					  .mem = opt.guest_mem, .mem_given = opt.guest_mem_given };
-
-		guest_load(mbi, &opt, &one, 1, a, true);
-		guest_load(mbi, &opt, &one, 1, b, false);
-		vcpu_create(a);
-		vcpu_create(b);
-		run_selftest_two_guests(a, b);
-	}
-
-	struct guest_spec specs[HV_MAX_GUESTS];
-	struct guest *guests[HV_MAX_GUESTS];
-	unsigned n, nr_modules = mbi->flags & MBI_FLAG_MODS ? mbi->mods_count : 0;
-	struct sysmap sysmap = { 0, 0 };
-
-	/* A last module named System.map is the guest kernel's symbol table
-	 * (for the reports of strict_pt and the audit), not a guest's: it is
-	 * left out of the pairing, and its memory is never given back. */
-	if (nr_modules > 2) {
-		const struct multiboot_module *last =
-			(const struct multiboot_module *)mbi->mods_addr + nr_modules - 1;
-
-		if (last->string && sysmap_module_is((const char *)last->string)) {
-			sysmap.text = (const char *)last->mod_start;
-			sysmap.len = last->mod_end - last->mod_start;
-			nr_modules--;
-			log_info("module %u: the guest kernel's System.map (%u bytes), for naming guest EIPs",
-				 nr_modules + 1, sysmap.len);
-		}
-	}
-	if (!guest_set_plan(nr_modules, &opt,
-			    machine_frames.nfree, HV_RESERVED_FRAMES, specs, &n, err, sizeof(err)))
-		hv_fail("%s", err);
-	if (n > 1)
-		log_info("%u guests from %u modules", n, mbi->mods_count);
-	for (unsigned i = 0; i < n; i++) {
-		if (n > 1 && !specs[i].mem_given_by_user)
-			log_warn("guest %u (%s): no size given and the default %llu MiB does not fit every guest: using %llu MiB",
-				 specs[i].number, specs[i].name,
-				 (unsigned long long)(opt.guest_mem >> 20),
-				 (unsigned long long)(specs[i].mem >> 20));
-		if (n > 1)
-			log_info("guest %u (%s): modules %u and %u, %llu MiB, weight %u",
-				 specs[i].number, specs[i].name, specs[i].kernel_module + 1,
-				 specs[i].kernel_module + 2,
-				 (unsigned long long)(specs[i].mem >> 20), specs[i].weight);
-		guests[i] = guest_create(specs[i].name);
-		guest_load(mbi, &opt, &specs[i], n, guests[i], false);
-		guests[i]->sysmap = sysmap;
-	}
-
+	n = load_guests(mbi, &opt, guests);
 	if (opt.after_load == AFTER_LOAD_IDLE)
 		idle_loop();
 	if (opt.after_load == AFTER_LOAD_STOP)
