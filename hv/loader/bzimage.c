@@ -9,12 +9,11 @@ static bool fail(char *why, size_t whylen, const char *fmt, uint32_t a,
 	return false;
 }
 
-bool bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *bi,
-		   char *why, size_t whylen)
+/* The file's outer shape: not empty, not an ELF, long enough, the boot
+ * sector's signature and a 2.06+ setup header. */
+static bool check_signatures(const uint8_t *img, size_t len, struct bzimage_info *bi,
+			     char *why, size_t whylen)
 {
-	uint32_t syssize, kv;
-
-	memset(bi, 0, sizeof(*bi));
 	if (len == 0)
 		return fail(why, whylen, "the module is empty (0 bytes), not a bzImage", 0, 0);
 	if (len >= 4 && !memcmp(img, "\177ELF", 4))
@@ -37,7 +36,12 @@ bool bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *bi,
 		return fail(why, whylen,
 			    "boot protocol %u.%02u is too old: vmi-hv needs 2.06 or later",
 			    bi->protocol >> 8, bi->protocol & 0xff);
+	return true;
+}
 
+/* The setup header's fields, as they are. */
+static void read_header(const uint8_t *img, struct bzimage_info *bi)
+{
 	bi->setup_sects = img[HDR_SETUP_SECTS];
 	bi->setup_size = ((bi->setup_sects ? bi->setup_sects : 4) + 1) * 512u;
 	bi->header_end = 0x202 + img[HDR_JUMP + 1];
@@ -53,6 +57,13 @@ bool bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *bi,
 	} else {
 		bi->pref_address = BZ_DEFAULT_LOAD_ADDR;
 	}
+}
+
+/* What the header says, against the file and against how vmi-hv loads. */
+static bool check_header(const uint8_t *img, size_t len, struct bzimage_info *bi,
+			 char *why, size_t whylen)
+{
+	uint32_t syssize;
 
 	if (!(bi->loadflags & LOADFLAG_LOADED_HIGH))
 		return fail(why, whylen,
@@ -84,21 +95,38 @@ bool bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *bi,
 			    "kernel_alignment 0x%X is not a power of two", bi->kernel_alignment, 0);
 	if (bi->cmdline_size == 0)
 		return fail(why, whylen, "cmdline_size is 0 in a protocol 2.06+ header", 0, 0);
+	return true;
+}
 
-	/* kernel_version points to a NUL-terminated string at value + 0x200. */
-	kv = le16(img + HDR_KERNEL_VERSION);
-	if (kv && kv + 0x200 < bi->setup_size) {
-		size_t i;
+/* kernel_version points to a NUL-terminated string at value + 0x200,
+ * inside the setup code; unprintable bytes show as '?'. */
+static void read_version(const uint8_t *img, struct bzimage_info *bi)
+{
+	uint32_t kv = le16(img + HDR_KERNEL_VERSION);
+	size_t i;
 
-		for (i = 0; i < sizeof(bi->version) - 1 && kv + 0x200 + i < bi->setup_size; i++) {
-			char c = (char)img[kv + 0x200 + i];
+	if (!kv || kv + 0x200 >= bi->setup_size)
+		return;
+	for (i = 0; i < sizeof(bi->version) - 1 && kv + 0x200 + i < bi->setup_size; i++) {
+		char c = (char)img[kv + 0x200 + i];
 
-			if (c == '\0')
-				break;
-			bi->version[i] = (c >= 0x20 && c < 0x7f) ? c : '?';
-		}
-		bi->version[i] = '\0';
+		if (c == '\0')
+			break;
+		bi->version[i] = (c >= 0x20 && c < 0x7f) ? c : '?';
 	}
+	bi->version[i] = '\0';
+}
+
+bool bzimage_parse(const uint8_t *img, size_t len, struct bzimage_info *bi,
+		   char *why, size_t whylen)
+{
+	memset(bi, 0, sizeof(*bi));
+	if (!check_signatures(img, len, bi, why, whylen))
+		return false;
+	read_header(img, bi);
+	if (!check_header(img, len, bi, why, whylen))
+		return false;
+	read_version(img, bi);
 	return true;
 }
 
