@@ -86,13 +86,135 @@ uint8_t romcheck_sum(const uint8_t *img, size_t len)
  * Decode the instructions of slot n up to its terminator (ret, jmp, ud2),
  * then insist that the rest of the slot is int3 padding.
  */
+/* One slot's decoding as it goes. */
+struct slot_decoder {
+	const uint8_t *img;
+	size_t base, end, pc;
+	unsigned int n;
+	const char *name;
+	int edi_imm, eax_imm, saw_int;
+	struct slot_info *si;
+	char *err;
+	size_t errlen;
+};
+
+/* Decodes the instruction at d->pc and steps over it: -1 on an error
+ * (in err), 1 when it was the slot's last (ret, ud2, jmp), else 0. */
+static int decode_insn(struct slot_decoder *d)
+{
+	const uint8_t *img = d->img;
+	struct slot_info *si = d->si;
+	size_t pc = d->pc, at = pc;
+	uint8_t op;
+
+	if (pc >= d->end)
+		return fail(d->err, d->errlen, "slot %u (%s) at 0x%zx falls through into slot %u "
+			    "(no ret/jmp/ud2 within 32 bytes)", d->n, d->name, d->base, d->n + 1);
+	op = img[pc];
+#define NEED(k) do { if (pc + (k) > d->end) \
+	return fail(d->err, d->errlen, "slot %u (%s): instruction at 0x%zx runs past the slot end", \
+		    d->n, d->name, at); } while (0)
+	if (op >= 0x50 && op <= 0x57) {
+		append(si->text, sizeof(si->text), "push %%%s", reg32[op - 0x50]);
+		d->pc += 1;
+	} else if (op >= 0x58 && op <= 0x5f) {
+		append(si->text, sizeof(si->text), "pop %%%s", reg32[op - 0x58]);
+		d->pc += 1;
+	} else if (op >= 0xb8 && op <= 0xbf) {
+		uint32_t imm;
+
+		NEED(5);
+		imm = rd32(img + pc + 1);
+		append(si->text, sizeof(si->text), "mov $0x%x,%%%s", imm, reg32[op - 0xb8]);
+		if (op - 0xb8 == EDI)
+			d->edi_imm = (int)imm;
+		if (op - 0xb8 == EAX)
+			d->eax_imm = (int)imm;
+		d->pc += 5;
+	} else if (op == 0x8b) {
+		/* only mov disp8(%esp),reg: modrm mod=01 rm=100, sib 0x24 */
+		NEED(4);
+		if ((img[pc + 1] & 0xc7) != 0x44 || img[pc + 2] != 0x24)
+			return fail(d->err, d->errlen, "slot %u (%s): unexpected mov form 8b %02x %02x at 0x%zx",
+				    d->n, d->name, img[pc + 1], img[pc + 2], at);
+		append(si->text, sizeof(si->text), "mov %d(%%esp),%%%s",
+		       (int8_t)img[pc + 3], reg32[(img[pc + 1] >> 3) & 7]);
+		si->stack_words++;
+		d->pc += 4;
+	} else if (op == 0xcd) {
+		NEED(2);
+		append(si->text, sizeof(si->text), "int $0x%x", img[pc + 1]);
+		if (img[pc + 1] != VMI_HYPERCALL_VECTOR)
+			return fail(d->err, d->errlen, "slot %u (%s): int $0x%x at 0x%zx, the hypercall vector is 0x%x",
+				    d->n, d->name, img[pc + 1], at, VMI_HYPERCALL_VECTOR);
+		d->saw_int = 1;
+		d->pc += 2;
+	} else if (op == 0xc3) {
+		append(si->text, sizeof(si->text), "ret");
+		d->pc += 1;
+		si->cls = SLOT_HYPERCALL;
+		return 1;
+	} else if (op == 0x0f && pc + 1 < d->end && img[pc + 1] == 0x0b) {
+		append(si->text, sizeof(si->text), "ud2");
+		d->pc += 2;
+		si->cls = SLOT_NORETURN;
+		return 1;
+	} else if (op == 0xe9 || op == 0xeb) {
+		int32_t rel;
+
+		NEED(op == 0xe9 ? 5 : 2);
+		rel = op == 0xe9 ? (int32_t)rd32(img + pc + 1) : (int8_t)img[pc + 1];
+		d->pc += op == 0xe9 ? 5 : 2;
+		si->jmp_target = (uint32_t)((int64_t)d->pc + rel);
+		append(si->text, sizeof(si->text), "jmp 0x%x", si->jmp_target);
+		si->cls = d->eax_imm >= 0 ? SLOT_UNSUPPORTED : SLOT_JUMP;
+		return 1;
+	} else {
+		return fail(d->err, d->errlen, "slot %u (%s): unknown opcode 0x%02x at 0x%zx; "
+			    "cannot prove the slot stays in its 32 bytes", d->n, d->name, op, at);
+	}
+#undef NEED
+	return 0;
+}
+
+/* After the last instruction: int3 padding, the call number the slot
+ * passes, and where it jumps. */
+static int check_decoded(const struct slot_decoder *d, size_t len)
+{
+	const struct slot_info *si = d->si;
+
+	for (size_t pc = d->pc; pc < d->end; pc++)
+		if (d->img[pc] != 0xcc)
+			return fail(d->err, d->errlen, "slot %u (%s): byte 0x%02x at 0x%zx after the last "
+				    "instruction; padding must be int3 (0xcc)", d->n, d->name, d->img[pc], pc);
+	/* The call number handed to the hypervisor must be this slot's. */
+	if ((si->cls == SLOT_HYPERCALL || si->cls == SLOT_NORETURN) &&
+	    (!d->saw_int || d->edi_imm != (int)d->n))
+		return fail(d->err, d->errlen, "slot %u (%s): passes call number %d in edi%s",
+			    d->n, d->name, d->edi_imm, d->saw_int ? "" : " and makes no hypercall");
+	if (si->cls == SLOT_UNSUPPORTED && d->eax_imm != (int)d->n)
+		return fail(d->err, d->errlen, "slot %u (%s): reports slot %d as unsupported",
+			    d->n, d->name, d->eax_imm);
+	if ((si->cls == SLOT_UNSUPPORTED || si->cls == SLOT_JUMP) &&
+	    (si->jmp_target < (uint32_t)NUM_VMI_CALLS * VROM_CALL_LEN || si->jmp_target >= len))
+		return fail(d->err, d->errlen, "slot %u (%s): jumps to 0x%x, outside the ROM body "
+			    "0x%x-0x%zx", d->n, d->name, si->jmp_target,
+			    NUM_VMI_CALLS * VROM_CALL_LEN, len);
+	return 0;
+}
+
 int romcheck_decode_slot(const uint8_t *img, size_t len, unsigned int n,
 			 struct slot_info *si, char *err, size_t errlen)
 {
-	size_t base = (size_t)n * VROM_CALL_LEN, end = base + VROM_CALL_LEN, pc = base;
-	const char *name = n < NUM_VMI_CALLS ? defs[n].name : "?";
-	int edi_imm = -1, eax_imm = -1, saw_int = 0, done = 0;
+	struct slot_decoder d = {
+		.img = img, .base = (size_t)n * VROM_CALL_LEN, .n = n,
+		.name = n < NUM_VMI_CALLS ? defs[n].name : "?",
+		.edi_imm = -1, .eax_imm = -1, .si = si, .err = err, .errlen = errlen,
+	};
+	int r;
 
+	d.end = d.base + VROM_CALL_LEN;
+	d.pc = d.base;
 	memset(si, 0, sizeof(*si));
 	si->n = n;
 	if (n == 0) {
@@ -100,103 +222,15 @@ int romcheck_decode_slot(const uint8_t *img, size_t len, unsigned int n,
 		snprintf(si->text, sizeof(si->text), "VROMHeader fields");
 		return 0;
 	}
-	if (end > len)
+	if (d.end > len)
 		return fail(err, errlen, "slot %u (%s) at 0x%zx lies beyond the %zu-byte image",
-			    n, name, base, len);
-
-	while (!done) {
-		size_t at = pc;
-		uint8_t op;
-
-		if (pc >= end)
-			return fail(err, errlen, "slot %u (%s) at 0x%zx falls through into slot %u "
-				    "(no ret/jmp/ud2 within 32 bytes)", n, name, base, n + 1);
-		op = img[pc];
-#define NEED(k) do { if (pc + (k) > end) \
-	return fail(err, errlen, "slot %u (%s): instruction at 0x%zx runs past the slot end", \
-		    n, name, at); } while (0)
-		if (op >= 0x50 && op <= 0x57) {
-			append(si->text, sizeof(si->text), "push %%%s", reg32[op - 0x50]);
-			pc += 1;
-		} else if (op >= 0x58 && op <= 0x5f) {
-			append(si->text, sizeof(si->text), "pop %%%s", reg32[op - 0x58]);
-			pc += 1;
-		} else if (op >= 0xb8 && op <= 0xbf) {
-			uint32_t imm;
-
-			NEED(5);
-			imm = rd32(img + pc + 1);
-			append(si->text, sizeof(si->text), "mov $0x%x,%%%s", imm, reg32[op - 0xb8]);
-			if (op - 0xb8 == EDI)
-				edi_imm = (int)imm;
-			if (op - 0xb8 == EAX)
-				eax_imm = (int)imm;
-			pc += 5;
-		} else if (op == 0x8b) {
-			/* only mov disp8(%esp),reg: modrm mod=01 rm=100, sib 0x24 */
-			NEED(4);
-			if ((img[pc + 1] & 0xc7) != 0x44 || img[pc + 2] != 0x24)
-				return fail(err, errlen, "slot %u (%s): unexpected mov form 8b %02x %02x at 0x%zx",
-					    n, name, img[pc + 1], img[pc + 2], at);
-			append(si->text, sizeof(si->text), "mov %d(%%esp),%%%s",
-			       (int8_t)img[pc + 3], reg32[(img[pc + 1] >> 3) & 7]);
-			si->stack_words++;
-			pc += 4;
-		} else if (op == 0xcd) {
-			NEED(2);
-			append(si->text, sizeof(si->text), "int $0x%x", img[pc + 1]);
-			if (img[pc + 1] != VMI_HYPERCALL_VECTOR)
-				return fail(err, errlen, "slot %u (%s): int $0x%x at 0x%zx, the hypercall vector is 0x%x",
-					    n, name, img[pc + 1], at, VMI_HYPERCALL_VECTOR);
-			saw_int = 1;
-			pc += 2;
-		} else if (op == 0xc3) {
-			append(si->text, sizeof(si->text), "ret");
-			pc += 1;
-			done = 1;
-			si->cls = SLOT_HYPERCALL;
-		} else if (op == 0x0f && pc + 1 < end && img[pc + 1] == 0x0b) {
-			append(si->text, sizeof(si->text), "ud2");
-			pc += 2;
-			done = 1;
-			si->cls = SLOT_NORETURN;
-		} else if (op == 0xe9 || op == 0xeb) {
-			int32_t rel;
-
-			NEED(op == 0xe9 ? 5 : 2);
-			rel = op == 0xe9 ? (int32_t)rd32(img + pc + 1) : (int8_t)img[pc + 1];
-			pc += op == 0xe9 ? 5 : 2;
-			si->jmp_target = (uint32_t)((int64_t)pc + rel);
-			append(si->text, sizeof(si->text), "jmp 0x%x", si->jmp_target);
-			done = 1;
-			si->cls = eax_imm >= 0 ? SLOT_UNSUPPORTED : SLOT_JUMP;
-		} else {
-			return fail(err, errlen, "slot %u (%s): unknown opcode 0x%02x at 0x%zx; "
-				    "cannot prove the slot stays in its 32 bytes", n, name, op, at);
-		}
-#undef NEED
-	}
-	si->code_len = (unsigned int)(pc - base);
-	for (; pc < end; pc++)
-		if (img[pc] != 0xcc)
-			return fail(err, errlen, "slot %u (%s): byte 0x%02x at 0x%zx after the last "
-				    "instruction; padding must be int3 (0xcc)", n, name, img[pc], pc);
-
-	/* The call number handed to the hypervisor must be this slot's. */
-	if ((si->cls == SLOT_HYPERCALL || si->cls == SLOT_NORETURN) &&
-	    (!saw_int || edi_imm != (int)n))
-		return fail(err, errlen, "slot %u (%s): passes call number %d in edi%s",
-			    n, name, edi_imm, saw_int ? "" : " and makes no hypercall");
-	if (si->cls == SLOT_UNSUPPORTED && eax_imm != (int)n)
-		return fail(err, errlen, "slot %u (%s): reports slot %d as unsupported",
-			    n, name, eax_imm);
-	if (si->cls == SLOT_UNSUPPORTED || si->cls == SLOT_JUMP) {
-		if (si->jmp_target < (uint32_t)NUM_VMI_CALLS * VROM_CALL_LEN || si->jmp_target >= len)
-			return fail(err, errlen, "slot %u (%s): jumps to 0x%x, outside the ROM body "
-				    "0x%x-0x%zx", n, name, si->jmp_target,
-				    NUM_VMI_CALLS * VROM_CALL_LEN, len);
-	}
-	return 0;
+			    n, d.name, d.base, len);
+	while (!(r = decode_insn(&d)))
+		;
+	if (r < 0)
+		return -1;
+	si->code_len = (unsigned int)(d.pc - d.base);
+	return check_decoded(&d, len);
 }
 
 /* The class each definition kind must produce. */
