@@ -231,6 +231,8 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	machine_mem_init(mbi);
 	address_space_init();
+	/* The double-fault task and trap_common switch to it too. */
+	cpu_tables_set_cr3(hv_cr3());
 	machine_init();
 
 	if (opt.fault != FAULT_NONE)

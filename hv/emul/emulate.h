@@ -31,7 +31,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "traps.h"
+#include "trap_frame.h"
 
 enum emul_result { EMUL_OK, EMUL_FAULT, EMUL_UNSUPPORTED, EMUL_VIOLATION, EMUL_HALT };
 

@@ -1,17 +1,10 @@
-/* traps.h - the trap frame and the interrupt plumbing. */
+/* traps.h - the CPU's tables and the interrupt plumbing (hv/arch/). */
 #ifndef VMI_HV_TRAPS_H
 #define VMI_HV_TRAPS_H
 
 #include <stdint.h>
 #include <stdbool.h>
-
-struct trap_frame {
-	uint32_t edi, esi, ebp, esp0, ebx, edx, ecx, eax;	/* pushal */
-	uint32_t gs, fs, es, ds;
-	uint32_t vector, error;
-	uint32_t eip, cs, eflags;
-	uint32_t esp, ss;	/* only if the trap came from ring > 0 */
-};
+#include "trap_frame.h"
 
 typedef void (*irq_handler_fn)(void);
 

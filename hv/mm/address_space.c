@@ -14,7 +14,6 @@
 #include "address_space.h"
 #include "machine_mem.h"
 #include "layout.h"
-#include "traps.h"
 #include "console.h"
 #include "stop.h"
 #include "io.h"
@@ -64,7 +63,6 @@ void address_space_init(void)
 	hv_page_dir[HV_SWITCHER_PDE_INDEX] = switcher_pde();
 
 	write_cr3(hv_cr3());
-	cpu_tables_set_cr3(hv_cr3());
 
 	/* Check the result rather than trust it. */
 	HV_ASSERT(hv_translate(0) == ~0u);
