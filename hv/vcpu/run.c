@@ -13,7 +13,7 @@
  * left, the hypervisor exits with the last guest's end code, or, if a
  * guest was stopped, stays up on the console ('s' statistics, 'q' exit).
  *
- * The scheduler (timer/sched.c) says which vCPU to enter: after every
+ * The scheduler (sched/sched.c) says which vCPU to enter: after every
  * exit the loop asks again, and a vCPU whose slice is over makes way for
  * the one owed the most time.  A halted vCPU is not runnable until its
  * vPIC has an interrupt for it; with none runnable the CPU sleeps.

@@ -1,5 +1,5 @@
 /* Unit tests for the vCPU scheduler and its time accounting
- * (hv/timer/sched.c): turns among equals, weights as shares, halts and
+ * (hv/sched/sched.c): turns among equals, weights as shares, halts and
  * wake-ups (a woken vCPU preempts a busy one, but sleeping banks no
  * credit), ended vCPUs, when the scheduler needs the CPU back, and
  * running + halted + stolen == real at every step. */
