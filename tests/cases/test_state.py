@@ -12,13 +12,47 @@ from vmitest import paths, test
 from hvguest import DONE, GUEST_FATAL, SERIAL_CMDLINE
 
 LINT = os.path.join(paths.ROOT, "tests", "lint", "no_global_state.py")
+LAYERS_LINT = os.path.join(paths.ROOT, "tests", "lint", "include_layers.py")
 
 
-def lint_module():
-    spec = importlib.util.spec_from_file_location("no_global_state", LINT)
+def lint_module(path=LINT):
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@test("hv-include-layers")
+def hv_include_layers(t):
+    """hv/include/ is vocabulary and no folder includes from one above it
+    (tests/lint/include_layers.py, docs/ARCHITECTURE.md "Layers")."""
+    lint = lint_module(LAYERS_LINT)
+    # The check itself must be able to fail: a vocabulary header that
+    # includes a subsystem's, one with a library header, and mm/ reaching
+    # up into vcpu/; beside includes that are fine.
+    files = {
+        "include/words.h": b'#include <stdint.h>\n#include "guest.h"\n#include <string.h>\n#include "other.h"\n',
+        "include/other.h": b"#include <stdbool.h>\n",
+        "mm/shadow.c": b'#include "words.h"\n#include "pte.h"\n#include "vcpu.h"\n',
+        "mm/pte.h": b"",
+        "loader/guest.h": b'#include "pte.h"\n',
+        "vcpu/vcpu.h": b'#include "guest.h"\n',
+    }
+    for name, text in files.items():
+        os.makedirs(os.path.join(t.tmpdir, "layerlint", os.path.dirname(name)), exist_ok=True)
+        t.tmpfile(os.path.join("layerlint", name), text)
+    found = lint.check(os.path.join(t.tmpdir, "layerlint"))
+    want = ['include/words.h:2: hv/include/ is vocabulary, but includes "guest.h" (hv/loader/)',
+            "include/words.h:3: hv/include/ includes <string.h>, not a compiler header",
+            'mm/shadow.c:3: hv/mm/ includes "vcpu.h" from hv/vcpu/, a layer above it']
+    got = sorted(line.split("layerlint/", 1)[-1] for line in found)
+    t.check(got == want, f"the lint on a sample with three breaks found {got}")
+    found = lint.check(os.path.join(paths.ROOT, "hv"))
+    t.check(not found, "includes that break the layers (tests/lint/include_layers.py):\n    "
+            + "\n    ".join(found))
+    vocab = sorted(f for f in os.listdir(os.path.join(paths.ROOT, "hv", "include")) if f.endswith(".h"))
+    t.note(f"hv/include/: {len(vocab)} vocabulary headers; layers from the ground up: "
+           + " < ".join(lint.LAYERS))
 
 
 @test("hv-no-file-scope-state")
