@@ -3,7 +3,10 @@
  * run: bytes for the console guest's UART, and the Ctrl-] commands.
  */
 #include "console_keys.h"
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_report.h"
+#include "guest_stop.h"
+#include "vcpu_mmu.h"
 #include "console.h"
 #include "io.h"
 #include "timer.h"

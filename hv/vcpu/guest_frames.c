@@ -13,7 +13,8 @@
  * frame lost on any path a guest can drive (issue 18's fuzzer and hostile
  * suite check it after every run) shows as a difference.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_report.h"
 #include "machine_mem.h"
 #include "console.h"
 #include "hvlib.h"

@@ -20,7 +20,15 @@
  * call with no code stops the guest with "unimplemented VMI call N
  * (Name)" and its registers: never a silent wrong answer, never a hang.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_report.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_exception.h"
+#include "vcpu_io.h"
+#include "vcpu_mmu.h"
+#include "vcpu_ops.h"
+#include "vcpu_shared.h"
 #include "console.h"
 #include "stop.h"
 #include "io.h"

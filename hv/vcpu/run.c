@@ -26,6 +26,7 @@
 #include "run.h"
 #include "run_loop.h"
 #include "vcpu.h"
+#include "guest_report.h"
 #include "pcpu.h"
 #include "console.h"
 #include "stop.h"

@@ -5,7 +5,8 @@
  */
 #include "run.h"
 #include "run_loop.h"
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "vcpu_mmu.h"
 #include "console.h"
 #include "stop.h"
 #include "hvlib.h"

@@ -18,6 +18,15 @@
  *   anything else  -> the guest's own IDT, as hardware would deliver it
  */
 #include "vcpu.h"
+#include "traps.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_exception.h"
+#include "vcpu_io.h"
+#include "vcpu_mem.h"
+#include "vcpu_mmu.h"
+#include "vcpu_ops.h"
+#include "vcpu_shared.h"
 #include "vcpu_layout.h"
 #include "address_space.h"
 #include "machine_mem.h"
@@ -209,6 +218,7 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
 		return;
 	switch (vector) {
 	case 14:
+		vcpu_strict_pt_write(v, cr2, f->error, frame_cpl(f));
 		vcpu_mmu_fault(v, cr2, f->error, frame_cpl(f));
 		return;
 	case 13:

@@ -23,7 +23,10 @@
  * comes here via the emulator's load_seg callback, which re-reads the
  * descriptor from guest memory as the CPU would.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_mem.h"
 #include "segments.h"
 #include "guest_desc.h"
 #include "console.h"
@@ -176,22 +179,6 @@ void vcpu_store_dtr(struct vcpu *v, int which, uint32_t lin)
 	dtr[0] = (uint8_t)r->limit; dtr[1] = (uint8_t)(r->limit >> 8);
 	memcpy(&dtr[2], &r->base, 4);
 	vcpu_call_write(v, lin, dtr, 6, "a descriptor-table pointer");
-}
-
-/* Linux writes its GDT through the per-CPU mapping and loads a read-only
- * fixmap alias of it: the same guest-physical bytes at two linear
- * addresses.  True if lin_a and lin_b reach the same guest-physical byte. */
-bool vcpu_same_guest_byte(struct vcpu *v, uint32_t lin_a, uint32_t lin_b)
-{
-	struct vtlb_outcome out;
-	uint32_t pa, pb;
-
-	if (lin_a == lin_b)
-		return true;
-	if (vtlb_translate(&v->vtlb, &v->paging, lin_a, false, 1, &pa, &out) != VTLB_FILLED ||
-	    vtlb_translate(&v->vtlb, &v->paging, lin_b, false, 1, &pb, &out) != VTLB_FILLED)
-		return false;
-	return pa == pb;
 }
 
 /* VMI WriteGDTEntry/WriteLDTEntry/WriteIDTEntry: descriptor lo:hi into

@@ -17,7 +17,13 @@
  * triple fault, which on hardware resets the machine.  We stop the guest
  * with a diagnostic instead.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_exception.h"
+#include "vcpu_mem.h"
+#include "vcpu_ops.h"
+#include "vcpu_shared.h"
 #include "segments.h"
 #include "console.h"
 #include "stop.h"
@@ -284,7 +290,7 @@ static uint32_t iret_fault_eip(struct vcpu *v, const struct trap_frame *f)
 {
 	uint32_t int_eip = f->eip - 2, rom_off;
 
-	if (vcpu_rom_offset(v, (uint16_t)f->cs, int_eip, &rom_off))
+	if (vcpu_rom_offset(v, vcpu_seg_base(v, (uint16_t)f->cs) + int_eip, &rom_off))
 		return int_eip - rom_off + VMI_CALL_IRET * VROM_CALL_LEN;
 	return int_eip;
 }

@@ -36,7 +36,9 @@
  * A port at or above 0x400 has nothing a PC guest without PCI could be
  * looking for: that access is a rule break, and the guest is stopped.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_stop.h"
+#include "vcpu_io.h"
 #include "vpic.h"
 #include "vuart.h"
 #include "console.h"

@@ -18,7 +18,10 @@
  * A present gate written with WriteLDTEntry into the loaded LDT stops the
  * guest, as in the GDT: Linux writes only code and data segments there.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_mem.h"
 #include "vcpu_layout.h"
 #include "guest_desc.h"
 #include "machine_mem.h"

@@ -1,12 +1,18 @@
 /*
- * vcpu_ops.c - the emulator's view of the vCPU: guest memory through the
- * guest's paging, virtual control registers, CPUID and MSR filtering,
- * the virtual interrupt flag, hlt.
+ * vcpu_ops.c - the emulator's view of the vCPU: guest memory (through
+ * vcpu_mem.c), virtual control registers, CPUID and MSR filtering, the
+ * virtual interrupt flag, hlt.
  *
  * The instruction emulator (hv/emul/) is pure: every effect it has on the
  * CPU or on memory goes through struct emul_ops, implemented here.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_io.h"
+#include "vcpu_mem.h"
+#include "vcpu_mmu.h"
+#include "vcpu_ops.h"
 #include "vpic.h"
 #include "console.h"
 #include "stop.h"
@@ -17,74 +23,6 @@
 static struct vcpu *V(void *ctx)
 {
 	return ctx;
-}
-
-/* Copy between guest-linear memory and buf, page by page, through the
- * guest's page tables (or 1:1 with paging off), setting A/D like the CPU. */
-static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bool write,
-		       unsigned cpl, uint32_t *pf_error)
-{
-	uint8_t *p = buf;
-
-	*pf_error = 0;
-	while (len) {
-		unsigned chunk = page_chunk(lin, len);
-		struct vtlb_outcome out;
-		uint32_t gpa;
-
-		switch (vtlb_translate(&v->vtlb, &v->paging, lin, write, cpl, &gpa, &out)) {
-		case VTLB_FILLED:
-			break;
-		case VTLB_GUEST_FAULT:
-			*pf_error = out.guest_error;
-			v->last_fault_lin = out.cr2;
-			return false;
-		case VTLB_VIOLATION:
-			v->violation = true;
-			fmt_snprintf(v->violation_why, sizeof(v->violation_why),
-				     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
-			return false;
-		}
-		/* Inside guest memory (vtlb_translate promises it) and
-		 * inside one page. */
-		guest_mem_copy(&v->guest->mem, gpa, p, chunk, write);
-		lin += chunk;
-		p += chunk;
-		len -= chunk;
-	}
-	return true;
-}
-
-bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsigned cpl, uint32_t *pf_error)
-{
-	return access_lin(v, lin, buf, len, false, cpl, pf_error);
-}
-
-bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error)
-{
-	return access_lin(v, lin, (void *)buf, len, true, cpl, pf_error);
-}
-
-/* A VMI call's pointer argument: the call has no way to return a fault,
- * so one the guest would take here, or a rule broken, stops it. */
-static void call_access(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bool write,
-			const char *what)
-{
-	uint32_t pf;
-
-	if (!access_lin(v, lin, buf, len, write, 1, &pf))
-		vcpu_stop(v, "VMI call: cannot %s %s at %08x (%s)", write ? "write" : "read", what, lin,
-			  v->violation ? v->violation_why : "page fault");
-}
-
-void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what)
-{
-	call_access(v, lin, buf, len, false, what);
-}
-
-void vcpu_call_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, const char *what)
-{
-	call_access(v, lin, (void *)buf, len, true, what);
 }
 
 static bool op_read_lin(void *ctx, uint32_t lin, void *buf, unsigned len, uint32_t *fault_error)
@@ -319,11 +257,6 @@ uint32_t vcpu_read_dr(struct vcpu *v, uint32_t n)
 }
 
 /* The guest's view of its EFLAGS: the real ones with the virtual IF. */
-uint32_t vcpu_virtual_eflags(const struct vcpu *v, uint32_t eflags)
-{
-	return (eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
-}
-
 static bool op_get_if(void *ctx)
 {
 	return V(ctx)->vif;

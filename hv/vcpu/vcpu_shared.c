@@ -5,7 +5,13 @@
  * its IRET window finishes that IRET (docs/VROM.md "Shared page",
  * docs/HV.md "The VMI shared page" and "The ROM's IRET").
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "guest_stop.h"
+#include "vcpu_desc.h"
+#include "vcpu_exception.h"
+#include "vcpu_mem.h"
+#include "vcpu_mmu.h"
+#include "vcpu_shared.h"
 #include "vpic.h"
 #include "vuart.h"
 #include "timer.h"
@@ -92,19 +98,6 @@ void vcpu_share_state(struct vcpu *v)
 	publish_ports(v);
 }
 
-bool vcpu_rom_offset(struct vcpu *v, uint16_t cs, uint32_t eip, uint32_t *rom_off)
-{
-	uint32_t lin = vcpu_seg_base(v, cs) + eip, gpa;
-	struct vtlb_outcome out;
-
-	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
-		return false;
-	if (gpa < GUEST_ROM_GPA || gpa >= GUEST_ROM_GPA + VROM_OFF_end)
-		return false;
-	*rom_off = gpa - GUEST_ROM_GPA;
-	return true;
-}
-
 /*
  * Is the guest inside the ROM's IRET window (vmi.S, fast_IRET)?  Its
  * CS is ring 1 and its EIP, through the guest's own page tables, is the
@@ -120,7 +113,7 @@ static bool in_iret_window(struct vcpu *v, const struct trap_frame *f, uint32_t 
 	off = (vcpu_seg_base(v, (uint16_t)f->cs) + f->eip) & 0xfff;
 	if (off < (VROM_OFF_iret_window & 0xfff) || off >= ((VROM_OFF_iret_window_end - 1) & 0xfff) + 1)
 		return false;
-	return vcpu_rom_offset(v, (uint16_t)f->cs, f->eip, rom_off) &&
+	return vcpu_rom_offset(v, vcpu_seg_base(v, (uint16_t)f->cs) + f->eip, rom_off) &&
 	       *rom_off >= VROM_OFF_iret_window && *rom_off < VROM_OFF_iret_window_end;
 }
 

@@ -25,7 +25,8 @@
  * bit already (cpu_tables.c, vcpu_desc.c), and the TSS busy bit is set once
  * by ltr in our own address space.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "vcpu_desc.h"
 #include "vcpu_layout.h"
 #include "address_space.h"
 #include "machine_mem.h"

@@ -25,7 +25,10 @@
  * instruction, where the virtual IF is still the user's: an exit there
  * clears it, as the guest's interrupt gate would have.
  */
-#include "vcpu.h"
+#include "vcpu_state.h"
+#include "traps.h"
+#include "vcpu_mem.h"
+#include "vcpu_shared.h"
 #include "pcpu.h"
 #include "segments.h"
 #include "guest_desc.h"

@@ -4,7 +4,7 @@ exception delivery, port I/O, the hypercall gate and VMI activation.
 Two kinds of guest:
   - the real one (build/guest/bzImage, Linux 6.1 with the VMI patches),
     booted from the ISO's default entry, up to VMI activation and beyond;
-  - the tiny test guest (hv/test-guests/, build/hv/test-guests/tguest.bzImage),
+  - the tiny test guest (tests/guests/, build/tests/guests/tguest.bzImage),
     which does one forbidden thing chosen by its command line, to check
     that each is caught with a diagnostic while the hypervisor stays up.
 
@@ -273,7 +273,7 @@ def tguest_unknown_port(t):
 
 
 FUZZ_SEEDS = range(1, 33)
-# hv/test-guests/tguest.c: the well-formed calls each run makes before the
+# tests/guests/tguest.c: the well-formed calls each run makes before the
 # garbage (all must be answered), and the calls it makes before them (Init
 # and a GetGDT).
 FUZZ_WELL_FORMED = 300

@@ -2,7 +2,7 @@
 with the diagnostic it must end in.
 
 A case is one guest doing one hostile thing, from ring 1 (the tiny test
-guest: `tguest=h:NAME` in hv/test-guests/tguest_hostile.c, or one of its
+guest: `tguest=h:NAME` in tests/guests/tguest_hostile.c, or one of its
 older modes; Linux's `vmi_selftest=NAME`) or from ring 3 (the test
 guest's user mode).  Each runs beside a second guest, the test guest's
 `tguest=idle`, which must keep running and answering through every case.

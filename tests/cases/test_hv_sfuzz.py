@@ -1,6 +1,6 @@
 """The shape-aware fuzzer of the paravirtual MMU (issue 18, item 4).
 
-The test guest's `tguest=sfuzz:SEED sfuzz_calls=N` (hv/test-guests/
+The test guest's `tguest=sfuzz:SEED sfuzz_calls=N` (tests/guests/
 tguest_sfuzz.c) turns paging on, activates VMI so that the shadows serve,
 announces its own page tables and directories and loads CR3, then makes N
 calls of the right shape (SetPxE, SwapPxE, TestAndSet/ClearPxEBit and

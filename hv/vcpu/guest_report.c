@@ -1,0 +1,178 @@
+/*
+ * guest_report.c - what the hypervisor says about a guest: its counters
+ * (Ctrl-] s and every end), the report of a stop (the reason, the
+ * instruction, the registers) or of a reboot or power-off, and the
+ * console once no guest is left running.  Above the stop path: stopping
+ * a guest (guest_stop.c) prints nothing itself.
+ */
+#include "vcpu_state.h"
+#include "guest_report.h"
+#include "vcpu_mmu.h"
+#include "stop.h"
+#include "io.h"
+#include "timer.h"
+#include "traps.h"
+
+static uint64_t reflected(const struct vcpu_stats *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < 32; i++)
+		n += s->reflected_by_vector[i];
+	return n;
+}
+
+void vcpu_print_counters(const struct vcpu *v)
+{
+	const struct vcpu_stats *s = &v->stats;
+
+	kprintf("vmi-hv: counters: %llu exits, %llu emulated instructions, %llu hidden (shadow) page faults, %llu exceptions reflected, %llu hypercalls, %llu COM1 bytes, %llu denied port accesses\n",
+		(unsigned long long)s->exits, (unsigned long long)s->emulated,
+		(unsigned long long)s->hidden_faults,
+		(unsigned long long)reflected(s),
+		(unsigned long long)s->hypercalls, (unsigned long long)v->guest->vuart.tx_bytes,
+		(unsigned long long)v->guest->ports.denied);
+	kprintf("vmi-hv: emulated by kind:");
+	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
+		if (s->emulated_by_kind[k])
+			kprintf(" %s=%llu", emul_kind_name(k), (unsigned long long)s->emulated_by_kind[k]);
+	kprintf("\n");
+	kprintf("vmi-hv: privileged instructions trapped after activation: %llu\n",
+		(unsigned long long)s->emulated_after_activation);
+	kprintf("vmi-hv: user-mode faults given to the guest kernel: %llu\n",
+		(unsigned long long)s->user_faults_reflected);
+	kprintf("vmi-hv: hypervisor time per exit: %llu cycles (%llu ns) on average over %llu exits, run loop included; %llu exits quiet (the vCPU entered again at once, no device poll)\n",
+		(unsigned long long)(s->hv_timed_exits ? udiv64(s->hv_cycles, s->hv_timed_exits) : 0),
+		(unsigned long long)(s->hv_timed_exits ? udiv64(tsc_to_us(s->hv_cycles * 1000), s->hv_timed_exits) : 0),
+		(unsigned long long)s->hv_timed_exits, (unsigned long long)s->quiet_exits);
+	kprintf("vmi-hv: exits by vector:");
+	for (unsigned i = 0; i < ARRAY_SIZE(s->exits_by_vector); i++)
+		if (s->exits_by_vector[i])
+			kprintf(" %u=%llu", i, (unsigned long long)s->exits_by_vector[i]);
+	kprintf("\n");
+	kprintf("vmi-hv: VMI calls:");
+	for (unsigned c = 0; c < ARRAY_SIZE(s->hypercalls_by_call); c++)
+		if (s->hypercalls_by_call[c])
+			kprintf(" %s=%llu", c < NUM_VMI_CALLS ? vmi_call_name(c) : "?",
+				(unsigned long long)s->hypercalls_by_call[c]);
+	kprintf("\n");
+	kprintf("vmi-hv: page-table updates without an exit: %llu queued entries drained at %llu exits (at most %llu at once)\n",
+		(unsigned long long)s->pxe_drained, (unsigned long long)s->pxe_drains,
+		(unsigned long long)s->pxe_max_batch);
+	kprintf("vmi-hv: queued page-table updates by call: SetPxE=%llu SwapPxE=%llu TestAndSetPxEBit=%llu TestAndClearPxEBit=%llu\n",
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SET],
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SWAP],
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_SET],
+		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_CLEAR]);
+	kprintf("vmi-hv: IRETs in the ROM without an exit: %llu (%llu finished by the hypervisor at an exit inside the ROM's IRET window)\n",
+		(unsigned long long)s->rom_irets, (unsigned long long)s->rom_iret_finished);
+	kprintf("vmi-hv: Halt calls: %llu with the virtual IF clear (Halt enabled it), %llu with it set; %llu found an interrupt pending (woken at once)\n",
+		(unsigned long long)s->halts_if_clear, (unsigned long long)s->halts_if_set,
+		(unsigned long long)s->halts_pending);
+	kprintf("vmi-hv: string port I/O calls (INS/OUTS): %llu elements, %llu batches continued (the int $0x82 made again), %llu page faults given to the guest\n",
+		(unsigned long long)s->string_io_elements, (unsigned long long)s->string_io_restarts,
+		(unsigned long long)s->string_io_faults);
+	kprintf("vmi-hv: VMI calls answered unsupported (vmi_refuse=): %llu\n",
+		(unsigned long long)s->refused_answered);
+	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
+		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
+	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",
+		v->int80_direct ? "installed" : "not installed", (unsigned long long)s->int80_entry_window);
+	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
+		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
+	vcpu_mmu_print_stats(v);
+	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late, %llu us on average)\n",
+		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
+		(unsigned long long)tsc_to_us(v->guest->valarm.max_late),
+		(unsigned long long)valarm_mean_late_us(&v->guest->valarm));
+	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
+		(unsigned long long)s->injected_before_iret);
+}
+
+static void print_guest_state(const struct vcpu *v)
+{
+	const struct trap_frame *f = v->frame;
+
+	kprintf("vmi-hv: guest registers (ring %u, %s mode, virtual IF %u):\n", f->cs & 3,
+		v->paravirtual ? "paravirtual" : "emulated", v->vif);
+	trap_dump_registers(f, f->esp, f->ss);
+	kprintf("  (cr0-cr4 above are the hypervisor's)  guest cr0=%08x cr2=%08x cr3=%08x cr4=%08x\n",
+		v->cr0, v->cr2, v->cr3, v->cr4);
+	kprintf("  guest gdtr=%08x/%04x idtr=%08x/%04x tr=%04x; last trap vector %u error %x\n",
+		v->gdtr.base, v->gdtr.limit, v->idtr.base, v->idtr.limit, v->tr,
+		f->vector, f->error);
+	if (v->last_call.made)
+		kprintf("  last VMI call: %u (%s) eax=%08x edx=%08x ecx=%08x stack args %08x %08x\n",
+			v->last_call.call,
+			v->last_call.call < NUM_VMI_CALLS ? vmi_call_name(v->last_call.call) : "out of range",
+			v->last_call.eax, v->last_call.edx, v->last_call.ecx,
+			v->last_call.ebx, v->last_call.esi);
+	else
+		kprintf("  last VMI call: none (the guest has made no VMI call)\n");
+	vcpu_print_counters(v);
+}
+
+static void report_stop(const struct vcpu *v)
+{
+	kprintf("\nvmi-hv: guest stopped: %s\n", v->stop_why);
+	if (!v->stop_has_insn) {
+		kprintf("vmi-hv: at guest eip %04x:%08x\n", v->frame->cs & 0xffff, v->frame->eip);
+	} else {
+		kprintf("vmi-hv: instruction at guest eip %04x:%08x:", v->frame->cs & 0xffff, v->frame->eip);
+		for (unsigned i = 0; i < v->stop_insn_len; i++)
+			kprintf(" %02x", v->stop_insn[i]);
+		if (!v->stop_insn_len)
+			kprintf(" (not fetched)");
+		kprintf("\n");
+	}
+	print_guest_state(v);
+}
+
+/*
+ * The guest ended itself (reboot or power off): not a rule break, so no
+ * register dump; the statistics and the exit rate.  Restarting the guest
+ * in place is not done yet.
+ */
+static void report_end(const struct vcpu *v, const char *what)
+{
+	uint64_t ms = tsc_to_us(rdtsc() - v->start_tsc) / 1000;
+
+	kprintf("\nvmi-hv: guest %s: %s\n", what, v->stop_why);
+	vcpu_print_counters(v);
+	kprintf("vmi-hv: guest ran %llu ms: %llu exits, %llu exits/s\n",
+		(unsigned long long)ms, (unsigned long long)v->stats.exits,
+		(unsigned long long)(ms ? udiv64(v->stats.exits * 1000, (uint32_t)ms) : 0));
+}
+
+void guest_report_end(struct guest *g)
+{
+	if (g->end_reported || g->state == GUEST_RUNNING)
+		return;
+	g->end_reported = true;
+	if (g->state == GUEST_STOPPED)
+		report_stop(g->ended_by);
+	else
+		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "shutdown");
+	/* After the report, whose statistics show its shadows and audit. */
+	guest_frames_release(g);
+}
+
+void guests_after_stop(struct guest **guests, unsigned n)
+{
+	/* Said only now: while other guests run, the console is theirs. */
+	kprintf("vmi-hv: the hypervisor is still running: on the console (serial or keyboard), 's' prints statistics, 'q' exits\n");
+	for (;;) {
+		int c = console_wait_char(console_getc);
+
+		if (c == 's') {
+			kprintf("vmi-hv: statistics (guest stopped, hypervisor up %llu ms, %llu timer interrupts):\n",
+				(unsigned long long)hv_uptime_ms(),
+				(unsigned long long)hv_timer_interrupts());
+			for (unsigned i = 0; i < n; i++)
+				if (guests[i]->state == GUEST_STOPPED)
+					vcpu_print_counters(guests[i]->ended_by);
+		} else if (c == 'q') {
+			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the console");
+		}
+	}
+}

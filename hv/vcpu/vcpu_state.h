@@ -1,0 +1,194 @@
+/*
+ * vcpu_state.h - a virtual CPU: what the guest believes about its CPU that the
+ * real CPU does not hold while the guest runs deprivileged.  What its
+ * vCPUs share (memory, shadows, devices) is in struct guest.
+ *
+ * The guest's general registers, segment selectors, EIP and EFLAGS live
+ * in the trap frame in the switcher (vcpu_layout.h): the real CPU holds
+ * them while the guest runs, and the frame holds them while we handle an
+ * exit.  Everything else the guest thinks it controls is virtual and
+ * lives here: CR0/CR2/CR3/CR4, the interrupt flag, the descriptor-table
+ * registers, the paging state the virtual TLB shadows.
+ */
+#ifndef VMI_HV_VCPU_STATE_H
+#define VMI_HV_VCPU_STATE_H
+
+#include "fpu.h"
+#include "sched.h"
+#include <stdint.h>
+#include <stdbool.h>
+#include "trap_frame.h"
+#include "vtlb.h"
+#include "shadow.h"
+#include "emulate.h"
+#include "guest_desc.h"
+#include "guest.h"
+#include "segments.h"
+#include "x86.h"
+
+struct desc_reg {
+	uint32_t base;
+	uint16_t limit;
+};
+
+struct vcpu_stats {
+	uint64_t exits, exits_by_vector[256];
+	uint64_t emulated, emulated_by_kind[EMUL_KIND_COUNT];
+	uint64_t emulated_after_activation;	/* should be 0: every site is patched */
+	uint64_t hidden_faults;		/* #PF the shadow paging fixed */
+	uint64_t guest_page_faults;	/* #PF reflected into the guest */
+	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
+	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
+	/* Ring-3 faults the emulator does not handle, given to the guest's
+	 * kernel as the CPU raised them (issue 18, F4). */
+	uint64_t user_faults_reflected;
+	uint64_t hypercalls, hypercalls_by_call[128];
+	uint64_t injected;		/* virtual interrupts delivered */
+	/* Delivered in paravirtual mode before the guest's first IRET
+	 * call: at most 1 (the first interrupt returns through IRET).
+	 * More means interrupts returned through a raw iret, which cannot
+	 * set IF at CPL 1: the virtual IF stayed off behind its back. */
+	uint64_t injected_before_iret;
+	/* F_PXE: entry writes the ROM made without an exit and queued in
+	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
+	uint64_t pxe_drained, pxe_drains, pxe_max_batch;
+	uint64_t pxe_by_kind[VMI_SHARED_PXE_KIND_MASK + 1];	/* by VMI_SHARED_PXE_* */
+	/* F_IRET: exits that caught the ROM inside its IRET window, whose
+	 * iret the hypervisor then finished (vcpu_shared.c). */
+	uint64_t rom_iret_finished;
+	uint64_t rom_irets;		/* IRETs the ROM made without an exit */
+	/* IRETs whose frame the CPU refuses, reported to the guest as the
+	 * fault (docs/VROM.md, "A faulting IRET"): caught at the ROM's own
+	 * iret, and made through the IRET hypercall. */
+	uint64_t iret_faults_rom, iret_faults_hc;
+	/* VMI Halt calls by the virtual IF they were made with (clear: the
+	 * guest relied on Halt enabling it, as its safe_halt must), and
+	 * those that found an interrupt pending and did not sleep. */
+	uint64_t halts_if_clear, halts_if_set, halts_pending;
+	/* Exits at the first instruction of the direct int $0x80 handler,
+	 * where the hypervisor cleared the virtual IF (vcpu_syscall.c). */
+	uint64_t int80_entry_window;
+	/* The hypervisor's own time between an exit and the next entry
+	 * (run loop included, sleeps excluded), over hv_timed_exits exits:
+	 * what one exit costs besides the world switch itself. */
+	uint64_t hv_cycles, hv_timed_exits;
+	/* Exits after which the run loop entered the vCPU again at once,
+	 * with nothing to poll or decide (run.c, quiet_exit). */
+	uint64_t quiet_exits;
+	/* VMI INS/OUTS: elements moved, batches that left the call to be
+	 * made again (the slot's int $0x82 re-executed), page faults the
+	 * buffer raised and the guest got. */
+	uint64_t string_io_elements, string_io_restarts, string_io_faults;
+	/* Reports of calls vmi_refuse= refused, answered unsupported. */
+	uint64_t refused_answered;
+};
+
+/* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted
+ * like the GDT's into frames of ours, mapped read-only in the switcher at
+ * HV_VCPU_LDT_BASE while the vCPU runs.  Allocated at the first non-empty
+ * LDT. */
+#define VCPU_LDT_PAGES 16
+struct vcpu_ldt {
+	uint64_t *page[VCPU_LDT_PAGES];	/* 512 entries each, by the 1:1 map */
+	unsigned count;			/* entries of the loaded LDT; 0: none */
+	uint32_t base;			/* its guest-linear base */
+	bool remap;			/* pages allocated since the last entry */
+};
+
+struct vcpu {
+	struct guest *guest;
+	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
+	struct fpu_area fpu;
+	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and
+	 * HV_VCPU_SHARED_PAGE) while it runs: the ring-0 stack whose top is
+	 * the trap frame, and the VMI shared page. */
+	void *stack_page, *shared_page;
+	struct trap_frame *frame;	/* the guest's registers, at the stack page's top */
+	struct vtlb vtlb;		/* shadow paging before activation */
+	bool shadows_active;		/* guest->shadow serves from activation on */
+	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
+	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
+	bool vif;			/* the guest's virtual EFLAGS.IF */
+	/* The VMI shared page (vcpu_layout.h): with its fast paths on, the
+	 * ROM keeps the virtual IF and CR2 there while the guest runs, so
+	 * vif and cr2 are copied in before each entry and out after each
+	 * exit (vcpu_run). */
+	struct vmi_shared_page *shared;
+	/* The vUART's gen when its plain registers were last published in
+	 * the shared page (inb_cache); published_ports false: never yet. */
+	uint32_t published_ports_gen;
+	bool published_ports;
+	struct desc_reg gdtr, idtr;
+	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
+	 * into the GDT of the CPU that enters this vCPU; the hypervisor's
+	 * own slots stay 0 here. */
+	uint64_t gdt[HV_GDT_ENTRIES];
+	bool gdt_changed;		/* since the last copy */
+	/* The last frame vcpu_check_frame passed, one returning to the
+	 * guest kernel and one to user mode (exits alternate between them):
+	 * its selectors (cs, ss, ds, es, fs, gs) with the descriptors they
+	 * named then, and cs's limit.  The same selectors naming the same
+	 * descriptors pass again without the checks. */
+	struct frame_ok {
+		bool valid;
+		uint16_t sel[6];
+		uint64_t desc[6];
+		uint32_t cs_limit;
+	} frame_ok[2];
+	bool boot_gdt;			/* the boot protocol's GDT, not in guest memory */
+	uint16_t ldtr, tr;
+	struct vcpu_ldt ldt;
+	uint32_t tr_base;		/* the guest's TSS (for ring-3 -> ring-0 stack) */
+	uint32_t kernel_ss, kernel_esp;	/* VMI UpdateKernelStack */
+	/* System calls without an exit (vcpu_syscall.c): the guest's IDT
+	 * entry 0x80 as last read, whether the CPU's vector 0x80 goes to it
+	 * for this entry, and the handler's offset. */
+	uint64_t int80_gate;
+	bool int80_direct;
+	uint32_t int80_target;
+	/* What decided int80_direct, and the gate it gave: the decision is
+	 * taken again only when one of these changes (vcpu_syscall.c). */
+	struct int80_inputs {
+		uint64_t gate, code, stack;	/* the gate, its CS's and SS's descriptors */
+		uint32_t kernel_ss;
+		bool allowed;			/* paravirtual, fast paths, F_INT80, G_INT80 */
+	} int80_inputs;
+	bool int80_decided;
+	uint16_t int80_sel;
+	uint32_t int80_ss1;
+	uint32_t dr[8];			/* VMI SetDR/GetDR: stored only */
+	bool paravirtual;		/* the ROM's Init call has been made */
+	/* The last VMI call and its register arguments, for diagnostics. */
+	struct {
+		bool made;
+		uint32_t call, eax, edx, ecx, ebx, esi;
+	} last_call;
+	/* Halted (hlt, VMI Halt) until an interrupt can be delivered: the
+	 * run loop enters it no more and idles the CPU. */
+	bool halted;
+	/* The vector of the last exit (the trap frame's, as the switcher
+	 * pushed it), for the run loop: an external interrupt needs it. */
+	unsigned exit_vector;
+	/* Why it stopped its guest, and the instruction when there is one. */
+	char stop_why[256];
+	uint8_t stop_insn[15];
+	unsigned stop_insn_len;
+	bool stop_has_insn;
+	/* Set by a memory callback when the access broke the rules, so the
+	 * caller stops the guest instead of reflecting a fault. */
+	bool violation;
+	uint32_t last_fault_lin;		/* where the last guest #PF of a memory access was */
+	char violation_why[128];
+	uint64_t start_tsc;		/* when the guest started */
+	struct vcpu_stats stats;
+	/* Its place in the scheduler, and where its time went. */
+	struct sched_entity sched;
+};
+
+/* EFLAGS as the guest sees them: eflags with the virtual IF. */
+static inline uint32_t vcpu_virtual_eflags(const struct vcpu *v, uint32_t eflags)
+{
+	return (eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
+}
+
+#endif
