@@ -49,6 +49,19 @@ static uint16_t *pd_links(const struct shadow *s, const struct shadow_page *pd)
 	return s->env.map(pd->aux_mfn);
 }
 
+/* Why a frame could not be had, for a refusal's reason: the guest's
+ * budget at its limit, or (a pool that should back every budget) none. */
+static const char *frames_out(const struct shadow *s, char *buf, size_t len)
+{
+	const struct frame_budget *b = s->env.budget;
+
+	if (b && b->used >= b->limit)
+		fmt_snprintf(buf, len, "its frame budget is spent: %u of %u frames in use", b->used, b->limit);
+	else
+		fmt_snprintf(buf, len, "no machine frame free");
+	return buf;
+}
+
 /* Note sp for the next continuous audit (only while tracking). */
 static void touch(struct shadow *s, struct shadow_page *sp)
 {
@@ -176,7 +189,7 @@ static void evict(struct shadow *s)
 
 static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
 {
-	if (!s->env.alloc_frame(mfn))
+	if (!vtlb_env_alloc(&s->env, mfn))
 		return false;
 	memset(s->env.map(*mfn), 0, HV_PAGE_SIZE);
 	return true;
@@ -194,7 +207,7 @@ static struct shadow_page *new_page(struct shadow *s, uint32_t gfn, enum shadow_
 		if (s->nfree && alloc_zeroed(s, &mfn)) {
 			if (!need_aux || alloc_zeroed(s, &aux))
 				break;
-			s->env.free_frame(mfn);
+			vtlb_env_free(&s->env, mfn);
 		}
 		if (attempt)
 			return 0;
@@ -228,7 +241,7 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 	if (sp->kind == SHADOW_PD) {
 		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
 			set_pde(s, sp, i, 0, 0);
-		s->env.free_frame(sp->aux_mfn);
+		vtlb_env_free(&s->env, sp->aux_mfn);
 		s->stats.pds_in_use--;
 	} else if (sp->links) {
 		/* Still linked (the guest released a table that a PDE
@@ -245,7 +258,7 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 					set_pde(s, pd, j, 0, 0);
 		}
 	}
-	s->env.free_frame(sp->mfn);
+	vtlb_env_free(&s->env, sp->mfn);
 	s->by_gfn[sp->gfn] = 0;
 	memset(sp, 0, sizeof(*sp));
 	s->free_stack[s->nfree++] = idx - 1;
@@ -310,11 +323,17 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 	pt = page_table(s, pte_frame(g), false);
 	s->pinned = saved;
 	if (!pt) {
+		char why[80];
+
 		set_pde(s, pd, i, 0, 0);
-		fmt_snprintf(out->why, sizeof(out->why), lookup(s, pte_frame(g)) ?
-			     "directory 0x%x PDE %u names directory 0x%x as a page table" :
-			     "directory 0x%x PDE %u: out of shadow memory for table 0x%x",
-			     pd->gfn, i, pte_frame(g));
+		if (lookup(s, pte_frame(g)))
+			fmt_snprintf(out->why, sizeof(out->why),
+				     "directory 0x%x PDE %u names directory 0x%x as a page table",
+				     pd->gfn, i, pte_frame(g));
+		else
+			fmt_snprintf(out->why, sizeof(out->why),
+				     "directory 0x%x PDE %u: out of shadow memory for table 0x%x (%s)",
+				     pd->gfn, i, pte_frame(g), frames_out(s, why, sizeof(why)));
 		return false;
 	}
 	/* Relinking the table this PDE links already adds nothing. */
@@ -411,6 +430,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 				 struct vtlb_outcome *out)
 {
 	struct shadow_page *sp;
+	char why[80];
 
 	s->stats.announced++;
 	if (gfn >= s->gm->npages)
@@ -438,7 +458,8 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 		if (sp)
 			derive_table(s, sp);	/* announced again: new contents */
 		else if (!(sp = page_table(s, gfn, true)))
-			return violation(s, out, "out of shadow memory for page table 0x%x", gfn);
+			return violation(s, out, "out of shadow memory for page table 0x%x (%s)", gfn,
+					 frames_out(s, why, sizeof(why)));
 		sp->announced = true;
 		if (s->strict)
 			rederive_mappings(s, gfn);
@@ -447,7 +468,8 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 	if (s->strict && strict_directory_check(s, sp, gfn, orig, base, count, out) != VTLB_FILLED)
 		return VTLB_VIOLATION;
 	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
-		return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+		return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
+				 frames_out(s, why, sizeof(why)));
 	if (s->strict && !sp->announced) {
 		sp->announced = true;
 		rederive_mappings(s, gfn);	/* read-only from now on */
@@ -497,6 +519,7 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 {
 	uint32_t gfn = pte_frame(cr3);
 	struct shadow_page *sp;
+	char why[80];
 
 	s->stats.cr3_loads++;
 	if (gfn >= s->gm->npages)
@@ -510,7 +533,8 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 	} else {
 		sp = new_page(s, gfn, SHADOW_PD);
 		if (!sp)
-			return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+			return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
+				 frames_out(s, why, sizeof(why)));
 		s->stats.adopted++;
 		if (!build_directory(s, sp, 0, 0, 0, out))
 			return refused_directory(s, sp);

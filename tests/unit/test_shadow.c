@@ -1090,6 +1090,85 @@ static enum vtlb_result announce_clone(uint32_t gfn, uint32_t count)
 	return r;
 }
 
+/* ---- the frame budget (frame_budget.h) ---------------------------------- */
+
+/* Frames the shadows hold: one per shadow page, one more per directory. */
+static uint32_t shadow_frames(void)
+{
+	return s.stats.pages_in_use + s.stats.pds_in_use;
+}
+
+/* The pool has frames to spare throughout: the guest's budget, not the
+ * machine, is what ends here.  Directory after directory is announced and
+ * loaded (a process each, as in the eviction test above): the shadows
+ * evict within the budget and never hold more than it allows. */
+static void a_frame_budget_bounds_the_shadows(void **state)
+{
+	static struct frame_budget b;
+
+	b = (struct frame_budget){ .limit = 9 };
+	const uint32_t n = 20;
+
+	s.env.budget = &b;
+	load_world();		/* PD1 + 2 tables: 4 frames */
+	assert_int_equal(b.used, shadow_frames());
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t pd = 10 + i, pt = 30 + i;
+
+		memset(gpage(pd), 0, 4096);
+		assert_int_equal(shadow_announce(&s, pd, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+		memcpy(&gpage(pd)[768], &gpage(PD1)[768], 256 * 4);
+		assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+		set_pte(pt, 0x08000000, ((50 + i) << 12) | P | W | U | A | D);
+		set_pde(pd, 0x08000000, (pt << 12) | P | W | U | A);
+		assert_int_equal(shadow_load_cr3(&s, pd << 12, &out), VTLB_FILLED);
+		check_process_loaded(i);
+		assert_true(b.used <= b.limit);
+		assert_int_equal(b.used, shadow_frames());
+	}
+	assert_true(s.stats.evictions > 0);
+	assert_true(b.refused > 0);
+	assert_int_equal(b.peak, b.limit);
+	/* Every process still runs: rebuilt on demand, within the budget. */
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(shadow_load_cr3(&s, (10 + i) << 12, &out), VTLB_FILLED);
+		check_process_loaded(i);
+		assert_true(b.used <= b.limit);
+	}
+	assert_true(allocs - frees < MACHINE_PAGES - GUEST_PAGES);	/* the pool never ran out */
+	assert_frames_consistent();
+	shadow_destroy(&s);
+	assert_int_equal(b.used, 0);
+}
+
+/* A directory that links more tables than the budget holds cannot be
+ * evicted (it is the one being loaded): the load is refused with the
+ * budget named, nothing is charged that is not held, and a smaller
+ * directory loads afterwards. */
+static void a_directory_beyond_the_budget_is_refused(void **state)
+{
+	static struct frame_budget b;
+
+	b = (struct frame_budget){ .limit = 12 };
+	const uint32_t big = 20, small = 21;
+
+	s.env.budget = &b;
+	for (uint32_t i = 0; i < 16; i++)
+		gpage(big)[i] = ((30 + i) << 12) | P | W | U | A;	/* 16 tables */
+	assert_int_equal(shadow_load_cr3(&s, big << 12, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "its frame budget is spent: 12 of 12 frames in use"));
+	assert_true(b.used <= b.limit);
+	assert_int_equal(b.used, shadow_frames());
+	assert_true(allocs - frees < MACHINE_PAGES - GUEST_PAGES);	/* the pool had frames */
+
+	gpage(small)[0] = (30 << 12) | P | W | U | A;
+	assert_int_equal(shadow_load_cr3(&s, small << 12, &out), VTLB_FILLED);
+	assert_int_equal(b.used, shadow_frames());
+	assert_frames_consistent();
+	shadow_destroy(&s);
+	assert_int_equal(b.used, 0);
+}
+
 static void link_count_never_wraps(void **state)
 {
 	const uint32_t tries = 70;	/* 70 * 1008 links: past 65,536 */
@@ -1384,6 +1463,8 @@ int main(void)
 		T(audit_after_releasing_a_linked_table_is_clean),
 		T(audit_finds_an_unnotified_guest_edit),
 		T(running_out_of_frames_evicts_old_directories),
+		T(a_frame_budget_bounds_the_shadows),
+		T(a_directory_beyond_the_budget_is_refused),
 		T(link_count_never_wraps),
 		T(release_of_a_heavily_linked_table_leaves_no_stale_link),
 		T(continuous_audit_finds_and_describes_a_stale_pte),
