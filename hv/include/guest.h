@@ -74,6 +74,8 @@ struct guest {
 	 * this guest's run-time frames went back (guest_frames.c). */
 	uint32_t frames_free_before;
 	bool frames_released;
+	/* The frames it holds beyond its memory, against its limit. */
+	struct frame_budget budget;
 	struct guest_mem mem;
 	struct guest_plan plan;
 	struct guest_boot_state boot;
@@ -99,6 +101,18 @@ struct guest {
 	struct guest_ports ports;
 };
 
+/* guest_frames.c: the guest's frame budget (docs/HV.md, "Frame budgets"):
+ * set up at load, with the guest's record charged; */
+void guest_budget_init(struct guest *g);
+/* before the guest runs: zeroed contiguous memory charged to it (the
+ * hypervisor stops with a diagnostic if the budget cannot hold it); */
+void *guest_alloc_at_load(struct guest *g, size_t bytes, const char *what);
+/* while it runs: one zeroed frame charged to it, after trimming its
+ * shadows and vTLB if the budget is spent; 0 if even that leaves none. */
+void *guest_alloc_page(struct guest *g);
+void guest_free_page(struct guest *g, void *page);
+/* One line for the statistics: frames in use against the budget. */
+void guest_budget_print(const struct guest *g);
 /* The devices in their power-on state, wired to this guest's vPIC. */
 void guest_devices_reset(struct guest *g);
 

@@ -360,8 +360,10 @@ __attribute__((noreturn)) void vcpu_guest_shutdown(struct vcpu *v, const char *w
 /* The run loop's report of a guest that died (guest_stop.c): the stop
  * diagnostic, or the end statistics. */
 void guest_report_end(struct guest *g);
-/* guest_frames.c: the free-frame count before the guests run; the frames
- * a dead guest's run took (shadows, vTLB tables, LDT copy) given back. */
+/* guest_frames.c (the budget's functions are in guest.h): the
+ * free-frame count before the guests run (checked against what the
+ * budgets promise); the frames a dead guest's run took (shadows, vTLB
+ * tables, LDT copy) given back. */
 void guest_frames_baseline(struct guest **guests, unsigned n);
 void guest_frames_release(struct guest *g);
 /* No guest is left running, and some were stopped: the console answers

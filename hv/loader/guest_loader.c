@@ -235,6 +235,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	memcpy(name, g->name, sizeof(name));
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, sizeof(name));
+	guest_budget_init(g);
 	g->fastpaths = opt->fastpaths;
 	g->strict_pt = opt->strict_pt;
 	g->refuse = opt->guests[spec->number - 1].refuse.given ? opt->guests[spec->number - 1].refuse : opt->refuse;

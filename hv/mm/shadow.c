@@ -389,6 +389,11 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 	s->nfree = SHADOW_MAX_PAGES;
 }
 
+void shadow_trim(struct shadow *s)
+{
+	evict(s);
+}
+
 void shadow_destroy(struct shadow *s)
 {
 	s->current = 0;

@@ -209,6 +209,10 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 		 struct vtlb *walker, uint16_t *by_gfn);
 /* Free every shadow page. */
 void shadow_destroy(struct shadow *s);
+/* Give back what the cache can spare (the guest's frame budget is spent
+ * elsewhere): every directory but the loaded one, then every table that
+ * nothing links; rebuilt on demand. */
+void shadow_trim(struct shadow *s);
 
 /* Whether guest frame gfn is shadowed as a page directory. */
 bool shadow_is_directory(const struct shadow *s, uint32_t gfn);
