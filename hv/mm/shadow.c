@@ -146,6 +146,15 @@ void shadow_strict(struct shadow *s, bool on)
 	s->strict = on;
 }
 
+/* A record's frame back to the pool, the record to the free stack. */
+static void drop_record(struct shadow *s, struct shadow_page *sp)
+{
+	vtlb_env_free(&s->env, sp->mfn);
+	memset(sp, 0, sizeof(*sp));
+	s->free_stack[s->nfree++] = (uint16_t)(index_of(s, sp) - 1);
+	s->stats.pages_in_use--;
+}
+
 /* Point shadow PDE i of pd at record pt_idx (0: not present). */
 static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t val, uint16_t pt_idx)
 {
@@ -153,8 +162,13 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 	uint16_t *links = pd_links(s, pd);
 
 	touch(s, pd);
-	if (links[i])
-		record(s, links[i])->links--;
+	if (links[i]) {
+		struct shadow_page *old = record(s, links[i]);
+
+		/* The last link of a released table: now it can go. */
+		if (!--old->links && old->kind == SHADOW_ORPHAN)
+			drop_record(s, old);
+	}
 	if (!val)
 		pt_idx = 0;
 	spd[i] = val;
@@ -234,7 +248,6 @@ static void rederive_mappings(struct shadow *s, uint32_t gfn);
 
 static void free_page(struct shadow *s, struct shadow_page *sp)
 {
-	uint16_t idx = index_of(s, sp);
 	uint32_t gfn = sp->gfn;
 	bool announced = sp->announced;
 
@@ -244,25 +257,27 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 		vtlb_env_free(&s->env, sp->aux_mfn);
 		s->stats.pds_in_use--;
 	} else if (sp->links) {
-		/* Still linked (the guest released a table that a PDE
-		 * points at): no shadow directory may keep using it. */
-		for (unsigned i = 0; i < SHADOW_MAX_PAGES && sp->links; i++) {
-			struct shadow_page *pd = &s->pages[i];
-			uint16_t *links;
-
-			if (pd->kind != SHADOW_PD)
-				continue;
-			links = pd_links(s, pd);
-			for (unsigned j = 0; j < VTLB_GUEST_PDES; j++)
-				if (links[j] == idx)
-					set_pde(s, pd, j, 0, 0);
-		}
+		/*
+		 * Still linked (the guest released a table that a PDE points
+		 * at).  Finding those PDEs would scan every directory (up to
+		 * SHADOW_MAX_PAGES x 1008 entries, with interrupts off), so
+		 * the table is emptied instead: the PDEs that link it grant
+		 * nothing, an access through one faults and links what the
+		 * guest's PDE names then, and the frame goes when the last
+		 * of them changes (set_pde).  It stays charged until then.
+		 */
+		memset(shadow_table(s, sp), 0, HV_PAGE_SIZE);
+		s->by_gfn[gfn] = 0;
+		sp->kind = SHADOW_ORPHAN;
+		sp->announced = false;
+		s->stats.orphaned++;
+		touch(s, sp);
+		if (s->strict && announced)
+			rederive_mappings(s, gfn);
+		return;
 	}
-	vtlb_env_free(&s->env, sp->mfn);
-	s->by_gfn[sp->gfn] = 0;
-	memset(sp, 0, sizeof(*sp));
-	s->free_stack[s->nfree++] = idx - 1;
-	s->stats.pages_in_use--;
+	s->by_gfn[gfn] = 0;
+	drop_record(s, sp);
 	if (s->strict && announced)
 		rederive_mappings(s, gfn);	/* writable again where the guest allows */
 }
@@ -803,6 +818,10 @@ static void audit_directory(const struct shadow *s, const struct shadow_page *pd
 		const struct shadow_page *pt = links[i] ? &s->pages[links[i] - 1] : 0;
 		uint32_t expect;
 
+		if (pt && pt->kind == SHADOW_ORPHAN) {
+			a->unfilled++;	/* an empty table: grants nothing, a fault relinks */
+			continue;
+		}
 		if (!want) {
 			if (!spd[i])
 				continue;
