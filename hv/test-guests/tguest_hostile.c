@@ -1163,11 +1163,17 @@ static void idle(void)
 	outb(0x3f8 + 4, 0x08);		/* MCR.OUT2: the IRQ line */
 	outb(0x3f8 + 1, 0x01);		/* IER: received data */
 	puts("idle: waiting for input\n");
+	/* Bytes are counted with interrupts off, and Halt with the virtual
+	 * IF clear enables it as it halts (as sti; hlt), so a byte that
+	 * arrives between the test and the Halt still wakes us. */
 	for (uint32_t seen = 0;;) {
-		hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
-		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
-		if (idle_bytes != seen)
+		hc(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+		if (idle_bytes != seen) {
+			hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
 			idle_allocate(seen = idle_bytes);
+			continue;
+		}
+		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 	}
 }
 

@@ -49,6 +49,16 @@ def _queue_len():
 QUEUE_LEN = _queue_len()
 
 
+def _budget_frames():
+    """A guest's frame budget, HV_RESERVED_FRAMES, from its one definition."""
+    with open(os.path.join(paths.ROOT, "hv", "mm", "guest_mem.h")) as f:
+        expr = re.search(r"#define HV_RESERVED_FRAMES\s+\(([^)]*)\)", f.read()).group(1)
+    return int(eval(expr.replace("u", ""), {}))
+
+
+BUDGET_FRAMES = _budget_frames()
+
+
 def _vmi_calls():
     """VMI call numbers by name, from the generated header (one definition)."""
     with open(os.path.join(paths.BUILD, "include", "vmi_abi.h")) as f:
@@ -328,8 +338,15 @@ def hold_then_stop(t, q, name, diagnostic):
     q.send("\x1d1")
     start = len(q.output)
     q.send("\x1ds")
-    q.expect(BUDGET_LINE, timeout=30)
+    shadow = r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories"
+    pages, pds = (int(x) for x in q.expect(shadow, timeout=30).groups())
+    t.check(pages + pds <= BUDGET_FRAMES,
+            f"{name}: its shadows hold {pages + pds} frames ({pages} pages, {pds} link frames), beyond its budget of {BUDGET_FRAMES}")
+    # The budget line comes just before the shadow line.
     m = re.search(BUDGET_LINE, q.output[start:])
+    t.check(m, f"{name}: no frame budget line in its statistics")
+    if not m:
+        return
     used, limit, peak, refused = (int(x) for x in m.groups())
     t.check(used <= limit and peak <= limit, f"{name}: frames in use {used} (peak {peak}) beyond the budget {limit}")
     t.check(refused > 0, f"{name}: no take refused at the budget's limit: the flood never reached it")
