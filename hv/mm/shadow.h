@@ -51,9 +51,10 @@
  * predate activation, or any table an entry points to) are adopted when
  * first linked or loaded into CR3, and counted.
  *
- * When frames or records run out, the shadows are a cache: every page
- * directory shadow except the loaded one is dropped, then every page
- * table shadow that nothing links, and they are rebuilt on demand.
+ * When frames (the guest's frame budget, frame_budget.h) or records run
+ * out, the shadows are a cache: every page directory shadow except the
+ * loaded one is dropped, then every page table shadow that nothing
+ * links, and they are rebuilt on demand.
  *
  * Pure C like vtlb.c: freestanding in the hypervisor, on the host for the
  * cmocka tests (tests/unit/test_shadow.c).  Machine memory is reached only

@@ -13,7 +13,8 @@ A case passes only if:
      its output or the stop line matches the case's diagnostic (a regex);
   2. the hypervisor never faulted (vmitest.FATAL_PATTERNS, a stop reason
      that blames the hypervisor: hvguest.HV_FAULT_STOPS);
-  3. the second guest still answers a byte typed to it, then the
+  3. the second guest still answers a byte typed to it and is still
+     granted frames (idle_allocate: an LDT, a new vTLB table), then the
      hypervisor answers Ctrl-] s and Ctrl-] q (which stops the second
      guest), then, with no guest left, 's' twice and 'q';
   4. every shadow audit in the guests' end reports shows 0 mismatches;
