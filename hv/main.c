@@ -16,6 +16,7 @@
 #include "guest.h"
 #include "layout.h"
 #include "vcpu.h"
+#include "guest_frames.h"
 #include "guest_report.h"
 #include "kbd.h"
 #include "run.h"

@@ -74,6 +74,8 @@ struct guest {
 	 * this guest's run-time frames went back (guest_frames.c). */
 	uint32_t frames_free_before;
 	bool frames_released;
+	/* The frames it holds beyond its memory, against its limit. */
+	struct frame_budget budget;
 	struct guest_mem mem;
 	struct guest_plan plan;
 	struct guest_boot_state boot;

@@ -235,6 +235,11 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	memcpy(name, g->name, sizeof(name));
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, sizeof(name));
+	/* Its frame budget (docs/HV.md, "Frame budgets"), backed by the
+	 * frames the loader keeps free per guest; the record itself
+	 * (guest_create) is the guest's. */
+	frame_budget_init(&g->budget, HV_RESERVED_FRAMES,
+			  (uint32_t)((sizeof(*g) + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE));
 	g->fastpaths = opt->fastpaths;
 	g->strict_pt = opt->strict_pt;
 	g->refuse = opt->guests[spec->number - 1].refuse.given ? opt->guests[spec->number - 1].refuse : opt->refuse;

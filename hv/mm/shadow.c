@@ -49,6 +49,19 @@ static uint16_t *pd_links(const struct shadow *s, const struct shadow_page *pd)
 	return s->env.map(pd->aux_mfn);
 }
 
+/* Why a frame could not be had, for a refusal's reason: the guest's
+ * budget at its limit, or (a pool that should back every budget) none. */
+static const char *frames_out(const struct shadow *s, char *buf, size_t len)
+{
+	const struct frame_budget *b = s->env.budget;
+
+	if (b && b->used >= b->limit)
+		fmt_snprintf(buf, len, "its frame budget is spent: %u of %u frames in use", b->used, b->limit);
+	else
+		fmt_snprintf(buf, len, "no machine frame free");
+	return buf;
+}
+
 /* Note sp for the next continuous audit (only while tracking). */
 static void touch(struct shadow *s, struct shadow_page *sp)
 {
@@ -133,6 +146,15 @@ void shadow_strict(struct shadow *s, bool on)
 	s->strict = on;
 }
 
+/* A record's frame back to the pool, the record to the free stack. */
+static void drop_record(struct shadow *s, struct shadow_page *sp)
+{
+	vtlb_env_free(&s->env, sp->mfn);
+	memset(sp, 0, sizeof(*sp));
+	s->free_stack[s->nfree++] = (uint16_t)(index_of(s, sp) - 1);
+	s->stats.pages_in_use--;
+}
+
 /* Point shadow PDE i of pd at record pt_idx (0: not present). */
 static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t val, uint16_t pt_idx)
 {
@@ -140,8 +162,13 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 	uint16_t *links = pd_links(s, pd);
 
 	touch(s, pd);
-	if (links[i])
-		record(s, links[i])->links--;
+	if (links[i]) {
+		struct shadow_page *old = record(s, links[i]);
+
+		/* The last link of a released table: now it can go. */
+		if (!--old->links && old->kind == SHADOW_ORPHAN)
+			drop_record(s, old);
+	}
 	if (!val)
 		pt_idx = 0;
 	spd[i] = val;
@@ -176,7 +203,7 @@ static void evict(struct shadow *s)
 
 static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
 {
-	if (!s->env.alloc_frame(mfn))
+	if (!vtlb_env_alloc(&s->env, mfn))
 		return false;
 	memset(s->env.map(*mfn), 0, HV_PAGE_SIZE);
 	return true;
@@ -194,7 +221,7 @@ static struct shadow_page *new_page(struct shadow *s, uint32_t gfn, enum shadow_
 		if (s->nfree && alloc_zeroed(s, &mfn)) {
 			if (!need_aux || alloc_zeroed(s, &aux))
 				break;
-			s->env.free_frame(mfn);
+			vtlb_env_free(&s->env, mfn);
 		}
 		if (attempt)
 			return 0;
@@ -221,35 +248,36 @@ static void rederive_mappings(struct shadow *s, uint32_t gfn);
 
 static void free_page(struct shadow *s, struct shadow_page *sp)
 {
-	uint16_t idx = index_of(s, sp);
 	uint32_t gfn = sp->gfn;
 	bool announced = sp->announced;
 
 	if (sp->kind == SHADOW_PD) {
 		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
 			set_pde(s, sp, i, 0, 0);
-		s->env.free_frame(sp->aux_mfn);
+		vtlb_env_free(&s->env, sp->aux_mfn);
 		s->stats.pds_in_use--;
 	} else if (sp->links) {
-		/* Still linked (the guest released a table that a PDE
-		 * points at): no shadow directory may keep using it. */
-		for (unsigned i = 0; i < SHADOW_MAX_PAGES && sp->links; i++) {
-			struct shadow_page *pd = &s->pages[i];
-			uint16_t *links;
-
-			if (pd->kind != SHADOW_PD)
-				continue;
-			links = pd_links(s, pd);
-			for (unsigned j = 0; j < VTLB_GUEST_PDES; j++)
-				if (links[j] == idx)
-					set_pde(s, pd, j, 0, 0);
-		}
+		/*
+		 * Still linked (the guest released a table that a PDE points
+		 * at).  Finding those PDEs would scan every directory (up to
+		 * SHADOW_MAX_PAGES x 1008 entries, with interrupts off), so
+		 * the table is emptied instead: the PDEs that link it grant
+		 * nothing, an access through one faults and links what the
+		 * guest's PDE names then, and the frame goes when the last
+		 * of them changes (set_pde).  It stays charged until then.
+		 */
+		memset(shadow_table(s, sp), 0, HV_PAGE_SIZE);
+		s->by_gfn[gfn] = 0;
+		sp->kind = SHADOW_ORPHAN;
+		sp->announced = false;
+		s->stats.orphaned++;
+		touch(s, sp);
+		if (s->strict && announced)
+			rederive_mappings(s, gfn);
+		return;
 	}
-	s->env.free_frame(sp->mfn);
-	s->by_gfn[sp->gfn] = 0;
-	memset(sp, 0, sizeof(*sp));
-	s->free_stack[s->nfree++] = idx - 1;
-	s->stats.pages_in_use--;
+	s->by_gfn[gfn] = 0;
+	drop_record(s, sp);
 	if (s->strict && announced)
 		rederive_mappings(s, gfn);	/* writable again where the guest allows */
 }
@@ -310,11 +338,17 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 	pt = page_table(s, pte_frame(g), false);
 	s->pinned = saved;
 	if (!pt) {
+		char why[80];
+
 		set_pde(s, pd, i, 0, 0);
-		fmt_snprintf(out->why, sizeof(out->why), lookup(s, pte_frame(g)) ?
-			     "directory 0x%x PDE %u names directory 0x%x as a page table" :
-			     "directory 0x%x PDE %u: out of shadow memory for table 0x%x",
-			     pd->gfn, i, pte_frame(g));
+		if (lookup(s, pte_frame(g)))
+			fmt_snprintf(out->why, sizeof(out->why),
+				     "directory 0x%x PDE %u names directory 0x%x as a page table",
+				     pd->gfn, i, pte_frame(g));
+		else
+			fmt_snprintf(out->why, sizeof(out->why),
+				     "directory 0x%x PDE %u: out of shadow memory for table 0x%x (%s)",
+				     pd->gfn, i, pte_frame(g), frames_out(s, why, sizeof(why)));
 		return false;
 	}
 	/* Relinking the table this PDE links already adds nothing. */
@@ -370,6 +404,11 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 	s->nfree = SHADOW_MAX_PAGES;
 }
 
+void shadow_trim(struct shadow *s)
+{
+	evict(s);
+}
+
 void shadow_destroy(struct shadow *s)
 {
 	s->current = 0;
@@ -411,6 +450,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 				 struct vtlb_outcome *out)
 {
 	struct shadow_page *sp;
+	char why[80];
 
 	s->stats.announced++;
 	if (gfn >= s->gm->npages)
@@ -438,7 +478,8 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 		if (sp)
 			derive_table(s, sp);	/* announced again: new contents */
 		else if (!(sp = page_table(s, gfn, true)))
-			return violation(s, out, "out of shadow memory for page table 0x%x", gfn);
+			return violation(s, out, "out of shadow memory for page table 0x%x (%s)", gfn,
+					 frames_out(s, why, sizeof(why)));
 		sp->announced = true;
 		if (s->strict)
 			rederive_mappings(s, gfn);
@@ -447,7 +488,8 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 	if (s->strict && strict_directory_check(s, sp, gfn, orig, base, count, out) != VTLB_FILLED)
 		return VTLB_VIOLATION;
 	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
-		return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+		return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
+				 frames_out(s, why, sizeof(why)));
 	if (s->strict && !sp->announced) {
 		sp->announced = true;
 		rederive_mappings(s, gfn);	/* read-only from now on */
@@ -497,6 +539,7 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 {
 	uint32_t gfn = pte_frame(cr3);
 	struct shadow_page *sp;
+	char why[80];
 
 	s->stats.cr3_loads++;
 	if (gfn >= s->gm->npages)
@@ -510,7 +553,8 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 	} else {
 		sp = new_page(s, gfn, SHADOW_PD);
 		if (!sp)
-			return violation(s, out, "out of shadow memory for page directory 0x%x", gfn);
+			return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
+				 frames_out(s, why, sizeof(why)));
 		s->stats.adopted++;
 		if (!build_directory(s, sp, 0, 0, 0, out))
 			return refused_directory(s, sp);
@@ -774,6 +818,10 @@ static void audit_directory(const struct shadow *s, const struct shadow_page *pd
 		const struct shadow_page *pt = links[i] ? &s->pages[links[i] - 1] : 0;
 		uint32_t expect;
 
+		if (pt && pt->kind == SHADOW_ORPHAN) {
+			a->unfilled++;	/* an empty table: grants nothing, a fault relinks */
+			continue;
+		}
 		if (!want) {
 			if (!spd[i])
 				continue;

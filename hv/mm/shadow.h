@@ -31,7 +31,10 @@
  *
  * Page directory entries: shadow PDE = the shadow table of the guest
  * table it points to, with the guest PDE's P/RW/US (and A), when the guest
- * PDE is present and accessed.  PDEs at and above HV_TOP_RESERVED_BASE are
+ * PDE is present and accessed.  A table released while PDEs still link it
+ * leaves them linking an empty table (they grant nothing; a fault links
+ * what the guest's PDE names then), so a release costs one page, not a
+ * scan of every directory.  PDEs at and above HV_TOP_RESERVED_BASE are
  * never the guest's; PDE 1023 is the switcher in every shadow directory.
  * 4 MiB pages are not supported in paravirtual mode (the hypervisor's
  * CPUID hides PSE from the guest): a present PDE with PS set is never
@@ -48,9 +51,10 @@
  * predate activation, or any table an entry points to) are adopted when
  * first linked or loaded into CR3, and counted.
  *
- * When frames or records run out, the shadows are a cache: every page
- * directory shadow except the loaded one is dropped, then every page
- * table shadow that nothing links, and they are rebuilt on demand.
+ * When frames (the guest's frame budget, frame_budget.h) or records run
+ * out, the shadows are a cache: every page directory shadow except the
+ * loaded one is dropped, then every page table shadow that nothing
+ * links, and they are rebuilt on demand.
  *
  * Pure C like vtlb.c: freestanding in the hypervisor, on the host for the
  * cmocka tests (tests/unit/test_shadow.c).  Machine memory is reached only
@@ -106,6 +110,10 @@ enum shadow_kind {
 	SHADOW_FREE = 0,
 	SHADOW_PT = 1,	/* VMI_PAGE_PT */
 	SHADOW_PD = 2,	/* VMI_PAGE_PD */
+	/* A table released while shadow PDEs still linked it: emptied (the
+	 * PDEs grant nothing), no longer the guest frame's, its frame kept
+	 * until the last PDE that links it changes (shadow.c, free_page). */
+	SHADOW_ORPHAN = 3,
 };
 
 struct shadow_page {
@@ -136,6 +144,7 @@ struct shadow_stats {
 	uint32_t pages_peak;
 	uint64_t announced;	/* AllocatePage calls */
 	uint64_t released;	/* ReleasePage calls that freed a shadow */
+	uint64_t orphaned;	/* of those: tables still linked, kept empty until unlinked */
 	uint64_t adopted;	/* tables shadowed without an AllocatePage */
 	uint64_t entry_writes;	/* notified PTE writes (SetPxE and friends) */
 	uint64_t pde_writes;	/* notified PDE writes */
@@ -209,6 +218,10 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 		 struct vtlb *walker, uint16_t *by_gfn);
 /* Free every shadow page. */
 void shadow_destroy(struct shadow *s);
+/* Give back what the cache can spare (the guest's frame budget is spent
+ * elsewhere): every directory but the loaded one, then every table that
+ * nothing links; rebuilt on demand. */
+void shadow_trim(struct shadow *s);
 
 /* Whether guest frame gfn is shadowed as a page directory. */
 bool shadow_is_directory(const struct shadow *s, uint32_t gfn);

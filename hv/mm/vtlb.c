@@ -36,6 +36,24 @@ enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const
 	return VTLB_VIOLATION;
 }
 
+bool vtlb_env_alloc(const struct vtlb_env *env, uint32_t *mfn)
+{
+	if (env->budget && !frame_budget_take(env->budget, 1))
+		return false;
+	if (env->alloc_frame(mfn))
+		return true;
+	if (env->budget)
+		frame_budget_give(env->budget, 1);
+	return false;
+}
+
+void vtlb_env_free(const struct vtlb_env *env, uint32_t mfn)
+{
+	env->free_frame(mfn);
+	if (env->budget)
+		frame_budget_give(env->budget, 1);
+}
+
 #define violation(v, out, ...) vtlb_violation(&(v)->stats.violations, out, __VA_ARGS__)
 
 static enum vtlb_result guest_fault(struct vtlb *v, struct vtlb_outcome *out, uint32_t lin, uint32_t error)
@@ -184,7 +202,7 @@ static uint32_t *shadow_pt(struct vtlb *v, unsigned pdx)
 
 static void drop_pt(struct vtlb *v, unsigned pdx)
 {
-	v->env.free_frame(pte_frame(v->pd[pdx]));
+	vtlb_env_free(&v->env, pte_frame(v->pd[pdx]));
 	v->pd[pdx] = 0;
 	v->from_large[pdx] = 0;
 	v->stats.shadow_pages_in_use--;
@@ -199,9 +217,9 @@ static uint32_t *get_shadow_pt(struct vtlb *v, unsigned pdx, bool *fresh)
 	*fresh = false;
 	if (v->pd[pdx] & PTE_P)
 		return shadow_pt(v, pdx);
-	if (!v->env.alloc_frame(&mfn)) {
+	if (!vtlb_env_alloc(&v->env, &mfn)) {
 		vtlb_flush(v);
-		if (!v->env.alloc_frame(&mfn))
+		if (!vtlb_env_alloc(&v->env, &mfn))
 			return 0;
 	}
 	memset(v->env.map(mfn), 0, HV_PAGE_SIZE);
@@ -238,7 +256,7 @@ bool vtlb_init(struct vtlb *v, const struct vtlb_env *env, const struct guest_me
 	memset(v, 0, sizeof(*v));
 	v->env = *env;
 	v->gm = gm;
-	if (!v->env.alloc_frame(&v->pd_mfn))
+	if (!vtlb_env_alloc(&v->env, &v->pd_mfn))
 		return false;
 	v->pd = v->env.map(v->pd_mfn);
 	memset(v->pd, 0, HV_PAGE_SIZE);
@@ -249,7 +267,7 @@ bool vtlb_init(struct vtlb *v, const struct vtlb_env *env, const struct guest_me
 void vtlb_destroy(struct vtlb *v)
 {
 	vtlb_flush(v);
-	v->env.free_frame(v->pd_mfn);
+	vtlb_env_free(&v->env, v->pd_mfn);
 	v->pd = 0;
 	v->pd_mfn = 0;
 }
@@ -280,7 +298,10 @@ enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint3
 	/* The walk refuses the reserved top, so pdx < VTLB_GUEST_PDES here. */
 	spt = get_shadow_pt(v, pdx, &fresh);
 	if (!spt)
-		return violation(v, out, "no free machine frame for a shadow page table (linear 0x%08x)", lin);
+		return v->env.budget && v->env.budget->used >= v->env.budget->limit ?
+		       violation(v, out, "no frame for a shadow page table (linear 0x%08x): its frame budget is spent: %u of %u frames in use",
+				 lin, v->env.budget->used, v->env.budget->limit) :
+		       violation(v, out, "no free machine frame for a shadow page table (linear 0x%08x)", lin);
 
 	entry = make_pte(v->gm->p2m[page_frame(w.gpa)], PTE_P);
 	if (w.user_ok)

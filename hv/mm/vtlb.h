@@ -39,6 +39,7 @@
 #include "guest_mem.h"
 #include "layout.h"
 #include "pte.h"
+#include "frame_budget.h"
 
 /*
  * The option-ROM area (the VMI ROM at GUEST_ROM_GPA and the rest of the
@@ -57,7 +58,17 @@ struct vtlb_env {
 	bool (*alloc_frame)(uint32_t *mfn); /* a frame; its contents are garbage (vtlb.c and shadow.c zero it) */
 	void (*free_frame)(uint32_t mfn);
 	uint32_t switcher_pde;              /* installed in PDE 1023 of every shadow PD */
+	/* The guest's frame budget (frame_budget.h): every frame vtlb.c and
+	 * shadow.c take is charged to it; 0 = not charged (unit tests that
+	 * are not about budgets). */
+	struct frame_budget *budget;
 };
+
+/* A frame for the shadows (contents garbage), charged to env->budget:
+ * false at the budget's limit or when the pool is out. */
+bool vtlb_env_alloc(const struct vtlb_env *env, uint32_t *mfn);
+/* Give back a frame vtlb_env_alloc() took. */
+void vtlb_env_free(const struct vtlb_env *env, uint32_t mfn);
 
 /* The guest's virtual CR0.PG / CR0.WP, CR4.PSE and CR3. */
 struct guest_paging {

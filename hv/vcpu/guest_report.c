@@ -6,6 +6,7 @@
  * a guest (guest_stop.c) prints nothing itself.
  */
 #include "vcpu_state.h"
+#include "guest_frames.h"
 #include "guest_report.h"
 #include "vcpu_mmu.h"
 #include "stop.h"

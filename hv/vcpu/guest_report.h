@@ -1,7 +1,6 @@
 /*
  * guest_report.h - what the hypervisor says about a guest (guest_report.c):
- * its counters, the report of its end, the console after the last stop;
- * and the machine frames its run took (guest_frames.c).
+ * its counters, the report of its end, the console after the last stop.
  */
 #ifndef VMI_HV_GUEST_REPORT_H
 #define VMI_HV_GUEST_REPORT_H
@@ -20,9 +19,5 @@ void guest_report_end(struct guest *g);
  * 's' (their statistics) and 'q' (exit) for ever (guest_report.c). */
 __attribute__((noreturn)) void guests_after_stop(struct guest **guests, unsigned n);
 
-/* guest_frames.c: the free-frame count before the guests run; the frames
- * a dead guest's run took (shadows, vTLB tables, LDT copy) given back. */
-void guest_frames_baseline(struct guest **guests, unsigned n);
-void guest_frames_release(struct guest *g);
 
 #endif

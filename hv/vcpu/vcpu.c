@@ -18,6 +18,7 @@
  *   anything else  -> the guest's own IDT, as hardware would deliver it
  */
 #include "vcpu.h"
+#include "guest_frames.h"
 #include "traps.h"
 #include "guest_stop.h"
 #include "vcpu_desc.h"
@@ -47,9 +48,10 @@ uint32_t vcpu_switcher_init(struct vcpu *v);
 
 struct vcpu *vcpu_create(struct guest *g)
 {
-	struct vcpu *v = alloc_zeroed(sizeof(*v));
+	struct vcpu *v;
 
 	HV_ASSERT(g->nr_vcpus < GUEST_MAX_VCPUS);
+	v = guest_alloc_at_load(g, sizeof(*v), "a vCPU");
 	vcpu_init(v, g);
 	g->vcpus[g->nr_vcpus++] = v;
 	return v;

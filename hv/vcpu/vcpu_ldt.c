@@ -19,6 +19,7 @@
  * guest, as in the GDT: Linux writes only code and data segments there.
  */
 #include "vcpu_state.h"
+#include "guest_frames.h"
 #include "guest_stop.h"
 #include "vcpu_desc.h"
 #include "vcpu_mem.h"
@@ -58,13 +59,24 @@ static enum emul_result fault(struct emul_outcome *out, uint8_t vector, uint32_t
 	return EMUL_FAULT;
 }
 
-/* Our frames for the converted entries, at the first LDT. */
+/* Our frames for the converted entries, at the first LDT, from the
+ * guest's frame budget: a guest that has spent it (even after its
+ * shadows gave back what they could) is stopped, nobody else. */
 static void alloc_pages(struct vcpu *v)
 {
 	if (v->ldt.page[0])
 		return;
-	for (unsigned i = 0; i < VCPU_LDT_PAGES; i++)
-		v->ldt.page[i] = alloc_zeroed_page();
+	for (unsigned i = 0; i < VCPU_LDT_PAGES; i++) {
+		v->ldt.page[i] = guest_alloc_page(v->guest);
+		if (!v->ldt.page[i]) {
+			while (i--) {
+				guest_free_page(v->guest, v->ldt.page[i]);
+				v->ldt.page[i] = 0;
+			}
+			vcpu_stop(v, "no frame for the LDT copy: its frame budget is spent: %u of %u frames in use",
+				  v->guest->budget.used, v->guest->budget.limit);
+		}
+	}
 	v->ldt.remap = true;
 }
 

@@ -11,6 +11,7 @@
  * guest-linear addresses for the emulator and the hypercalls.
  */
 #include "vcpu_state.h"
+#include "guest_frames.h"
 #include "guest_stop.h"
 #include "vcpu_exception.h"
 #include "vcpu_mem.h"
@@ -43,22 +44,22 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	const struct guest_mem *gm = &v->guest->mem;
 	struct vtlb_env env = {
 		.map = map_frame, .alloc_frame = alloc_frame, .free_frame = free_frame,
-		.switcher_pde = switcher_pde,
+		.switcher_pde = switcher_pde, .budget = &v->guest->budget,
 	};
-	uint32_t pages = (gm->npages * sizeof(uint16_t) + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE;
-	uint32_t pfn;
+	uint16_t *by_gfn;
 
+	/* Before the guest runs: its budget holds far more than this. */
 	if (!vtlb_init(&v->vtlb, &env, gm))
-		hv_panic("out of machine memory for the shadow page directory");
+		hv_fail("guest %s: no frame for the vTLB's page directory: %u of %u frames of its budget in use",
+			v->guest->name, v->guest->budget.used, v->guest->budget.limit);
 	if (v->guest->shadow_ready)
 		return;
 	/* by_gfn: one uint16_t per guest page, machine-contiguous so that
 	 * it is one array in the hypervisor's 1:1 map. */
-	if (!frames_alloc_contig(&machine_frames, pages, 1, &pfn))
-		hv_panic("out of machine memory for the shadow index (%u pages)", pages);
+	by_gfn = guest_alloc_at_load(v->guest, gm->npages * sizeof(uint16_t), "the shadow index");
 	/* The guest's first vCPU lends the shadows its walker: walking the
 	 * guest's tables needs only the guest's memory and paging mode. */
-	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, phys_to_virt(pfn << HV_PAGE_SHIFT));
+	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, by_gfn);
 	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
 	shadow_strict(&v->guest->shadow, v->guest->strict_pt);
 	v->guest->shadow_ready = true;
@@ -470,6 +471,7 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)t->fills, (unsigned long long)t->dirty_faults,
 		(unsigned long long)t->guest_faults, (unsigned long long)t->flushes,
 		(unsigned long long)t->invlpgs, t->shadow_pages_in_use, t->shadow_pages_peak);
+	guest_budget_print(v->guest);
 	if (!v->shadows_active)
 		return;
 	kprintf("vmi-hv: shadow pages in use: %u (%u page directories; peak %u)\n",

@@ -26,6 +26,7 @@
  * by ltr in our own address space.
  */
 #include "vcpu_state.h"
+#include "guest_frames.h"
 #include "vcpu_desc.h"
 #include "vcpu_layout.h"
 #include "address_space.h"
@@ -66,8 +67,8 @@ uint32_t vcpu_switcher_init(struct vcpu *v)
 
 	if (!c->guest_switcher_pt)
 		pcpu_switcher_init(c);
-	v->stack_page = alloc_zeroed_page();
-	v->shared_page = alloc_zeroed_page();
+	v->stack_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's stack page");
+	v->shared_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's shared page");
 	/* The hypervisor reaches them through its 1:1 map, whichever vCPU
 	 * the switcher maps at the moment. */
 	v->frame = (struct trap_frame *)((uint8_t *)v->stack_page + HV_PAGE_SIZE - HV_TRAP_FRAME_SIZE);

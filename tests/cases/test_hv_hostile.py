@@ -13,7 +13,8 @@ A case passes only if:
      its output or the stop line matches the case's diagnostic (a regex);
   2. the hypervisor never faulted (vmitest.FATAL_PATTERNS, a stop reason
      that blames the hypervisor: hvguest.HV_FAULT_STOPS);
-  3. the second guest still answers a byte typed to it, then the
+  3. the second guest still answers a byte typed to it and is still
+     granted frames (idle_allocate: an LDT, a new vTLB table), then the
      hypervisor answers Ctrl-] s and Ctrl-] q (which stops the second
      guest), then, with no guest left, 's' twice and 'q';
   4. every shadow audit in the guests' end reports shows 0 mismatches;
@@ -49,6 +50,16 @@ def _queue_len():
 QUEUE_LEN = _queue_len()
 
 
+def _budget_frames():
+    """A guest's frame budget, HV_RESERVED_FRAMES, from its one definition."""
+    with open(os.path.join(paths.ROOT, "hv", "mm", "guest_mem.h")) as f:
+        expr = re.search(r"#define HV_RESERVED_FRAMES\s+\(([^)]*)\)", f.read()).group(1)
+    return int(eval(expr.replace("u", ""), {}))
+
+
+BUDGET_FRAMES = _budget_frames()
+
+
 def _vmi_calls():
     """VMI call numbers by name, from the generated header (one definition)."""
     with open(os.path.join(paths.BUILD, "include", "vmi_abi.h")) as f:
@@ -70,8 +81,9 @@ def slot_int(name):
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
-# How the offender ends.
-STOP, SHUTDOWN, REBOOT = "stopped", "shutdown", "reboot"
+# How the offender ends.  HOLD: it keeps running with what it took; the
+# second guest allocates meanwhile, then the console stops the offender.
+STOP, SHUTDOWN, REBOOT, HOLD = "stopped", "shutdown", "reboot", "held"
 
 STOPPED = r"vmi-hv: guest stopped: "
 DELIVERED = r"hostile: delivered vector %08x error %08x "
@@ -205,6 +217,23 @@ CASES = [
     ("pt-outside-memory-nopaging", "tguest=outside", STOPPED + r"page fault at 3f000000", STOP),
     ("pt-switcher-write-nopaging", "tguest=switcher", STOPPED + r"page fault at ffc00000 \(error 3\) breaks the rules: [^\n]*reserved top", STOP),
     ("rom-write", "tguest=romwrite", STOPPED + r"page fault at 000c0000 \(error 3\) breaks the rules: paging off: write to the VMI ROM area", STOP),
+    # ---- round 2: budgets ----
+    # Frame budgets (docs/HV.md, "Frame budgets"): a guest that announces
+    # tables by the thousand is evicted within its own budget, or stopped
+    # when what it holds cannot be evicted; the second guest's allocations
+    # (idle_allocate: an LDT, a new vTLB table) are still granted.  THE
+    # exhaustion case, budget-pd-flood, holds its frames while the second
+    # guest allocates (HOLD).
+    ("budget-pd-flood", h("budget-pd-flood"),
+     r"hostile: 4000 page directories announced; 02000000 reads 00001234\n", HOLD),
+    ("budget-pt-flood", h("budget-pt-flood"), r"hostile: 4000 page tables announced; 02000000 reads 00001234\n", SHUTDOWN),
+    ("budget-clone-flood", h("budget-clone-flood"),
+     r"hostile: 2000 cloned directories announced; through the last one, h_page reads 00000042\n", SHUTDOWN),
+    ("budget-two-directories", h("budget-two-directories"),
+     STOPPED + r"AllocatePage breaks the rules: directory 0x801 PDE \d+: out of shadow memory for table 0x[0-9a-f]+ "
+     r"\(its frame budget is spent: 2048 of 2048 frames in use\)", STOP),
+    ("budget-ldt-after-flood", h("budget-ldt-after-flood"),
+     r"hostile: after 4000 page directories, the LDT's segment reads 0000abcd\n", SHUTDOWN),
     # ---- the shared page's queue ----
     ("queue-count", h("queue-count"), STOPPED + r"shared page: pxe_count %d is larger than the queue \(%d entries\)" % (QUEUE_LEN + 1, QUEUE_LEN), STOP),
     ("queue-count-negative", h("queue-count-negative"),
@@ -252,7 +281,9 @@ CASES = [
      STOPPED + TRIPLE + r"vector 6, then 13 \(beyond the IDT limit\), then the double fault", STOP),
 ]
 
-END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest shutdown: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: "}
+END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest shutdown: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
+            HOLD: STOPPED + r"stopped from the console \(Ctrl-\] q\)"}
+BUDGET_LINE = r"vmi-hv: frame budget: (\d+) of (\d+) frames in use \([^)]*; peak (\d+)\), (\d+) takes refused"
 
 
 def boot_pair(t, what, options=""):
@@ -281,6 +312,7 @@ def second_guest_answers(t, q, name, statistics=False):
     back, the hypervisor stays up, and the invariants hold."""
     q.send("y")
     q.expect(r"\[guest2\] idle: got y", timeout=30)
+    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e, new page table for [0-9a-f]{8} reads 00000000", timeout=30)
     if statistics:
         q.send("\x1ds")
         q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
@@ -291,9 +323,42 @@ def second_guest_answers(t, q, name, statistics=False):
     check_invariants(t, q.output, name)
 
 
+def hold_then_stop(t, q, name, diagnostic):
+    """The offender holds what it took (its diagnostic printed, then
+    "holding"): the second guest, given the console, allocates and answers;
+    the offender's statistics show its frames within its budget, with
+    takes refused at the limit (it was evicted within it); then the
+    console stops it."""
+    q.expect(diagnostic + r"(?s:.*)hostile: holding\n", timeout=120)
+    if not re.search(r"\[guest2\] idle: waiting for input", q.output):
+        q.expect(r"\[guest2\] idle: waiting for input", timeout=60)
+    q.send("\x1d2")
+    q.send("a")
+    q.expect(r"\[guest2\] idle: got a", timeout=30)
+    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e", timeout=30)
+    q.send("\x1d1")
+    start = len(q.output)
+    q.send("\x1ds")
+    shadow = r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories"
+    pages, pds = (int(x) for x in q.expect(shadow, timeout=30).groups())
+    t.check(pages + pds <= BUDGET_FRAMES,
+            f"{name}: its shadows hold {pages + pds} frames ({pages} pages, {pds} link frames), beyond its budget of {BUDGET_FRAMES}")
+    # The budget line comes just before the shadow line.
+    m = re.search(BUDGET_LINE, q.output[start:])
+    t.check(m, f"{name}: no frame budget line in its statistics")
+    if not m:
+        return
+    used, limit, peak, refused = (int(x) for x in m.groups())
+    t.check(used <= limit and peak <= limit, f"{name}: frames in use {used} (peak {peak}) beyond the budget {limit}")
+    t.check(refused > 0, f"{name}: no take refused at the budget's limit: the flood never reached it")
+    q.send("\x1dq")
+
+
 def run_case(t, name, what, diagnostic, end, options=""):
     """One case under the five conditions; returns its diagnostic line."""
     q = boot_pair(t, what, options)
+    if end == HOLD:
+        hold_then_stop(t, q, name, diagnostic)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith("linux:") else 60)
     # The second guest may be ready before or after the first one ends.
     if not re.search(r"\[guest2\] idle: waiting for input", q.output):
@@ -412,6 +477,7 @@ def hv_string_io_endless(t):
     q.send("\x1d2")
     q.send("y")
     q.expect(r"\[guest2\] idle: got y", timeout=30)
+    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e, new page table for [0-9a-f]{8} reads 00000000", timeout=30)
     q.send("\x1d1")
     batches = []
     for _ in range(2):

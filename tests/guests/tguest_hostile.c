@@ -678,6 +678,108 @@ static void c_queue_changed(void)
 	rd(FUZZ_LIN(0));
 }
 
+/* ---- frame budgets (docs/HV.md, "Frame budgets") ------------------------------ */
+
+/* Guest frames from 16 MiB up: zero pages, mapped by no table of ours, to
+ * announce as tables by the thousand. */
+#define FLOOD_BASE	0x1000u
+#define FLOOD_COUNT	4000u
+/* Frames 8-16 MiB: mapped by the identity tables, so the guest writes them. */
+#define MAPPED_BASE	0x800u
+
+static void flood_directories(void)
+{
+	for (uint32_t i = 0; i < FLOOD_COUNT; i++)
+		hc(VMI_CALL_AllocatePage, FLOOD_BASE + i, VMI_PAGE_PD, 0, 0, 0);
+}
+
+/* After a flood: the loaded directory still maps, and a new mapping made
+ * through SetPxE still works. */
+static uint32_t still_maps(void)
+{
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	wr(FUZZ_LIN(0), 0x1234);
+	return rd(FUZZ_LIN(0));
+}
+
+/* 4000 directories, 2 frames of shadow each: twice the budget.  The
+ * shadows evict within it; the guest then holds what it has (spinning),
+ * so the second guest allocates while this one holds its budget. */
+static void c_budget_pd_flood(void)
+{
+	flood_directories();
+	say("4000 page directories announced; 02000000 reads", still_maps());
+	puts("hostile: holding\n");
+	for (;;)
+		;
+}
+
+/* Page tables that nothing links: evicted within the budget. */
+static void c_budget_pt_flood(void)
+{
+	for (uint32_t i = 0; i < FLOOD_COUNT; i++)
+		hc(VMI_CALL_AllocatePage, FLOOD_BASE + i, VMI_PAGE_PT, 0, 0, 0);
+	say("4000 page tables announced; 02000000 reads", still_maps());
+	survived();
+}
+
+/* 2000 directories that each clone the identity PDEs (2 frames each and
+ * 4 links to the same tables), then CR3 on the last one: evicted within
+ * the budget, rebuilt on demand. */
+static void c_budget_clone_flood(void)
+{
+	const uint32_t n = 2000;
+	uint32_t *pd = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		pd = (uint32_t *)((MAPPED_BASE + i) << 12);
+		for (unsigned t = 0; t < 4; t++)
+			pd[t] = h_pd[t];
+		hc(VMI_CALL_AllocatePage, MAPPED_BASE + i, VMI_PAGE_PD, (uint32_t)h_pd >> 12, 0, 4);
+	}
+	hc(VMI_CALL_SetCR3, (uint32_t)pd, 0, 0, 0, 0);
+	h_page[0] = 0x42;
+	say("2000 cloned directories announced; through the last one, h_page reads", rd((uint32_t)h_page));
+	survived();
+}
+
+/* Two directories of 1008 tables each: the loaded one (its tables
+ * cannot be evicted) and one being announced (nor can its): more than
+ * the budget holds, so the announcement is refused and the guest stopped. */
+static void c_budget_two_directories(void)
+{
+	uint32_t *a = (uint32_t *)(MAPPED_BASE << 12), *b = a + 1024;
+	uint32_t next = MAPPED_BASE + 2;
+
+	for (unsigned i = 0; i < 4; i++)
+		a[i] = b[i] = h_pd[i];
+	for (unsigned i = 4; i < 1008; i++)
+		a[i] = (next++ << 12) | P | W | A | 4;
+	hc(VMI_CALL_AllocatePage, MAPPED_BASE, VMI_PAGE_PD, 0, 0, 0);
+	hc(VMI_CALL_SetCR3, (uint32_t)a, 0, 0, 0, 0);
+	say("directory of 1008 tables loaded; h_page reads", rd((uint32_t)h_page));
+	for (unsigned i = 4; i < 1008; i++)
+		b[i] = (next++ << 12) | P | W | A | 4;
+	hc(VMI_CALL_AllocatePage, MAPPED_BASE + 1, VMI_PAGE_PD, 0, 0, 0);
+	survived();
+}
+
+static volatile uint32_t ldt_word = 0xabcd;
+
+/* The budget filled by a flood, then the first LDT: its frames come from
+ * the guest's own budget, which its shadows give back to. */
+static void c_budget_ldt_after_flood(void)
+{
+	uint32_t v;
+
+	flood_directories();
+	h_ldt[1] = seg(0, 0xfffff, 0xf2, 0xc);		/* flat data, DPL 3 */
+	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	__asm__ volatile("movw %w1, %%fs\n movl %%fs:(%2), %0" : "=r"(v) : "r"(0x0f), "r"(&ldt_word) : "memory");
+	say("after 4000 page directories, the LDT's segment reads", v);
+	survived();
+}
+
 /* ---- string port I/O: the VMI INS/OUTS calls -------------------------------- */
 
 /* A call through the guest's ROM slot, as Linux makes it (regparm(3):
@@ -963,6 +1065,11 @@ static const struct h_case cases[] = {
 	{ "pt-4m-page", 1, c_pt_4m_page },
 	{ "pt-rom-table", 1, c_pt_rom_table },
 	{ "pt-pae-flags", 1, c_pt_not_announced_flags },
+	{ "budget-pd-flood", 1, c_budget_pd_flood },
+	{ "budget-pt-flood", 1, c_budget_pt_flood },
+	{ "budget-clone-flood", 1, c_budget_clone_flood },
+	{ "budget-two-directories", 1, c_budget_two_directories },
+	{ "budget-ldt-after-flood", 1, c_budget_ldt_after_flood },
 	{ "queue-count", 1, c_queue_count },
 	{ "queue-count-negative", 1, c_queue_count_negative },
 	{ "queue-bad-address", 1, c_queue_bad_address },
@@ -1010,6 +1117,36 @@ void idle_rx(void)
 	outb(0x20, 0x20);	/* EOI */
 }
 
+/*
+ * After each byte typed to it, the idle guest makes the hypervisor take
+ * frames for it, so the suite sees them still granted after (or while)
+ * the offender spent its own budget: an LDT (its copy's frames, the
+ * first time) and a 4 MiB region it has not touched (a new vTLB page
+ * table: paging is off), one further up each time.
+ */
+static void idle_allocate(uint32_t n)
+{
+	static const uint32_t word = 0x1d1e;
+	uint32_t regions = npages > 0x1000 ? (npages - 0x1000) >> 10 : 0, lin = 0, v, t;
+	struct dtr g = { sizeof(h_gdt) - 1, (uint32_t)h_gdt };
+
+	h_gdt[7] = seg((uint32_t)h_ldt, sizeof(h_ldt) - 1, 0x82, 0);
+	h_ldt[1] = seg(0, 0xfffff, 0xf2, 0xc);		/* flat data, DPL 3 */
+	__asm__ volatile("lgdt %0" : : "m"(g));
+	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	__asm__ volatile("movw %w1, %%fs\n movl %%fs:(%2), %0" : "=r"(v) : "r"(0x0f), "r"(&word) : "memory");
+	if (regions)
+		lin = (0x1000u + ((n - 1) % regions << 10)) << 12;
+	t = regions ? rd(lin) : 0;
+	puts("idle: allocated: the LDT's segment reads ");
+	puthex(v);
+	puts(", new page table for ");
+	puthex(lin);
+	puts(" reads ");
+	puthex(t);
+	puts("\n");
+}
+
 static void idle(void)
 {
 	struct dtr d = { sizeof(h_idt) - 1, (uint32_t)h_idt };
@@ -1026,8 +1163,16 @@ static void idle(void)
 	outb(0x3f8 + 4, 0x08);		/* MCR.OUT2: the IRQ line */
 	outb(0x3f8 + 1, 0x01);		/* IER: received data */
 	puts("idle: waiting for input\n");
-	for (;;) {
-		hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+	/* Bytes are counted with interrupts off, and Halt with the virtual
+	 * IF clear enables it as it halts (as sti; hlt), so a byte that
+	 * arrives between the test and the Halt still wakes us. */
+	for (uint32_t seen = 0;;) {
+		hc(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+		if (idle_bytes != seen) {
+			hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+			idle_allocate(seen = idle_bytes);
+			continue;
+		}
 		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 	}
 }
@@ -1035,6 +1180,7 @@ static void idle(void)
 int hostile_main(const uint8_t *boot_params, const char *cmdline)
 {
 	if (has_word(cmdline, "tguest=idle")) {
+		npages = e820_top(boot_params) >> 12;
 		idle();
 		return 1;
 	}

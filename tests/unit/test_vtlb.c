@@ -492,6 +492,36 @@ static void running_out_of_frames_flushes_then_gives_up(void **state)
 	alloc_limit = ~0u;
 }
 
+/* The guest's frame budget, not the pool, ends the shadow: a table
+ * beyond it flushes the rest (a TLB is a cache), and a budget that holds
+ * only the directory refuses the fill with the budget named. */
+static void a_frame_budget_bounds_the_shadow_tables(void **state)
+{
+	static struct frame_budget b;
+
+	b = (struct frame_budget){ .limit = 3, .used = 1 };	/* the PD, charged at init */
+
+	v.env.budget = &b;
+	for (uint32_t t = 0; t < 4; t++) {
+		set_pde(t << 22, ((2 + t) << 12) | P | W);
+		set_pte(2 + t, t << 22, ((7 + t) << 12) | P | W | D);
+		assert_int_equal(vtlb_fault(&v, &gp, t << 22, 0, 1, &out), VTLB_FILLED);
+		assert_true(b.used <= b.limit);
+		assert_int_equal(b.used, 1 + v.stats.shadow_pages_in_use);
+	}
+	assert_true(v.stats.flushes > 0);
+	assert_true(b.refused > 0);
+	b.limit = 1;
+	vtlb_flush(&v);
+	assert_int_equal(b.used, 1);
+	assert_int_equal(vtlb_fault(&v, &gp, 0, 0, 1, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "its frame budget is spent: 1 of 1 frames in use"));
+	assert_int_equal(allocs - frees, 1);	/* the pool had frames: only the PD is held */
+	vtlb_destroy(&v);
+	assert_int_equal(b.used, 0);
+	assert_true(vtlb_init(&v, &env, &gm));	/* for the teardown */
+}
+
 /* ---- translate ------------------------------------------------------------ */
 
 static void translate_walks_and_sets_bits_without_filling(void **state)
@@ -592,6 +622,7 @@ int main(void)
 		T(flush_frees_shadow_tables_and_keeps_the_switcher),
 		T(invlpg_drops_one_entry),
 		T(running_out_of_frames_flushes_then_gives_up),
+		T(a_frame_budget_bounds_the_shadow_tables),
 		T(translate_walks_and_sets_bits_without_filling),
 		T(accessed_and_dirty_never_written_into_the_rom_area),
 		T(translate_paging_off_is_identity),
