@@ -58,6 +58,14 @@ bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len,
 	return access_lin(v, lin, (void *)buf, len, true, cpl, pf_error);
 }
 
+/* The stop of a VMI call whose pointer argument faulted or broke a rule. */
+__attribute__((noreturn))
+static void call_fault(struct vcpu *v, uint32_t lin, bool write, const char *what)
+{
+	vcpu_stop(v, "VMI call: cannot %s %s at %08x (%s)", write ? "write" : "read", what, lin,
+		  v->violation ? v->violation_why : "page fault");
+}
+
 /* A VMI call's pointer argument: the call has no way to return a fault,
  * so one the guest would take here, or a rule broken, stops it. */
 static void call_access(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bool write,
@@ -66,9 +74,9 @@ static void call_access(struct vcpu *v, uint32_t lin, void *buf, unsigned len, b
 	uint32_t pf;
 
 	if (!access_lin(v, lin, buf, len, write, 1, &pf))
-		vcpu_stop(v, "VMI call: cannot %s %s at %08x (%s)", write ? "write" : "read", what, lin,
-			  v->violation ? v->violation_why : "page fault");
+		call_fault(v, lin, write, what);
 }
+
 
 void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what)
 {
@@ -107,4 +115,38 @@ bool vcpu_rom_offset(struct vcpu *v, uint32_t lin, uint32_t *rom_off)
 		return false;
 	*rom_off = gpa - GUEST_ROM_GPA;
 	return true;
+}
+
+bool vcpu_call_entry(struct vcpu *v, uint32_t lin, bool write, uint32_t *gpa)
+{
+	struct vtlb_outcome out;
+
+	if (page_offset(lin) > HV_PAGE_SIZE - sizeof(uint32_t))
+		return false;
+	switch (vtlb_translate(&v->vtlb, &v->paging, lin, write, 1, gpa, &out)) {
+	case VTLB_FILLED:
+		return true;
+	case VTLB_GUEST_FAULT:
+		v->last_fault_lin = out.cr2;
+		break;
+	case VTLB_VIOLATION:
+		v->violation = true;
+		fmt_snprintf(v->violation_why, sizeof(v->violation_why),
+			     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
+		break;
+	}
+	call_fault(v, lin, write, "a page-table entry");
+}
+
+uint32_t vcpu_entry_read(struct vcpu *v, uint32_t gpa)
+{
+	uint32_t e;
+
+	guest_mem_copy(&v->guest->mem, gpa, &e, sizeof(e), false);
+	return e;
+}
+
+void vcpu_entry_write(struct vcpu *v, uint32_t gpa, uint32_t e)
+{
+	guest_mem_copy(&v->guest->mem, gpa, &e, sizeof(e), true);
 }

@@ -20,6 +20,15 @@ bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len,
  * return a fault, so one stops the guest ("what" names the object). */
 void vcpu_call_read(struct vcpu *v, uint32_t lin, void *buf, unsigned len, const char *what);
 void vcpu_call_write(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, const char *what);
+/* A VMI call's page-table entry at lin, translated once with the access
+ * the call makes (A, and D for a write, set as the CPU would): true with
+ * its guest-physical address; a fault or a rule broken stops the guest as
+ * for any pointer argument.  False, touching nothing, when the four bytes
+ * cross a page (the caller takes the long way, vcpu_call_read/write). */
+bool vcpu_call_entry(struct vcpu *v, uint32_t lin, bool write, uint32_t *gpa);
+/* The entry at gpa that vcpu_call_entry() gave, read or written. */
+uint32_t vcpu_entry_read(struct vcpu *v, uint32_t gpa);
+void vcpu_entry_write(struct vcpu *v, uint32_t gpa, uint32_t e);
 /* Do the two linear addresses reach the same guest-physical byte? */
 bool vcpu_same_guest_byte(struct vcpu *v, uint32_t lin_a, uint32_t lin_b);
 /* The offset in the ROM (at GUEST_ROM_GPA) of guest-linear lin, through

@@ -299,7 +299,20 @@ void vcpu_mmu_flush(struct vcpu *v)
 		vtlb_flush(&v->vtlb);
 }
 
-/* The guest's VMI call op changed the page-table entry at lin. */
+/* The guest's VMI call op changed the page-table entry at gpa. */
+static void entry_written_at(struct vcpu *v, uint32_t gpa, enum shadow_op op)
+{
+	struct vtlb_outcome out;
+
+	if (!v->shadows_active)
+		return;
+	if (auditing(v))
+		note(v, page_frame(gpa), op, call_site(v, 1));
+	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
+	count_ops(v, 1);
+}
+
+/* The same for the entry at lin, written the long way. */
 static void entry_written(struct vcpu *v, uint32_t lin, enum shadow_op op)
 {
 	struct vtlb_outcome out;
@@ -310,10 +323,7 @@ static void entry_written(struct vcpu *v, uint32_t lin, enum shadow_op op)
 	/* The caller has just written lin, so it translates. */
 	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
 		vcpu_stop(v, "page-table entry at %08x no longer translates", lin);
-	if (auditing(v))
-		note(v, page_frame(gpa), op, call_site(v, 1));
-	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
-	count_ops(v, 1);
+	entry_written_at(v, gpa, op);
 }
 
 void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
@@ -321,18 +331,43 @@ void vcpu_mmu_entry_written(struct vcpu *v, uint32_t lin)
 	entry_written(v, lin, SHADOW_OP_SET_PXE);
 }
 
-static void write_pxe(struct vcpu *v, uint32_t lin, uint32_t val, enum shadow_op op)
+/*
+ * VMI SetPxE, GetPxE, SwapPxE (returns the old entry) and
+ * TestAndSetPxEBit/TestAndClearPxEBit (returns the bit before): the
+ * entry at guest-linear lin, reached through the guest's own mapping.
+ * The address is translated once, with the access the call makes; only
+ * an entry that crosses a page (never a real one) goes the long way.
+ */
+static uint32_t update_pxe(struct vcpu *v, uint32_t lin, uint32_t set, uint32_t clear,
+			   bool replace, enum shadow_op op)
 {
+	uint32_t gpa, old, val;
+
+	if (vcpu_call_entry(v, lin, true, &gpa)) {
+		old = vcpu_entry_read(v, gpa);
+		val = replace ? set : (old | set) & ~clear;
+		vcpu_entry_write(v, gpa, val);
+		entry_written_at(v, gpa, op);
+		return old;
+	}
+	vcpu_call_read(v, lin, &old, 4, "a page-table entry");
+	val = replace ? set : (old | set) & ~clear;
 	vcpu_call_write(v, lin, &val, 4, "a page-table entry");
 	entry_written(v, lin, op);
+	return old;
 }
 
-/* VMI SetPxE, GetPxE, SwapPxE (returns the old entry) and
- * TestAndSetPxEBit/TestAndClearPxEBit (returns the bit before): the
- * entry at guest-linear lin, written through the guest's own mapping. */
 void vcpu_mmu_set_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
 {
-	write_pxe(v, lin, val, SHADOW_OP_SET_PXE);
+	uint32_t gpa;
+
+	if (vcpu_call_entry(v, lin, true, &gpa)) {
+		vcpu_entry_write(v, gpa, val);
+		entry_written_at(v, gpa, SHADOW_OP_SET_PXE);
+		return;
+	}
+	vcpu_call_write(v, lin, &val, 4, "a page-table entry");
+	entry_written(v, lin, SHADOW_OP_SET_PXE);
 }
 
 uint32_t vcpu_mmu_get_pxe(struct vcpu *v, uint32_t lin)
@@ -345,20 +380,15 @@ uint32_t vcpu_mmu_get_pxe(struct vcpu *v, uint32_t lin)
 
 uint32_t vcpu_mmu_swap_pxe(struct vcpu *v, uint32_t lin, uint32_t val)
 {
-	uint32_t old = vcpu_mmu_get_pxe(v, lin);
-
-	write_pxe(v, lin, val, SHADOW_OP_SWAP_PXE);
-	return old;
+	return update_pxe(v, lin, val, 0, true, SHADOW_OP_SWAP_PXE);
 }
 
 bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool set)
 {
-	uint32_t e = vcpu_mmu_get_pxe(v, lin), mask = 1u << (bit & 31);
-	bool was = (e & mask) != 0;
+	uint32_t mask = 1u << (bit & 31);
 
-	write_pxe(v, lin, set ? e | mask : e & ~mask,
-		  set ? SHADOW_OP_TEST_AND_SET : SHADOW_OP_TEST_AND_CLEAR);
-	return was;
+	return (update_pxe(v, lin, set ? mask : 0, set ? 0 : mask, false,
+			   set ? SHADOW_OP_TEST_AND_SET : SHADOW_OP_TEST_AND_CLEAR) & mask) != 0;
 }
 
 /* The notification a queued entry stands for, by its kind bits
