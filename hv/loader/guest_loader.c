@@ -215,22 +215,23 @@ static void load_fail(const struct guest_spec *spec, unsigned nr_guests, const c
 	__builtin_unreachable();
 }
 
-void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
-		const struct guest_spec *spec, unsigned nr_guests,
-		struct guest *g, bool keep_modules)
-{
-	char name[sizeof(g->name)];
-	const unsigned k = spec->kernel_module;
-
-	const struct multiboot_module *mods;
+/* One guest's load as it goes: its module pair and what was found in it. */
+struct load {
+	const struct guest_spec *spec;
+	unsigned nr_guests;
+	const struct multiboot_module *mods;	/* the pair: kernel, initrd */
 	const uint8_t *kernel, *initrd;
 	uint32_t kernel_len, initrd_len;
 	struct bzimage_info bi;
-	static uint8_t zero_page[BP_SIZE];
 	const char *cmdline;
-	char why[200], kname[96], iname[96];
-	bool path_first;
-	uint64_t mem_size;
+};
+
+#define fail_load(l, ...) load_fail((l)->spec, (l)->nr_guests, __VA_ARGS__)
+
+/* The record zeroed (its name kept), its budget, the options it runs with. */
+static void reset_guest(struct guest *g, const struct hv_options *opt, const struct guest_spec *spec)
+{
+	char name[sizeof(g->name)];
 
 	memcpy(name, g->name, sizeof(name));
 	memset(g, 0, sizeof(*g));
@@ -245,68 +246,80 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	g->refuse = opt->guests[spec->number - 1].refuse.given ? opt->guests[spec->number - 1].refuse : opt->refuse;
 	g->audit.opt = opt->audit;
 	g->weight = spec->weight;
+}
+
+/* The pair of modules there, the kernel a bzImage we load, its command line. */
+static void find_modules(const struct multiboot_info *mbi, struct load *l)
+{
+	const unsigned k = l->spec->kernel_module;
+	char why[200], kname[96], iname[96];
+	bool path_first;
+
 	if (!(mbi->flags & MBI_FLAG_MODS) || mbi->mods_count <= k)
-		load_fail(spec, nr_guests, "no guest kernel: the boot loader passed no modules "
-			"(expected module 1 = bzImage with the guest command line, module 2 = initrd)");
+		fail_load(l, "no guest kernel: the boot loader passed no modules "
+			  "(expected module 1 = bzImage with the guest command line, module 2 = initrd)");
 	path_first = loader_puts_path_first(mbi->flags & MBI_FLAG_LOADER ?
 					    (const char *)mbi->boot_loader_name : NULL);
-	mods = (const void *)mbi->mods_addr;
-	module_name(&mods[k], k + 1, path_first, kname, sizeof(kname));
-	kernel = (const uint8_t *)mods[k].mod_start;
-	kernel_len = mods[k].mod_end - mods[k].mod_start;
-	if (mods[k].mod_end < mods[k].mod_start)
-		load_fail(spec, nr_guests, "guest kernel (%s): module end lies before its start", kname);
-	if (!bzimage_parse(kernel, kernel_len, &bi, why, sizeof(why)))
-		load_fail(spec, nr_guests, "guest kernel (%s): %s", kname, why);
-	print_image(&bi, kname);
+	l->mods = (const struct multiboot_module *)mbi->mods_addr + k;
+	module_name(&l->mods[0], k + 1, path_first, kname, sizeof(kname));
+	l->kernel = (const uint8_t *)l->mods[0].mod_start;
+	l->kernel_len = l->mods[0].mod_end - l->mods[0].mod_start;
+	if (l->mods[0].mod_end < l->mods[0].mod_start)
+		fail_load(l, "guest kernel (%s): module end lies before its start", kname);
+	if (!bzimage_parse(l->kernel, l->kernel_len, &l->bi, why, sizeof(why)))
+		fail_load(l, "guest kernel (%s): %s", kname, why);
+	print_image(&l->bi, kname);
 
 	if (mbi->mods_count < k + 2)
-		load_fail(spec, nr_guests, "no initrd: the boot loader passed only the kernel (module %u must be the initrd)",
+		fail_load(l, "no initrd: the boot loader passed only the kernel (module %u must be the initrd)",
 			  k + 2);
-	module_name(&mods[k + 1], k + 2, path_first, iname, sizeof(iname));
-	initrd = (const uint8_t *)mods[k + 1].mod_start;
-	initrd_len = mods[k + 1].mod_end - mods[k + 1].mod_start;
-	if (mods[k + 1].mod_end < mods[k + 1].mod_start)
-		load_fail(spec, nr_guests, "initrd (%s): module end lies before its start", iname);
+	module_name(&l->mods[1], k + 2, path_first, iname, sizeof(iname));
+	l->initrd = (const uint8_t *)l->mods[1].mod_start;
+	l->initrd_len = l->mods[1].mod_end - l->mods[1].mod_start;
+	if (l->mods[1].mod_end < l->mods[1].mod_start)
+		fail_load(l, "initrd (%s): module end lies before its start", iname);
+	l->cmdline = skip_image_path(l->mods[0].string ? (const char *)l->mods[0].string : "",
+				     path_first);
+}
 
-	/* The default size shrinks to fit a small machine; a size given on
-	 * the command line is taken at its word (and may fail below). */
-	mem_size = spec->mem;
-	if (!spec->mem_given && mem_size > guest_mem_available()) {
+/* The guest's size: the default shrinks to fit a small machine; a size
+ * given on the command line is taken at its word (and may fail later). */
+static uint64_t memory_size(const struct load *l)
+{
+	uint64_t mem_size = l->spec->mem;
+
+	if (!l->spec->mem_given && mem_size > guest_mem_available()) {
 		mem_size = ALIGN_DOWN(guest_mem_available(), 4ull << 20);
 		if (mem_size < GUEST_MEM_MIN)
-			load_fail(spec, nr_guests, "not enough memory for a guest: %llu KiB available, at least %u MiB needed",
-				guest_mem_available() / 1024, GUEST_MEM_MIN >> 20);
+			fail_load(l, "not enough memory for a guest: %llu KiB available, at least %u MiB needed",
+				  guest_mem_available() / 1024, GUEST_MEM_MIN >> 20);
 		log_warn("guest_mem not given and the default %u MiB does not fit: using %llu MiB",
 			 GUEST_MEM_DEFAULT >> 20, mem_size >> 20);
 	}
-	cmdline = skip_image_path(mods[k].string ? (const char *)mods[k].string : "",
-				  path_first);
-	if (!guest_plan_build(&bi, mem_size, initrd_len, strlen(cmdline),
-			      &g->plan, why, sizeof(why)))
-		load_fail(spec, nr_guests, "%s", why);
-	if (!guest_mem_alloc(&g->mem, mem_size, why, sizeof(why)))
-		load_fail(spec, nr_guests, "%s", why);
-	log_info("guest memory: %llu MiB in %u machine extent%s, page list at machine %08x",
-		 g->mem.size >> 20, g->mem.extents, g->mem.extents == 1 ? "" : "s",
-		 virt_to_phys(g->mem.p2m));
+	return mem_size;
+}
 
-	/* Copy everything in. */
-	boot_params_fill(zero_page, kernel, &bi, &g->plan);
+/* Everything in: the zero page, the command line, the kernel, the initrd, the ROM. */
+static void copy_in(struct guest *g, const struct load *l, uint8_t *zero_page)
+{
+	boot_params_fill(zero_page, l->kernel, &l->bi, &g->plan);
 	guest_mem_write(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE);
-	guest_mem_write(&g->mem, g->plan.cmdline_gpa, cmdline, g->plan.cmdline_len + 1);
-	guest_mem_write(&g->mem, g->plan.kernel_gpa, kernel + bi.pm_offset, bi.pm_size);
-	guest_mem_write(&g->mem, g->plan.initrd_gpa, initrd, initrd_len);
+	guest_mem_write(&g->mem, g->plan.cmdline_gpa, l->cmdline, g->plan.cmdline_len + 1);
+	guest_mem_write(&g->mem, g->plan.kernel_gpa, l->kernel + l->bi.pm_offset, l->bi.pm_size);
+	guest_mem_write(&g->mem, g->plan.initrd_gpa, l->initrd, l->initrd_len);
 	place_vrom(g);
 	g->boot.eip = g->plan.entry;
 	g->boot.esi = g->plan.boot_params_gpa;
-	memcpy(g->kernel_version, bi.version, sizeof(g->kernel_version));
+	memcpy(g->kernel_version, l->bi.version, sizeof(g->kernel_version));
+}
 
-	/* Check what the guest will see, read back from its memory. */
-	if (!guest_matches(&g->mem, g->plan.kernel_gpa, kernel + bi.pm_offset, bi.pm_size) ||
-	    !guest_matches(&g->mem, g->plan.initrd_gpa, initrd, initrd_len) ||
+/* What the guest will see, read back from its memory. */
+static void check_read_back(struct guest *g, const struct load *l, uint8_t *zero_page)
+{
+	if (!guest_matches(&g->mem, g->plan.kernel_gpa, l->kernel + l->bi.pm_offset, l->bi.pm_size) ||
+	    !guest_matches(&g->mem, g->plan.initrd_gpa, l->initrd, l->initrd_len) ||
 	    !guest_matches(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE) ||
-	    !guest_matches(&g->mem, g->plan.cmdline_gpa, (const uint8_t *)cmdline,
+	    !guest_matches(&g->mem, g->plan.cmdline_gpa, (const uint8_t *)l->cmdline,
 			   g->plan.cmdline_len + 1) ||
 	    (g->has_vrom && !rom_reads_back(g)))
 		hv_panic("guest memory does not read back what the loader wrote");
@@ -316,21 +329,48 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	    le32(zero_page + HDR_CMD_LINE_PTR) != g->plan.cmdline_gpa ||
 	    le32(zero_page + HDR_HEADER) != HDRS_MAGIC)
 		hv_panic("the zero page in guest memory is inconsistent");
-	print_plan(g, cmdline);
+}
 
-	/* The module copies are no longer needed: give back the frames that
-	 * lie wholly inside them (a partial last frame may hold loader data). */
-	if (keep_modules) {
+/* The module copies are no longer needed: give back the frames that lie
+ * wholly inside them (a partial last frame may hold loader data). */
+static void release_modules(const struct load *l)
+{
+	uint32_t released = 0;
+
+	for (uint32_t i = 0; i < 2; i++)
+		for (uint32_t pa = ALIGN_UP(l->mods[i].mod_start, HV_PAGE_SIZE);
+		     pa + HV_PAGE_SIZE <= l->mods[i].mod_end; pa += HV_PAGE_SIZE)
+			released += frames_free(&machine_frames, pa / HV_PAGE_SIZE);
+	log_info("guest loaded and checked; released %u KiB of module memory, %u KiB free",
+		 released * 4, machine_free_bytes_kib());
+}
+
+void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
+		const struct guest_spec *spec, unsigned nr_guests,
+		struct guest *g, bool keep_modules)
+{
+	struct load l = { .spec = spec, .nr_guests = nr_guests };
+	static uint8_t zero_page[BP_SIZE];
+	uint64_t mem_size;
+	char why[200];
+
+	reset_guest(g, opt, spec);
+	find_modules(mbi, &l);
+	mem_size = memory_size(&l);
+	if (!guest_plan_build(&l.bi, mem_size, l.initrd_len, strlen(l.cmdline),
+			      &g->plan, why, sizeof(why)))
+		fail_load(&l, "%s", why);
+	if (!guest_mem_alloc(&g->mem, mem_size, why, sizeof(why)))
+		fail_load(&l, "%s", why);
+	log_info("guest memory: %llu MiB in %u machine extent%s, page list at machine %08x",
+		 g->mem.size >> 20, g->mem.extents, g->mem.extents == 1 ? "" : "s",
+		 virt_to_phys(g->mem.p2m));
+	copy_in(g, &l, zero_page);
+	check_read_back(g, &l, zero_page);
+	print_plan(g, l.cmdline);
+	if (keep_modules)
 		log_info("guest loaded and checked; module memory kept for the next guest, %u KiB free",
 			 machine_free_bytes_kib());
-	} else {
-		uint32_t released = 0;
-
-		for (uint32_t i = k; i < k + 2; i++)
-			for (uint32_t pa = ALIGN_UP(mods[i].mod_start, HV_PAGE_SIZE);
-			     pa + HV_PAGE_SIZE <= mods[i].mod_end; pa += HV_PAGE_SIZE)
-				released += frames_free(&machine_frames, pa / HV_PAGE_SIZE);
-		log_info("guest loaded and checked; released %u KiB of module memory, %u KiB free",
-			 released * 4, machine_free_bytes_kib());
-	}
+	else
+		release_modules(&l);
 }
