@@ -72,6 +72,125 @@ static void *guest_page(struct vtlb *v, uint32_t gfn)
 	return v->env.map(v->gm->p2m[gfn]);
 }
 
+/* Paging off: linear is guest-physical, no protection at all. */
+static enum vtlb_result walk_physical(struct vtlb *v, uint32_t lin, bool write, struct walk *w,
+				      struct vtlb_outcome *out)
+{
+	const uint32_t npages = v->gm->npages;
+
+	if (lin >= HV_TOP_RESERVED_BASE)
+		return violation(v, out, "paging off: linear 0x%08x is in the hypervisor's reserved top", lin);
+	if (page_frame(lin) >= npages)
+		return violation(v, out, "paging off: guest-physical 0x%08x is outside its 0x%x pages",
+				 lin, npages);
+	if (write && guest_gfn_is_rom(page_frame(lin)))
+		return violation(v, out, "paging off: write to the VMI ROM area at guest-physical 0x%08x", lin);
+	w->gpa = lin;
+	w->user_ok = true;
+	w->write_ok = !guest_gfn_is_rom(page_frame(lin));
+	return VTLB_FILLED;
+}
+
+/* Where a walk found lin's entries: the PDE, and the PTE unless the PDE
+ * maps a 4 MiB page (then the PDE is the leaf). */
+struct entries {
+	uint32_t *pdep, *ptep, *leafp;
+	uint32_t pde, leaf, gfn;
+};
+
+/* The PDE and leaf for lin, each present and naming a frame of the
+ * guest's; 4 MiB pages only with CR4.PSE.  No A/D bit is touched. */
+static enum vtlb_result find_entries(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
+				     uint32_t access, struct walk *w, struct entries *e,
+				     struct vtlb_outcome *out)
+{
+	const uint32_t npages = v->gm->npages;
+
+	if (pte_frame(gp->cr3) >= npages)
+		return violation(v, out, "guest CR3 0x%08x is outside its 0x%x pages", gp->cr3, npages);
+	e->pdep = (uint32_t *)guest_page(v, pte_frame(gp->cr3)) + pde_index(lin);
+	e->pde = *e->pdep;
+	if (!(e->pde & PTE_P))
+		return guest_fault(v, out, lin, access);
+	if (gp->pse && (e->pde & PTE_PS)) {
+		if (e->pde & PDE_LARGE_HIGHBITS)
+			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x sets bits 13-21 (frame above 4 GiB)",
+					 e->pde, lin);
+		w->large = true;
+		e->leafp = e->pdep;
+		e->leaf = e->pde;
+		e->gfn = pde_large_frame(e->pde) + pte_index(lin);
+		if (lin >= HV_TOP_RESERVED_BASE)
+			return violation(v, out, "guest maps linear 0x%08x in the reserved top: 4 MiB PDE %u = 0x%08x",
+					 lin, pde_index(lin), e->pde);
+		if (e->gfn >= npages)
+			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
+					 e->pde, lin, e->gfn, npages);
+		return VTLB_FILLED;
+	}
+	if (pte_frame(e->pde) >= npages)
+		return violation(v, out, "guest PDE 0x%08x for linear 0x%08x: page table frame 0x%x outside its 0x%x pages",
+				 e->pde, lin, pte_frame(e->pde), npages);
+	e->ptep = (uint32_t *)guest_page(v, pte_frame(e->pde)) + pte_index(lin);
+	e->leafp = e->ptep;
+	e->leaf = *e->ptep;
+	if (!(e->leaf & PTE_P))
+		return guest_fault(v, out, lin, access);
+	e->gfn = pte_frame(e->leaf);
+	if (lin >= HV_TOP_RESERVED_BASE)
+		return violation(v, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x, PTE 0x%08x",
+				 lin, pde_index(lin), e->pde, e->leaf);
+	if (e->gfn >= npages)
+		return violation(v, out, "guest PTE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
+				 e->leaf, lin, e->gfn, npages);
+	return VTLB_FILLED;
+}
+
+/*
+ * The walker writes A and D into the guest's tables as the CPU would; it
+ * must not write where the guest itself may not: a table in the
+ * option-ROM area (docs/HV.md, "Shadow paging after activation").  Checked
+ * before any bit is set, so a refused walk leaves no trace.  The CPU
+ * would write the bits into whatever memory is there; with a read-only
+ * area the guest could never see them set and would fault for ever, so
+ * it is a rule break, not a silent refusal.
+ */
+static enum vtlb_result check_ad_writable(struct vtlb *v, const struct guest_paging *gp, bool write,
+					  const struct walk *w, const struct entries *e,
+					  struct vtlb_outcome *out)
+{
+	if (!(e->pde & PTE_A) && guest_gfn_is_rom(pte_frame(gp->cr3)))
+		return violation(v, out, "page directory at guest-physical 0x%08x is in the read-only option-ROM area (its A bit)",
+				 frame_addr(pte_frame(gp->cr3)));
+	if (!w->large && (!(e->leaf & PTE_A) || (write && !(e->leaf & PTE_D))) &&
+	    guest_gfn_is_rom(pte_frame(e->pde)))
+		return violation(v, out, "page table at guest-physical 0x%08x is in the read-only option-ROM area (A/D bits)",
+				 frame_addr(pte_frame(e->pde)));
+	if (w->large && write && !(e->leaf & PTE_D) && guest_gfn_is_rom(pte_frame(gp->cr3)))
+		return violation(v, out, "page directory at guest-physical 0x%08x is in the read-only option-ROM area (its D bit)",
+				 frame_addr(pte_frame(gp->cr3)));
+	return VTLB_FILLED;
+}
+
+/* A in the PDE and the leaf, D in the leaf for a write, as the CPU sets them. */
+static void set_accessed_dirty(struct walk *w, struct entries *e, bool write)
+{
+	if (!(e->pde & PTE_A)) {
+		e->pde |= PTE_A;
+		*e->pdep = e->pde;
+	}
+	if (w->large) {
+		e->leaf = e->pde;
+	} else if (!(e->leaf & PTE_A)) {
+		e->leaf |= PTE_A;
+		*e->ptep = e->leaf;
+	}
+	if (write && !(e->leaf & PTE_D)) {
+		*e->leafp = e->leaf | PTE_D;
+		w->set_dirty = true;
+	}
+}
+
 /*
  * Walk the guest's page tables for an access to lin, as the CPU would:
  * presence, then U/S and R/W of PDE and PTE together, with CR0.WP deciding
@@ -82,116 +201,36 @@ static void *guest_page(struct vtlb *v, uint32_t gfn)
 static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
 			     bool write, bool user, struct walk *w, struct vtlb_outcome *out)
 {
-	const uint32_t npages = v->gm->npages;
 	const uint32_t access = (write ? X86_PF_W : 0) | (user ? X86_PF_U : 0);
-	uint32_t *pdep, *ptep = 0, *leafp, pde, leaf, gfn;
+	struct entries e = { 0 };
+	enum vtlb_result r;
 
 	w->large = false;
 	w->set_dirty = false;
-	if (!gp->pg) {
-		/* Paging off: linear is guest-physical, no protection at all. */
-		if (lin >= HV_TOP_RESERVED_BASE)
-			return violation(v, out, "paging off: linear 0x%08x is in the hypervisor's reserved top", lin);
-		if (page_frame(lin) >= npages)
-			return violation(v, out, "paging off: guest-physical 0x%08x is outside its 0x%x pages",
-					 lin, npages);
-		if (write && guest_gfn_is_rom(page_frame(lin)))
-			return violation(v, out, "paging off: write to the VMI ROM area at guest-physical 0x%08x", lin);
-		w->gpa = lin;
-		w->user_ok = true;
-		w->write_ok = !guest_gfn_is_rom(page_frame(lin));
-		return VTLB_FILLED;
-	}
-
-	if (pte_frame(gp->cr3) >= npages)
-		return violation(v, out, "guest CR3 0x%08x is outside its 0x%x pages", gp->cr3, npages);
-	pdep = (uint32_t *)guest_page(v, pte_frame(gp->cr3)) + pde_index(lin);
-	pde = *pdep;
-	if (!(pde & PTE_P))
-		return guest_fault(v, out, lin, access);
-
-	if (gp->pse && (pde & PTE_PS)) {
-		if (pde & PDE_LARGE_HIGHBITS)
-			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x sets bits 13-21 (frame above 4 GiB)",
-					 pde, lin);
-		w->large = true;
-		leafp = pdep;
-		leaf = pde;
-		gfn = pde_large_frame(pde) + pte_index(lin);
-		if (lin >= HV_TOP_RESERVED_BASE)
-			return violation(v, out, "guest maps linear 0x%08x in the reserved top: 4 MiB PDE %u = 0x%08x",
-					 lin, pde_index(lin), pde);
-		if (gfn >= npages)
-			return violation(v, out, "guest 4 MiB PDE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
-					 pde, lin, gfn, npages);
-	} else {
-		uint32_t ptgfn = pte_frame(pde);
-
-		if (ptgfn >= npages)
-			return violation(v, out, "guest PDE 0x%08x for linear 0x%08x: page table frame 0x%x outside its 0x%x pages",
-					 pde, lin, ptgfn, npages);
-		ptep = (uint32_t *)guest_page(v, ptgfn) + pte_index(lin);
-		leafp = ptep;
-		leaf = *ptep;
-		if (!(leaf & PTE_P))
-			return guest_fault(v, out, lin, access);
-		gfn = pte_frame(leaf);
-		if (lin >= HV_TOP_RESERVED_BASE)
-			return violation(v, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x, PTE 0x%08x",
-					 lin, pde_index(lin), pde, leaf);
-		if (gfn >= npages)
-			return violation(v, out, "guest PTE 0x%08x for linear 0x%08x maps frame 0x%x outside its 0x%x pages",
-					 leaf, lin, gfn, npages);
-	}
-
+	if (!gp->pg)
+		return walk_physical(v, lin, write, w, out);
+	r = find_entries(v, gp, lin, access, w, &e, out);
+	if (r != VTLB_FILLED)
+		return r;
 	/* For a 4 MiB page pde == leaf, so these are the leaf's own bits. */
-	w->user_ok = (pde & leaf & PTE_U) != 0;
-	w->write_ok = (pde & leaf & PTE_W) != 0;
+	w->user_ok = (e.pde & e.leaf & PTE_U) != 0;
+	w->write_ok = (e.pde & e.leaf & PTE_W) != 0;
 	if (user && !w->user_ok)
 		return guest_fault(v, out, lin, access | X86_PF_P);
 	if (write && !w->write_ok && (user || gp->wp))
 		return guest_fault(v, out, lin, access | X86_PF_P);
-	if (write && guest_gfn_is_rom(gfn))
+	if (write && guest_gfn_is_rom(e.gfn))
 		return violation(v, out, "write to the VMI ROM area: linear 0x%08x is guest-physical 0x%08x",
-				 lin, frame_addr(gfn) | page_offset(lin));
-
-	/* The walker writes A and D into the guest's tables as the CPU
-	 * would; it must not write where the guest itself may not: a table
-	 * in the option-ROM area (issue 18, F5).  Checked before any bit is
-	 * set, so a refused walk leaves no trace.  The CPU would write the
-	 * bits into whatever memory is there; with a read-only area the
-	 * guest could never see them set and would fault for ever, so it is
-	 * a rule break, not a silent refusal. */
-	if (!(pde & PTE_A) && guest_gfn_is_rom(pte_frame(gp->cr3)))
-		return violation(v, out, "page directory at guest-physical 0x%08x is in the read-only option-ROM area (its A bit)",
-				 frame_addr(pte_frame(gp->cr3)));
-	if (!w->large && (!(leaf & PTE_A) || (write && !(leaf & PTE_D))) &&
-	    guest_gfn_is_rom(pte_frame(pde)))
-		return violation(v, out, "page table at guest-physical 0x%08x is in the read-only option-ROM area (A/D bits)",
-				 frame_addr(pte_frame(pde)));
-	if (w->large && write && !(leaf & PTE_D) && guest_gfn_is_rom(pte_frame(gp->cr3)))
-		return violation(v, out, "page directory at guest-physical 0x%08x is in the read-only option-ROM area (its D bit)",
-				 frame_addr(pte_frame(gp->cr3)));
-
-	if (!(pde & PTE_A)) {
-		pde |= PTE_A;
-		*pdep = pde;
-	}
-	if (w->large) {
-		leaf = pde;
-	} else if (!(leaf & PTE_A)) {
-		leaf |= PTE_A;
-		*ptep = leaf;
-	}
-	if (write && !(leaf & PTE_D)) {
-		*leafp = leaf | PTE_D;
-		w->set_dirty = true;
-	}
+				 lin, frame_addr(e.gfn) | page_offset(lin));
+	r = check_ad_writable(v, gp, write, w, &e, out);
+	if (r != VTLB_FILLED)
+		return r;
+	set_accessed_dirty(w, &e, write);
 	/* Read-only shadow until the guest's D bit is set, so the first
 	 * write comes back to us: fold "not yet dirty" into write_ok. */
-	if ((!write && !(leaf & PTE_D)) || guest_gfn_is_rom(gfn))
+	if ((!write && !(e.leaf & PTE_D)) || guest_gfn_is_rom(e.gfn))
 		w->write_ok = false;
-	w->gpa = frame_addr(gfn) | page_offset(lin);
+	w->gpa = frame_addr(e.gfn) | page_offset(lin);
 	return VTLB_FILLED;
 }
 
