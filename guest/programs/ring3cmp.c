@@ -16,8 +16,14 @@
  * and at the end "RING3CMP done cases=<n>".
  *
  * Selectors are Linux i386's (arch/x86/include/asm/segment.h): kernel CS
- * 0x60, kernel DS 0x68, user CS 0x73, user DS 0x7b, per-CPU 0xd8; GDT slot
- * 10 (0x50) is unused by Linux and the hypervisor's own code segment.
+ * 0x60, kernel DS 0x68, user CS 0x73, user DS 0x7b, per-CPU 0xd8.  The
+ * hypervisor's own GDT slots and its reserved top of the address space
+ * come from their one definition, hv/include/segments.h and layout.h:
+ * natively the slots are empty (or a TSS) and the top is the kernel's,
+ * so a user program touching either gets a signal, nothing more.
+ *
+ * With ring3cmp=NAME on the kernel command line (vmitest=ring3cmp), only
+ * case NAME runs (only_case.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,14 +34,18 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "segments.h"
+#include "layout.h"
+#include "only_case.h"
+
 #define KERNEL_CS	0x60
 #define KERNEL_DS	0x68
 #define USER_CS		0x73
 #define USER_DS		0x7b
 #define KERNEL_PERCPU	0xd8
-#define HV_SLOT_CS	0x50
 
 static int cases;
+static char only[64];
 
 static const char *signame(int sig)
 {
@@ -58,6 +68,8 @@ static void run(const char *name, void (*fn)(long), long arg)
 	int status;
 	pid_t pid;
 
+	if (!only_case_runs(only, name))
+		return;
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -348,6 +360,12 @@ static void prefixed_int80(long prefix)
 		_exit(101);
 }
 
+/* --- the hypervisor's reserved top of the address space --- */
+
+static void read_at(long lin) { (void)*(volatile uint32_t *)lin; }
+static void write_at(long lin) { *(volatile uint32_t *)lin = 0x5a5a5a5a; }
+static void jump_to(long lin) { ((void (*)(void))lin)(); }
+
 static void drop_privileges(void)
 {
 	if (getuid() != 0)
@@ -362,6 +380,7 @@ int main(void)
 {
 	char name[64];
 
+	only_case_read("ring3cmp", only, sizeof(only));
 	drop_privileges();
 	printf("RING3CMP uid=%d\n", (int)getuid());
 	for (int n = 0; n < 256; n++) {
@@ -374,7 +393,7 @@ int main(void)
 	run("ljmp-kernel-cs", far_jmp_to, KERNEL_CS);
 	run("ljmp-kernel-cs-rpl3", far_jmp_to, KERNEL_CS | 3);
 	run("ljmp-kernel-ds", far_jmp_to, KERNEL_DS);
-	run("ljmp-hv-slot", far_jmp_to, HV_SLOT_CS);
+	run("ljmp-hv-slot", far_jmp_to, HV_CS);
 	run("ljmp-null", far_jmp_to, 0);
 	run("lcall-kernel-cs", far_call_to, KERNEL_CS);
 	run("lcall-kernel-cs-rpl3", far_call_to, KERNEL_CS | 3);
@@ -391,8 +410,8 @@ int main(void)
 	};
 	static const struct { const char *what; long sel; } sels[] = {
 		{ "user-ds", USER_DS }, { "kernel-ds", KERNEL_DS }, { "kernel-ds-rpl3", KERNEL_DS | 3 },
-		{ "kernel-cs", KERNEL_CS }, { "percpu", KERNEL_PERCPU }, { "hv-slot", HV_SLOT_CS + 8 },
-		{ "tss", 0x80 },
+		{ "kernel-cs", KERNEL_CS }, { "percpu", KERNEL_PERCPU }, { "hv-slot", HV_DS },
+		{ "tss", HV_TSS_SEL },
 	};
 	for (unsigned i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
 		for (unsigned j = 0; j < sizeof(sels) / sizeof(sels[0]); j++) {
@@ -455,6 +474,22 @@ int main(void)
 	run("int80-prefix-66", prefixed_int80, 0x66);
 	run("int80-prefix-3e", prefixed_int80, 0x3e);
 	run("int80-prefix-f3-2e", prefixed_int80, 0xf3);
+
+	/* Its first byte, the switcher (present in the CPU's tables, but
+	 * supervisor-only), the per-vCPU pages, the last page; and the page
+	 * below, the guest's own. */
+	static const long tops[] = {
+		HV_TOP_RESERVED_BASE, HV_SWITCHER_BASE, HV_SWITCHER_VCPU_BASE,
+		(long)(0u - HV_PAGE_SIZE), HV_TOP_RESERVED_BASE - HV_PAGE_SIZE,
+	};
+	static const struct { const char *what; void (*fn)(long); } how[] = {
+		{ "read", read_at }, { "write", write_at }, { "jump", jump_to },
+	};
+	for (unsigned i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+		for (unsigned j = 0; j < sizeof(how) / sizeof(how[0]); j++) {
+			snprintf(name, sizeof(name), "%s-0x%08lx", how[j].what, (unsigned long)tops[i]);
+			run(name, how[j].fn, tops[i]);
+		}
 
 	printf("RING3CMP done cases=%d\n", cases);
 	return 0;

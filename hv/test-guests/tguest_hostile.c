@@ -31,6 +31,7 @@
 #include "tguest.h"
 #include "io.h"
 #include "vmi_abi.h"
+#include "segments.h"
 
 #define P	0x001u
 #define W	0x002u
@@ -355,6 +356,45 @@ static void c_gdt_loaded_revoked(void)
 }
 
 static void c_farjmp_user_code(void) { __asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(UCS)); }
+
+/* The hypervisor's own GDT slots (segments.h) and a TSS named where a
+ * code or data segment belongs, with a GDT as long as Linux's (so the
+ * slots are within its limit, empty): natively each is #GP(selector),
+ * which the guest's own handler gets (an IDT gate's: after the #UD it
+ * served). */
+static uint64_t h_gdt_full[HV_GDT_ENTRIES];
+
+static void full_gdt(void)
+{
+	struct dtr g = { sizeof(h_gdt_full) - 1, (uint32_t)h_gdt_full };
+
+	for (unsigned i = 0; i < sizeof(h_gdt) / sizeof(h_gdt[0]); i++)
+		h_gdt_full[i] = h_gdt[i];
+	__asm__ volatile("lgdt %0" : : "m"(g));
+}
+
+static void c_farjmp_hv_cs(void)
+{
+	full_gdt();
+	__asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(HV_CS));
+}
+
+static void c_mov_ds_hv_ds(void)
+{
+	full_gdt();
+	__asm__ volatile("movw %w0, %%ds" : : "r"(HV_DS));
+}
+
+static void ud_through_gate(uint16_t sel)
+{
+	full_gdt();
+	h_idt[6] = gate(sel, h_stubs[6], 0x8e);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_gate_hv_cs(void) { ud_through_gate(HV_CS); }
+static void c_idt_gate_hv_tss(void) { ud_through_gate(HV_TSS_SEL); }
+static void c_idt_gate_tss(void) { ud_through_gate(TSS); }
 
 static void c_idt_not_present(void)
 {
@@ -909,6 +949,11 @@ static const struct h_case cases[] = {
 	{ "seg-expand-down", 1, c_seg_expand_down },
 	{ "gdt-loaded-revoked", 0, c_gdt_loaded_revoked },
 	{ "farjmp-user-code", 0, c_farjmp_user_code },
+	{ "farjmp-hv-cs", 0, c_farjmp_hv_cs },
+	{ "mov-ds-hv-ds", 0, c_mov_ds_hv_ds },
+	{ "idt-gate-hv-cs", 0, c_idt_gate_hv_cs },
+	{ "idt-gate-hv-tss", 0, c_idt_gate_hv_tss },
+	{ "idt-gate-tss", 0, c_idt_gate_tss },
 	{ "idt-not-present", 0, c_idt_not_present },
 	{ "idt-task-gate", 0, c_idt_task_gate },
 	{ "idt-16bit-gate", 0, c_idt_16bit_gate },
