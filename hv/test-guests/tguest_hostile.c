@@ -450,6 +450,32 @@ static void c_tss_esp0_unmapped(void)
 	to_ring3(u_int80);
 }
 
+/*
+ * The direct int $0x80 gate (vcpu_syscall.c) onto a kernel stack whose
+ * entry the guest has not accessed yet: the CPU, at CPL 3, pushes the
+ * frame with a supervisor write that the shadow does not map yet (error
+ * code 2: no U bit).  The fill must walk the guest's tables as the
+ * kernel's access it is (the page is supervisor-only); walked as a user
+ * access (the frame's CPL) it became a user #PF (error 7) on the kernel
+ * stack.  The handler, at ring 1, lands.
+ */
+static uint8_t h_fresh_kstack[4096] PAGE;
+
+static void c_int80_fresh_kstack(void)
+{
+	struct dtr d = { sizeof(h_idt) - 1, (uint32_t)h_idt };
+
+	if (!(*shared_word(VMI_OFF_vmi_shared_page_features) & VMI_SHARED_F_INT80))
+		say("no direct int $0x80 gate offered; features", *shared_word(VMI_OFF_vmi_shared_page_features));
+	*shared_word(VMI_OFF_vmi_shared_page_guest_flags) |= VMI_SHARED_G_INT80;
+	h_idt[0x80] = gate(KCS, (uint32_t)h_ring1_landing, 0xee);
+	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);	/* the gate is read at SetIDT */
+	/* Supervisor, writable, dirty but not accessed: no shadow entry. */
+	map8((uint32_t)h_pt[0] | P | W | A | 4, (uint32_t)h_fresh_kstack | P | W | D);
+	hc(VMI_CALL_UpdateKernelStack, KDS, FUZZ_LIN(1), 0, 0, 0);
+	to_ring3(u_int80);
+}
+
 /* UpdateKernelStack naming a user data segment (DPL 3) as ss0. */
 static void c_ukstack_user_ss(void)
 {
@@ -964,6 +990,7 @@ static const struct h_case cases[] = {
 	{ "ring3-kbd-reset", 0, c_ring3_kbd_reset },
 	{ "ring3-debug-exit", 0, c_ring3_debug_exit },
 	{ "tss-iomap", 0, c_tss_iomap },
+	{ "int80-fresh-kstack", 1, c_int80_fresh_kstack },
 	{ "tss-esp0-unmapped", 1, c_tss_esp0_unmapped },
 	{ "ukstack-user-ss", 0, c_ukstack_user_ss },
 	{ "tss-ss0-user", 0, c_tss_ss0_user },

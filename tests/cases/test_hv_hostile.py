@@ -173,6 +173,9 @@ CASES = [
     ("idt-gate-hv-cs", h("idt-gate-hv-cs"), DELIVERED % (13, HV_SEL["HV_CS"]), SHUTDOWN),
     ("idt-gate-hv-tss", h("idt-gate-hv-tss"), DELIVERED % (13, HV_SEL["HV_TSS_SEL"]), SHUTDOWN),
     ("idt-gate-tss", h("idt-gate-tss"), DELIVERED % (13, 0x30), SHUTDOWN),
+    # The direct int $0x80 gate's push onto a kernel stack not yet in the
+    # shadow: a supervisor fault at CPL 3, filled as the kernel's access.
+    ("int80-fresh-kstack", h("int80-fresh-kstack"), r"hostile: landed: cs 00000011\n", SHUTDOWN),
     # ---- TSS, I/O bitmap, UpdateKernelStack, delivery to a bad stack ----
     ("tss-iomap", h("tss-iomap"), DELIVERED % (13, 0) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     ("tss-esp0-unmapped", h("tss-esp0-unmapped"),
