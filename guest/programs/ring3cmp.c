@@ -31,8 +31,11 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
+#include <asm/ldt.h>
 
 #include "segments.h"
 #include "layout.h"
@@ -366,6 +369,139 @@ static void read_at(long lin) { (void)*(volatile uint32_t *)lin; }
 static void write_at(long lin) { *(volatile uint32_t *)lin = 0x5a5a5a5a; }
 static void jump_to(long lin) { ((void (*)(void))lin)(); }
 
+/* --- EFLAGS bits a user program may set, and what it reads back --- */
+
+#define FL_TF	0x00000100u
+#define FL_IOPL	0x00003000u
+#define FL_NT	0x00004000u
+#define FL_AC	0x00040000u
+#define FL_ID	0x00200000u
+
+static uint32_t get_flags(void)
+{
+	uint32_t f;
+
+	__asm__ volatile("pushfl; popl %0" : "=r"(f));
+	return f;
+}
+
+static void set_flags(uint32_t f) { __asm__ volatile("pushl %0; popfl" : : "r"(f) : "cc", "memory"); }
+
+/* popf with bit(s) `bits` set, a system call (through the kernel and its
+ * return), then exit 0 if they are still set, 1 if not. */
+static void flags_kept(long bits)
+{
+	set_flags(get_flags() | (uint32_t)bits);
+	syscall(SYS_getppid);
+	_exit((get_flags() & (uint32_t)bits) == (uint32_t)bits ? 0 : 1);
+}
+
+/* popf with NT, then the program's own iret: a task return. */
+static void nt_iret(long unused)
+{
+	(void)unused;
+	set_flags(get_flags() | FL_NT);
+	__asm__ volatile("pushfl\n pushl %%cs\n pushl $1f\n iret\n 1:" : : : "memory");
+}
+
+/* --- set_thread_area: the kernel writes a TLS slot of the GDT --- */
+
+static uint32_t tls_word = 0x1234abcd;
+
+/* A 32-bit TLS segment: contents 0 data, 2 code; not_present; then
+ * loaded into fs and read (data) or called (code). */
+static void tls_segment(long kind)
+{
+	struct user_desc d = {
+		.entry_number = (unsigned)-1, .base_addr = (unsigned)(uintptr_t)&tls_word,
+		.limit = 3, .seg_32bit = 1, .contents = kind == 2 ? 2 : 0,
+		.seg_not_present = kind == 1, .useable = 1,
+	};
+	uint32_t v;
+
+	if (syscall(SYS_set_thread_area, &d) != 0)
+		_exit(errno);
+	__asm__ volatile("movw %w0, %%fs" : : "r"(d.entry_number * 8 + 3));
+	__asm__ volatile("movl %%fs:0, %0" : "=r"(v));
+	_exit(v == tls_word ? 0 : 1);
+}
+
+/* A flat 32-bit TLS code segment, called far: it runs in ring 3. */
+static void tls_code_call(long unused)
+{
+	struct user_desc d = {
+		.entry_number = (unsigned)-1, .base_addr = 0, .limit = 0xfffff,
+		.seg_32bit = 1, .contents = 2, .limit_in_pages = 1, .useable = 1,
+	};
+	uint32_t cs;
+
+	(void)unused;
+	if (syscall(SYS_set_thread_area, &d) != 0)
+		_exit(errno);
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) target = { 0, (uint16_t)(d.entry_number * 8 + 3) };
+	__asm__ volatile("movl $1f, %1\n lcall *%1\n jmp 2f\n"
+			 "1: movl %%cs, %0\n lret\n 2:" : "=&r"(cs), "+m"(target) : : "memory");
+	_exit(cs == (uint32_t)(d.entry_number * 8 + 3) ? 0 : 1);
+}
+
+/* --- system calls of the kernel's legacy ring-3 services --- */
+
+static void sys_errno(long nr)
+{
+	long r;
+
+	switch (nr) {
+	case SYS_iopl: r = syscall(nr, 3); break;
+	case SYS_ioperm: r = syscall(nr, 0x80, 1, 1); break;
+	default: r = syscall(nr, 0, 0); break;	/* vm86old, vm86 */
+	}
+	_exit(r == 0 ? 0 : errno);
+}
+
+/* --- ptrace: the kernel writes a traced child's registers --- */
+
+/* A traced grandchild stops; ptrace(SETREGS) sets regs field `which`
+ * (set_field) and continues it; this child exits with the grandchild's
+ * end: its exit status, or 100 + the signal that killed it. */
+static long pt_value;
+
+static void pt_setregs(long which)
+{
+	struct user_regs_struct r;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		_exit(90);
+	if (ptrace(PTRACE_GETREGS, pid, 0, &r) != 0)
+		_exit(91);
+	switch (which) {
+	case 0: r.xcs = pt_value; break;
+	case 1: r.xss = pt_value; break;
+	case 2: r.xds = pt_value; break;
+	case 3: r.xes = pt_value; break;
+	case 4: r.xfs = pt_value; break;
+	case 5: r.xgs = pt_value; break;
+	case 6: r.eflags = pt_value; break;
+	}
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) != 0) {
+		int e = errno;
+
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		_exit(e);
+	}
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	while (waitpid(pid, &status, 0) == pid && WIFSTOPPED(status))
+		ptrace(PTRACE_CONT, pid, 0, WSTOPSIG(status) == SIGSTOP ? 0 : WSTOPSIG(status));
+	_exit(WIFSIGNALED(status) ? 100 + WTERMSIG(status) : WEXITSTATUS(status));
+}
+
 static void drop_privileges(void)
 {
 	if (getuid() != 0)
@@ -490,6 +626,41 @@ int main(void)
 			snprintf(name, sizeof(name), "%s-0x%08lx", how[j].what, (unsigned long)tops[i]);
 			run(name, how[j].fn, tops[i]);
 		}
+
+	/* EFLAGS: TF traps after popf; IOPL cannot be raised from ring 3
+	 * (popf leaves it); NT, AC and ID are the program's and stay across
+	 * a system call; NT then makes the program's iret a task return. */
+	run("popf-tf", flags_kept, FL_TF);
+	run("popf-iopl-kept", flags_kept, FL_IOPL);
+	run("popf-nt-kept", flags_kept, FL_NT);
+	run("popf-ac-kept", flags_kept, FL_AC);
+	run("popf-id-kept", flags_kept, FL_ID);
+	run("iret-with-nt", nt_iret, 0);
+
+	run("set_thread_area-data", tls_segment, 0);
+	run("set_thread_area-not-present", tls_segment, 1);
+	run("set_thread_area-code-read", tls_segment, 2);
+	run("set_thread_area-code-lcall", tls_code_call, 0);
+
+	run("iopl-3", sys_errno, SYS_iopl);
+	run("ioperm-0x80", sys_errno, SYS_ioperm);
+	run("vm86old", sys_errno, SYS_vm86old);
+	run("vm86", sys_errno, SYS_vm86);
+
+	/* ptrace(SETREGS) of a traced child: selectors the kernel loads on
+	 * the child's way back to user mode, and every EFLAGS bit. */
+	static const struct { const char *reg; long which; } pregs[] = {
+		{ "cs", 0 }, { "ss", 1 }, { "ds", 2 }, { "es", 3 }, { "fs", 4 }, { "gs", 5 },
+	};
+	static const long psels[] = { HV_CS | 3, HV_DS | 3, HV_TSS_SEL | 3, HV_DFTSS_SEL | 3, KERNEL_CS, KERNEL_DS };
+	for (unsigned i = 0; i < sizeof(pregs) / sizeof(pregs[0]); i++)
+		for (unsigned j = 0; j < sizeof(psels) / sizeof(psels[0]); j++) {
+			snprintf(name, sizeof(name), "ptrace-setregs-%s-0x%lx", pregs[i].reg, psels[j]);
+			pt_value = psels[j];
+			run(name, pt_setregs, pregs[i].which);
+		}
+	pt_value = 0xffffffff;
+	run("ptrace-setregs-eflags-all", pt_setregs, 6);
 
 	printf("RING3CMP done cases=%d\n", cases);
 	return 0;

@@ -45,6 +45,7 @@
 #include <sys/wait.h>
 
 #include "segments.h"
+#include "layout.h"
 #include "only_case.h"
 
 #define KERNEL_CS	0x60
@@ -249,6 +250,13 @@ int main(void)
 	run("ss-ldt-empty", -1, LDT_ENTRY0, PREP_NONE, 0);
 	run("ss-ldt-not-present", -1, LDT_ENTRY0, PREP_LDT_DATA, 0);
 	hv_slots();
+	/* The rest of the frame: every EFLAGS bit (the kernel keeps the
+	 * user-changeable ones: TF traps), EIP and ESP in the kernel's
+	 * space and in the hypervisor's reserved top (layout.h). */
+	run_reg("eflags-all", REG_EFL, 0xffffffffl);
+	run_reg("eip-kernel", REG_EIP, 0xc0000000l);
+	run_reg("eip-reserved-top", REG_EIP, HV_TOP_RESERVED_BASE);
+	run_reg("esp-reserved-top", REG_ESP, HV_TOP_RESERVED_BASE + 0x100);
 	run("movaps-misaligned", -1, -1, PREP_NONE, 1);
 	/* The same once more: a bad frame left nothing behind. */
 	run("cs-null-again", 0, -1, PREP_NONE, 0);

@@ -166,6 +166,9 @@ CASES = [
      sigret_hv("ds", HV_SEL["HV_TSS_SEL"]) + r": ok\n", REBOOT),
     ("user-sigreturn-gs-hv-dftss", user("sigretcmp", sigret_hv("gs", HV_SEL["HV_DFTSS_SEL"])),
      sigret_hv("gs", HV_SEL["HV_DFTSS_SEL"]) + r": killed SIGSEGV\n", REBOOT),
+    ("user-ptrace-setregs-cs-hv-tss", user("ring3cmp", f"ptrace-setregs-cs-0x{HV_SEL['HV_TSS_SEL'] | 3:x}"),
+     f"ptrace-setregs-cs-0x{HV_SEL['HV_TSS_SEL'] | 3:x}" + r": exit 104\n", REBOOT),    # the tracee: SIGILL
+    ("user-sigreturn-eip-reserved-top", user("sigretcmp", "eip-reserved-top"), r"eip-reserved-top: SIGSEGV code 1\n", REBOOT),
     # The guest kernel (ring 1) naming the hypervisor's slots, or a TSS,
     # where a segment belongs: #GP(selector), as in an empty slot.
     ("farjmp-hv-cs", h("farjmp-hv-cs"), DELIVERED % (13, HV_SEL["HV_CS"]), SHUTDOWN),
