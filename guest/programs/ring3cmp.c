@@ -319,6 +319,27 @@ static void ldt_beyond_limit(long unused)
 	load_ds(0x3f);
 }
 
+/* LDT entry 1 based in the reserved top (layout.h), or expand-down from
+ * the guest's space across it: a read through fs:0 (fs:0x1000 for the
+ * expand-down one, linear reserved top + 0x1000) is a user access there. */
+static void ldt_reserved_top(long expand_down)
+{
+	struct user_desc_raw d = { .entry_number = 1, .base_addr = HV_TOP_RESERVED_BASE,
+				   .limit = 0xfffff, .flags = LDT_32BIT | LDT_PAGES };
+	uint32_t r, off = 0;
+
+	if (expand_down) {
+		/* Expand-down, limit 0: offsets 1..4 GiB-1 from base. */
+		d.base_addr = HV_TOP_RESERVED_BASE - HV_PAGE_SIZE;
+		d.limit = 0;
+		d.flags = LDT_32BIT | LDT_PAGES | LDT_CONTENTS(1);
+		off = 2 * HV_PAGE_SIZE;
+	}
+	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)) != 0)
+		_exit(errno);
+	__asm__ volatile("movw %w1, %%fs\n\tmovl %%fs:(%2), %0" : "=r"(r) : "r"(0xf), "r"(off) : "memory");
+}
+
 static void ldt_read(long unused)
 {
 	uint8_t buf[64];
@@ -606,6 +627,8 @@ int main(void)
 	run("ldt-ss-not-present", ldt_not_present, SEG_REG_SS);
 	run("ldt-beyond-limit", ldt_beyond_limit, 0);
 	run("mov-ds-ldt-without-ldt", load_ds, 0x7);
+	run("ldt-base-reserved-top", ldt_reserved_top, 0);
+	run("ldt-expand-down-into-reserved-top", ldt_reserved_top, 1);
 
 	run("int80-prefix-66", prefixed_int80, 0x66);
 	run("int80-prefix-3e", prefixed_int80, 0x3e);
