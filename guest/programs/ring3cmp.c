@@ -37,8 +37,13 @@
 #include <sys/wait.h>
 #include <asm/ldt.h>
 
+#include <sched.h>
+
 #include "segments.h"
 #include "layout.h"
+
+#define STR(x)	#x
+#define XSTR(x)	STR(x)
 #include "only_case.h"
 
 #define KERNEL_CS	0x60
@@ -340,6 +345,46 @@ static void ldt_reserved_top(long expand_down)
 	__asm__ volatile("movw %w1, %%fs\n\tmovl %%fs:(%2), %0" : "=r"(r) : "r"(0xf), "r"(off) : "memory");
 }
 
+/* ss through LDT entry 1 (flat data, selector 0xf) across system calls
+ * and whatever interrupts come: the kernel, and under vmi-hv the
+ * hypervisor, return to a user frame whose SS is in the LDT. */
+static void ldt_ss_syscalls(long unused)
+{
+	uint32_t ss;
+
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	__asm__ volatile("movw %%ss, %%bx\n\t"
+			 "movw %w2, %%ss\n\t"
+			 "movl $20000, %%esi\n"
+			 "1:\tmovl %3, %%eax\n\t"
+			 "int $0x80\n\t"
+			 "decl %%esi\n\t"
+			 "jnz 1b\n\t"
+			 "movw %%ss, %w0\n\t"
+			 "movw %%bx, %%ss" : "=&r"(ss), "=&b"(unused) : "r"(0xf), "i"(SYS_getppid)
+			 : "eax", "esi", "memory");
+	_exit((ss & 0xffff) == 0xf ? 0 : 1);
+}
+
+/* fs through LDT entry 1 across sched_yield (context switches): the
+ * kernel reloads it, and the LDT, for this task each time. */
+static void ldt_fs_yield(long unused)
+{
+	static volatile uint32_t word = 4242;
+	uint32_t r = 0;
+
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	__asm__ volatile("movw %w0, %%fs" : : "r"(0xf));
+	for (int i = 0; i < 200; i++) {
+		sched_yield();
+		__asm__ volatile("movl %%fs:%1, %0" : "=r"(r) : "m"(word));
+		if (r != 4242)
+			_exit(3);
+	}
+}
+
 static void ldt_read(long unused)
 {
 	uint8_t buf[64];
@@ -408,13 +453,26 @@ static uint32_t get_flags(void)
 
 static void set_flags(uint32_t f) { __asm__ volatile("pushl %0; popfl" : : "r"(f) : "cc", "memory"); }
 
-/* popf with bit(s) `bits` set, a system call (through the kernel and its
- * return), then exit 0 if they are still set, 1 if not. */
+/* popf with bit(s) `bits` set, then a system call (through the kernel
+ * and its return) and a fork, whose child starts with the parent's flags
+ * and takes a hidden page fault at its first touch of the copied stack
+ * (which the hypervisor fills and resumes without the guest).  Exit 0 if
+ * the bits survived all of it, 1 after the system call, 2 in the child. */
 static void flags_kept(long bits)
 {
+	int status;
+	pid_t pid;
+
 	set_flags(get_flags() | (uint32_t)bits);
 	syscall(SYS_getppid);
-	_exit((get_flags() & (uint32_t)bits) == (uint32_t)bits ? 0 : 1);
+	if ((get_flags() & (uint32_t)bits) != (uint32_t)bits)
+		_exit(1);
+	pid = fork();
+	if (pid == 0)
+		_exit((get_flags() & (uint32_t)bits) == (uint32_t)bits ? 0 : 2);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		_exit(3);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 4);
 }
 
 /* popf with NT, then the program's own iret: a task return. */
@@ -523,6 +581,48 @@ static void pt_setregs(long which)
 	_exit(WIFSIGNALED(status) ? 100 + WTERMSIG(status) : WEXITSTATUS(status));
 }
 
+/* Single-step a traced child through a fixed block (nops, a system
+ * call, nops, exit): the child's exit code is the number of steps whose
+ * EIP was inside the block (TF through the kernel and back). */
+void step_block(void);
+void step_block_end(void);
+__asm__(".text\nstep_block:\n"
+	" nop; nop; nop; nop; nop\n"
+	" movl $" XSTR(SYS_getppid) ", %eax\n int $0x80\n"
+	" nop; nop; nop; nop; nop\n"
+	" movl $" XSTR(SYS_exit) ", %eax\n xorl %ebx, %ebx\n int $0x80\n"
+	"step_block_end:\n");
+
+static void pt_singlestep(long unused)
+{
+	struct user_regs_struct r;
+	int status, steps = 0;
+	pid_t pid = fork();
+
+	(void)unused;
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		step_block();
+		_exit(99);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		_exit(90);
+	for (int n = 0; n < 100000; n++) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) != 0 || waitpid(pid, &status, 0) != pid)
+			_exit(91);
+		if (!WIFSTOPPED(status))
+			break;
+		if (WSTOPSIG(status) != SIGTRAP)
+			_exit(92);
+		if (ptrace(PTRACE_GETREGS, pid, 0, &r) != 0)
+			_exit(93);
+		if (r.eip >= (long)(uintptr_t)step_block && r.eip < (long)(uintptr_t)step_block_end)
+			steps++;
+	}
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? steps : 94);
+}
+
 static void drop_privileges(void)
 {
 	if (getuid() != 0)
@@ -627,6 +727,8 @@ int main(void)
 	run("ldt-ss-not-present", ldt_not_present, SEG_REG_SS);
 	run("ldt-beyond-limit", ldt_beyond_limit, 0);
 	run("mov-ds-ldt-without-ldt", load_ds, 0x7);
+	run("ldt-ss-across-syscalls", ldt_ss_syscalls, 0);
+	run("ldt-fs-across-sched_yield", ldt_fs_yield, 0);
 	run("ldt-base-reserved-top", ldt_reserved_top, 0);
 	run("ldt-expand-down-into-reserved-top", ldt_reserved_top, 1);
 
@@ -684,6 +786,7 @@ int main(void)
 		}
 	pt_value = 0xffffffff;
 	run("ptrace-setregs-eflags-all", pt_setregs, 6);
+	run("ptrace-singlestep", pt_singlestep, 0);
 
 	printf("RING3CMP done cases=%d\n", cases);
 	return 0;

@@ -168,6 +168,8 @@ CASES = [
      sigret_hv("gs", HV_SEL["HV_DFTSS_SEL"]) + r": killed SIGSEGV\n", REBOOT),
     ("user-ptrace-setregs-cs-hv-tss", user("ring3cmp", f"ptrace-setregs-cs-0x{HV_SEL['HV_TSS_SEL'] | 3:x}"),
      f"ptrace-setregs-cs-0x{HV_SEL['HV_TSS_SEL'] | 3:x}" + r": exit 104\n", REBOOT),    # the tracee: SIGILL
+    ("user-popf-nt-kept", user("ring3cmp", "popf-nt-kept"), r"popf-nt-kept: ok\n", REBOOT),
+    ("user-iret-with-nt", user("ring3cmp", "iret-with-nt"), r"iret-with-nt: signal SIGSEGV\n", REBOOT),
     ("user-sigreturn-eip-reserved-top", user("sigretcmp", "eip-reserved-top"), r"eip-reserved-top: SIGSEGV code 1\n", REBOOT),
     # The guest kernel (ring 1) naming the hypervisor's slots, or a TSS,
     # where a segment belongs: #GP(selector), as in an empty slot.
