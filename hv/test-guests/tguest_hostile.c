@@ -476,6 +476,29 @@ static void c_int80_fresh_kstack(void)
 	to_ring3(u_int80);
 }
 
+/*
+ * The direct int $0x80 gate set up through SetIDT, then a plain lidt of
+ * a second IDT whose vector 0x80 is not present: the CPU reads the IDT
+ * lidt named, so the user's int $0x80 is #NP(0x80 * 8 + 2), not an entry
+ * through the first IDT's gate.
+ */
+static uint64_t h_idt2[256];
+
+static void c_int80_gate_after_lidt(void)
+{
+	struct dtr d = { sizeof(h_idt) - 1, (uint32_t)h_idt }, d2 = { sizeof(h_idt2) - 1, (uint32_t)h_idt2 };
+
+	*shared_word(VMI_OFF_vmi_shared_page_guest_flags) |= VMI_SHARED_G_INT80;
+	h_idt[0x80] = gate(KCS, (uint32_t)h_ring1_landing, 0xee);
+	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
+	hc(VMI_CALL_UpdateKernelStack, KDS, (uint32_t)(h_kstack + sizeof(h_kstack)), 0, 0, 0);
+	for (unsigned v = 0; v < 256; v++)
+		h_idt2[v] = h_idt[v];
+	h_idt2[0x80] &= ~(0x80ull << 40);
+	__asm__ volatile("lidt %0" : : "m"(d2));
+	to_ring3(u_int80);
+}
+
 /* UpdateKernelStack naming a user data segment (DPL 3) as ss0. */
 static void c_ukstack_user_ss(void)
 {
@@ -991,6 +1014,7 @@ static const struct h_case cases[] = {
 	{ "ring3-debug-exit", 0, c_ring3_debug_exit },
 	{ "tss-iomap", 0, c_tss_iomap },
 	{ "int80-fresh-kstack", 1, c_int80_fresh_kstack },
+	{ "int80-gate-after-lidt", 0, c_int80_gate_after_lidt },
 	{ "tss-esp0-unmapped", 1, c_tss_esp0_unmapped },
 	{ "ukstack-user-ss", 0, c_ukstack_user_ss },
 	{ "tss-ss0-user", 0, c_tss_ss0_user },

@@ -154,6 +154,10 @@ enum emul_result vcpu_load_dtr(struct vcpu *v, int which, uint32_t base, uint16_
 		return vcpu_load_gdt(v, base, limit, out);
 	v->idtr.base = base;
 	v->idtr.limit = limit;
+	/* Its vector 0x80 may be a direct gate (vcpu_syscall.c): read the
+	 * new one, whether by SetIDT or a plain lidt, or the CPU would go on
+	 * entering the old IDT's handler. */
+	vcpu_syscall_gate_refresh(v);
 	log_debug("guest lidt base %08x limit %04x", base, limit);
 	return EMUL_OK;
 }

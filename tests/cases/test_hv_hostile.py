@@ -181,6 +181,8 @@ CASES = [
     # The direct int $0x80 gate's push onto a kernel stack not yet in the
     # shadow: a supervisor fault at CPL 3, filled as the kernel's access.
     ("int80-fresh-kstack", h("int80-fresh-kstack"), r"hostile: landed: cs 00000011\n", SHUTDOWN),
+    # ...and not through a gate of an IDT the guest has since replaced by lidt.
+    ("int80-gate-after-lidt", h("int80-gate-after-lidt"), DELIVERED % (11, 0x80 * 8 + 2) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     # ---- TSS, I/O bitmap, UpdateKernelStack, delivery to a bad stack ----
     ("tss-iomap", h("tss-iomap"), DELIVERED % (13, 0) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     ("tss-esp0-unmapped", h("tss-esp0-unmapped"),
