@@ -544,7 +544,7 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 		/* A user access where the guest maps nothing is the guest's
 		 * own #PF, as natively (the walk below finds its PDE absent);
 		 * only the guest kernel promised to keep out (docs/HV.md,
-		 * "What the guest can reach"). */
+		 * "Shadow paging after activation"). */
 		if (!(hw_error & X86_PF_U))
 			return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
 					 write ? "write" : "access", lin);
@@ -586,7 +586,7 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	 * such fill, never nine in a row).  Identical faults that each
 	 * change an entry are progress: each child of a fork fetches its
 	 * first instruction at the same address through a new, not yet
-	 * accessed entry (docs/HV.md, "A fault that keeps recurring"). */
+	 * accessed entry (docs/HV.md, "Shadow paging after activation"). */
 	progress = spde_before != shadow_table(s, pd)[pde_index(lin)] ||
 		   spte_before != shadow_table(s, pt)[pte_index(lin)];
 	if (!progress && lin == s->last_fault_lin && hw_error == s->last_fault_err) {
