@@ -45,7 +45,8 @@ SUBARGS  = B=$(BUILD)/$(1) I=$(INCLUDE) U=$(UNITDIR)
 
 GUEST_INPUTS  := guest/patches/series $(wildcard guest/patches/*.patch) \
 		 $(FRAGMENTS) scripts/build-guest.sh
-INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/*.c) \
+INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/*.c guest/programs/*.h) \
+		 hv/include/segments.h hv/include/layout.h \
 		 scripts/build-initrd.sh
 ISO_INPUTS    := iso/grub.cfg scripts/build-iso.sh
 BENCH_INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/bench/*) \

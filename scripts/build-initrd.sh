@@ -21,9 +21,11 @@ cp "$busybox" "$stage/bin/busybox"
 install -m 0755 "$top/guest/initramfs/init" "$stage/init"
 echo 'PS1="vmi-guest# "' > "$stage/etc/profile"
 
+# -I hv/include: a program that needs a fact of the hypervisor's (its GDT
+# slots, its reserved top) includes the one header that defines it.
 for src in "$top"/guest/programs/*.c; do
 	name=$(basename "$src" .c)
-	gcc -m32 -static -O2 -Wall -Wextra -Werror -o "$stage/tests/$name" "$src" ||
+	gcc -m32 -static -O2 -Wall -Wextra -Werror -I"$top/hv/include" -o "$stage/tests/$name" "$src" ||
 		die "cannot build guest program $name"
 done
 

@@ -16,8 +16,14 @@
  * and at the end "RING3CMP done cases=<n>".
  *
  * Selectors are Linux i386's (arch/x86/include/asm/segment.h): kernel CS
- * 0x60, kernel DS 0x68, user CS 0x73, user DS 0x7b, per-CPU 0xd8; GDT slot
- * 10 (0x50) is unused by Linux and the hypervisor's own code segment.
+ * 0x60, kernel DS 0x68, user CS 0x73, user DS 0x7b, per-CPU 0xd8.  The
+ * hypervisor's own GDT slots and its reserved top of the address space
+ * come from their one definition, hv/include/segments.h and layout.h:
+ * natively the slots are empty (or a TSS) and the top is the kernel's,
+ * so a user program touching either gets a signal, nothing more.
+ *
+ * With ring3cmp=NAME on the kernel command line (vmitest=ring3cmp), only
+ * case NAME runs (only_case.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -25,17 +31,29 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
+#include <asm/ldt.h>
+
+#include <sched.h>
+
+#include "segments.h"
+#include "layout.h"
+
+#define STR(x)	#x
+#define XSTR(x)	STR(x)
+#include "only_case.h"
 
 #define KERNEL_CS	0x60
 #define KERNEL_DS	0x68
 #define USER_CS		0x73
 #define USER_DS		0x7b
 #define KERNEL_PERCPU	0xd8
-#define HV_SLOT_CS	0x50
 
 static int cases;
+static char only[64];
 
 static const char *signame(int sig)
 {
@@ -58,6 +76,8 @@ static void run(const char *name, void (*fn)(long), long arg)
 	int status;
 	pid_t pid;
 
+	if (!only_case_runs(only, name))
+		return;
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -304,6 +324,67 @@ static void ldt_beyond_limit(long unused)
 	load_ds(0x3f);
 }
 
+/* LDT entry 1 based in the reserved top (layout.h), or expand-down from
+ * the guest's space across it: a read through fs:0 (fs:0x1000 for the
+ * expand-down one, linear reserved top + 0x1000) is a user access there. */
+static void ldt_reserved_top(long expand_down)
+{
+	struct user_desc_raw d = { .entry_number = 1, .base_addr = HV_TOP_RESERVED_BASE,
+				   .limit = 0xfffff, .flags = LDT_32BIT | LDT_PAGES };
+	uint32_t r, off = 0;
+
+	if (expand_down) {
+		/* Expand-down, limit 0: offsets 1..4 GiB-1 from base. */
+		d.base_addr = HV_TOP_RESERVED_BASE - HV_PAGE_SIZE;
+		d.limit = 0;
+		d.flags = LDT_32BIT | LDT_PAGES | LDT_CONTENTS(1);
+		off = 2 * HV_PAGE_SIZE;
+	}
+	if (syscall(SYS_modify_ldt, 1, &d, sizeof(d)) != 0)
+		_exit(errno);
+	__asm__ volatile("movw %w1, %%fs\n\tmovl %%fs:(%2), %0" : "=r"(r) : "r"(0xf), "r"(off) : "memory");
+}
+
+/* ss through LDT entry 1 (flat data, selector 0xf) across system calls
+ * and whatever interrupts come: the kernel, and under vmi-hv the
+ * hypervisor, return to a user frame whose SS is in the LDT. */
+static void ldt_ss_syscalls(long unused)
+{
+	uint32_t ss;
+
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	__asm__ volatile("movw %%ss, %%bx\n\t"
+			 "movw %w2, %%ss\n\t"
+			 "movl $20000, %%esi\n"
+			 "1:\tmovl %3, %%eax\n\t"
+			 "int $0x80\n\t"
+			 "decl %%esi\n\t"
+			 "jnz 1b\n\t"
+			 "movw %%ss, %w0\n\t"
+			 "movw %%bx, %%ss" : "=&r"(ss), "=&b"(unused) : "r"(0xf), "i"(SYS_getppid)
+			 : "eax", "esi", "memory");
+	_exit((ss & 0xffff) == 0xf ? 0 : 1);
+}
+
+/* fs through LDT entry 1 across sched_yield (context switches): the
+ * kernel reloads it, and the LDT, for this task each time. */
+static void ldt_fs_yield(long unused)
+{
+	static volatile uint32_t word = 4242;
+	uint32_t r = 0;
+
+	(void)unused;
+	ldt_write(LDT_DATA_E1);
+	__asm__ volatile("movw %w0, %%fs" : : "r"(0xf));
+	for (int i = 0; i < 200; i++) {
+		sched_yield();
+		__asm__ volatile("movl %%fs:%1, %0" : "=r"(r) : "m"(word));
+		if (r != 4242)
+			_exit(3);
+	}
+}
+
 static void ldt_read(long unused)
 {
 	uint8_t buf[64];
@@ -348,6 +429,200 @@ static void prefixed_int80(long prefix)
 		_exit(101);
 }
 
+/* --- the hypervisor's reserved top of the address space --- */
+
+static void read_at(long lin) { (void)*(volatile uint32_t *)lin; }
+static void write_at(long lin) { *(volatile uint32_t *)lin = 0x5a5a5a5a; }
+static void jump_to(long lin) { ((void (*)(void))lin)(); }
+
+/* --- EFLAGS bits a user program may set, and what it reads back --- */
+
+#define FL_TF	0x00000100u
+#define FL_IOPL	0x00003000u
+#define FL_NT	0x00004000u
+#define FL_AC	0x00040000u
+#define FL_ID	0x00200000u
+
+static uint32_t get_flags(void)
+{
+	uint32_t f;
+
+	__asm__ volatile("pushfl; popl %0" : "=r"(f));
+	return f;
+}
+
+static void set_flags(uint32_t f) { __asm__ volatile("pushl %0; popfl" : : "r"(f) : "cc", "memory"); }
+
+/* popf with bit(s) `bits` set, then a system call (through the kernel
+ * and its return) and a fork, whose child starts with the parent's flags
+ * and takes a hidden page fault at its first touch of the copied stack
+ * (which the hypervisor fills and resumes without the guest).  Exit 0 if
+ * the bits survived all of it, 1 after the system call, 2 in the child. */
+static void flags_kept(long bits)
+{
+	int status;
+	pid_t pid;
+
+	set_flags(get_flags() | (uint32_t)bits);
+	syscall(SYS_getppid);
+	if ((get_flags() & (uint32_t)bits) != (uint32_t)bits)
+		_exit(1);
+	pid = fork();
+	if (pid == 0)
+		_exit((get_flags() & (uint32_t)bits) == (uint32_t)bits ? 0 : 2);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		_exit(3);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 4);
+}
+
+/* popf with NT, then the program's own iret: a task return. */
+static void nt_iret(long unused)
+{
+	(void)unused;
+	set_flags(get_flags() | FL_NT);
+	__asm__ volatile("pushfl\n pushl %%cs\n pushl $1f\n iret\n 1:" : : : "memory");
+}
+
+/* --- set_thread_area: the kernel writes a TLS slot of the GDT --- */
+
+static uint32_t tls_word = 0x1234abcd;
+
+/* A 32-bit TLS segment: contents 0 data, 2 code; not_present; then
+ * loaded into fs and read (data) or called (code). */
+static void tls_segment(long kind)
+{
+	struct user_desc d = {
+		.entry_number = (unsigned)-1, .base_addr = (unsigned)(uintptr_t)&tls_word,
+		.limit = 3, .seg_32bit = 1, .contents = kind == 2 ? 2 : 0,
+		.seg_not_present = kind == 1, .useable = 1,
+	};
+	uint32_t v;
+
+	if (syscall(SYS_set_thread_area, &d) != 0)
+		_exit(errno);
+	__asm__ volatile("movw %w0, %%fs" : : "r"(d.entry_number * 8 + 3));
+	__asm__ volatile("movl %%fs:0, %0" : "=r"(v));
+	_exit(v == tls_word ? 0 : 1);
+}
+
+/* A flat 32-bit TLS code segment, called far: it runs in ring 3. */
+static void tls_code_call(long unused)
+{
+	struct user_desc d = {
+		.entry_number = (unsigned)-1, .base_addr = 0, .limit = 0xfffff,
+		.seg_32bit = 1, .contents = 2, .limit_in_pages = 1, .useable = 1,
+	};
+	uint32_t cs;
+
+	(void)unused;
+	if (syscall(SYS_set_thread_area, &d) != 0)
+		_exit(errno);
+	struct { uint32_t off; uint16_t sel; } __attribute__((packed)) target = { 0, (uint16_t)(d.entry_number * 8 + 3) };
+	__asm__ volatile("movl $1f, %1\n lcall *%1\n jmp 2f\n"
+			 "1: movl %%cs, %0\n lret\n 2:" : "=&r"(cs), "+m"(target) : : "memory");
+	_exit(cs == (uint32_t)(d.entry_number * 8 + 3) ? 0 : 1);
+}
+
+/* --- system calls of the kernel's legacy ring-3 services --- */
+
+static void sys_errno(long nr)
+{
+	long r;
+
+	switch (nr) {
+	case SYS_iopl: r = syscall(nr, 3); break;
+	case SYS_ioperm: r = syscall(nr, 0x80, 1, 1); break;
+	default: r = syscall(nr, 0, 0); break;	/* vm86old, vm86 */
+	}
+	_exit(r == 0 ? 0 : errno);
+}
+
+/* --- ptrace: the kernel writes a traced child's registers --- */
+
+/* A traced grandchild stops; ptrace(SETREGS) sets regs field `which`
+ * (set_field) and continues it; this child exits with the grandchild's
+ * end: its exit status, or 100 + the signal that killed it. */
+static long pt_value;
+
+static void pt_setregs(long which)
+{
+	struct user_regs_struct r;
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		_exit(90);
+	if (ptrace(PTRACE_GETREGS, pid, 0, &r) != 0)
+		_exit(91);
+	switch (which) {
+	case 0: r.xcs = pt_value; break;
+	case 1: r.xss = pt_value; break;
+	case 2: r.xds = pt_value; break;
+	case 3: r.xes = pt_value; break;
+	case 4: r.xfs = pt_value; break;
+	case 5: r.xgs = pt_value; break;
+	case 6: r.eflags = pt_value; break;
+	}
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) != 0) {
+		int e = errno;
+
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		_exit(e);
+	}
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	while (waitpid(pid, &status, 0) == pid && WIFSTOPPED(status))
+		ptrace(PTRACE_CONT, pid, 0, WSTOPSIG(status) == SIGSTOP ? 0 : WSTOPSIG(status));
+	_exit(WIFSIGNALED(status) ? 100 + WTERMSIG(status) : WEXITSTATUS(status));
+}
+
+/* Single-step a traced child through a fixed block (nops, a system
+ * call, nops, exit): the child's exit code is the number of steps whose
+ * EIP was inside the block (TF through the kernel and back). */
+void step_block(void);
+void step_block_end(void);
+__asm__(".text\nstep_block:\n"
+	" nop; nop; nop; nop; nop\n"
+	" movl $" XSTR(SYS_getppid) ", %eax\n int $0x80\n"
+	" nop; nop; nop; nop; nop\n"
+	" movl $" XSTR(SYS_exit) ", %eax\n xorl %ebx, %ebx\n int $0x80\n"
+	"step_block_end:\n");
+
+static void pt_singlestep(long unused)
+{
+	struct user_regs_struct r;
+	int status, steps = 0;
+	pid_t pid = fork();
+
+	(void)unused;
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		step_block();
+		_exit(99);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+		_exit(90);
+	for (int n = 0; n < 100000; n++) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, 0, 0) != 0 || waitpid(pid, &status, 0) != pid)
+			_exit(91);
+		if (!WIFSTOPPED(status))
+			break;
+		if (WSTOPSIG(status) != SIGTRAP)
+			_exit(92);
+		if (ptrace(PTRACE_GETREGS, pid, 0, &r) != 0)
+			_exit(93);
+		if (r.eip >= (long)(uintptr_t)step_block && r.eip < (long)(uintptr_t)step_block_end)
+			steps++;
+	}
+	_exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? steps : 94);
+}
+
 static void drop_privileges(void)
 {
 	if (getuid() != 0)
@@ -362,6 +637,7 @@ int main(void)
 {
 	char name[64];
 
+	only_case_read("ring3cmp", only, sizeof(only));
 	drop_privileges();
 	printf("RING3CMP uid=%d\n", (int)getuid());
 	for (int n = 0; n < 256; n++) {
@@ -374,7 +650,7 @@ int main(void)
 	run("ljmp-kernel-cs", far_jmp_to, KERNEL_CS);
 	run("ljmp-kernel-cs-rpl3", far_jmp_to, KERNEL_CS | 3);
 	run("ljmp-kernel-ds", far_jmp_to, KERNEL_DS);
-	run("ljmp-hv-slot", far_jmp_to, HV_SLOT_CS);
+	run("ljmp-hv-slot", far_jmp_to, HV_CS);
 	run("ljmp-null", far_jmp_to, 0);
 	run("lcall-kernel-cs", far_call_to, KERNEL_CS);
 	run("lcall-kernel-cs-rpl3", far_call_to, KERNEL_CS | 3);
@@ -391,8 +667,8 @@ int main(void)
 	};
 	static const struct { const char *what; long sel; } sels[] = {
 		{ "user-ds", USER_DS }, { "kernel-ds", KERNEL_DS }, { "kernel-ds-rpl3", KERNEL_DS | 3 },
-		{ "kernel-cs", KERNEL_CS }, { "percpu", KERNEL_PERCPU }, { "hv-slot", HV_SLOT_CS + 8 },
-		{ "tss", 0x80 },
+		{ "kernel-cs", KERNEL_CS }, { "percpu", KERNEL_PERCPU }, { "hv-slot", HV_DS },
+		{ "tss", HV_TSS_SEL },
 	};
 	for (unsigned i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
 		for (unsigned j = 0; j < sizeof(sels) / sizeof(sels[0]); j++) {
@@ -451,10 +727,66 @@ int main(void)
 	run("ldt-ss-not-present", ldt_not_present, SEG_REG_SS);
 	run("ldt-beyond-limit", ldt_beyond_limit, 0);
 	run("mov-ds-ldt-without-ldt", load_ds, 0x7);
+	run("ldt-ss-across-syscalls", ldt_ss_syscalls, 0);
+	run("ldt-fs-across-sched_yield", ldt_fs_yield, 0);
+	run("ldt-base-reserved-top", ldt_reserved_top, 0);
+	run("ldt-expand-down-into-reserved-top", ldt_reserved_top, 1);
 
 	run("int80-prefix-66", prefixed_int80, 0x66);
 	run("int80-prefix-3e", prefixed_int80, 0x3e);
 	run("int80-prefix-f3-2e", prefixed_int80, 0xf3);
+
+	/* Its first byte, the switcher (present in the CPU's tables, but
+	 * supervisor-only), the per-vCPU pages, the last page; and the page
+	 * below, the guest's own. */
+	static const long tops[] = {
+		HV_TOP_RESERVED_BASE, HV_SWITCHER_BASE, HV_SWITCHER_VCPU_BASE,
+		(long)(0u - HV_PAGE_SIZE), HV_TOP_RESERVED_BASE - HV_PAGE_SIZE,
+	};
+	static const struct { const char *what; void (*fn)(long); } how[] = {
+		{ "read", read_at }, { "write", write_at }, { "jump", jump_to },
+	};
+	for (unsigned i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+		for (unsigned j = 0; j < sizeof(how) / sizeof(how[0]); j++) {
+			snprintf(name, sizeof(name), "%s-0x%08lx", how[j].what, (unsigned long)tops[i]);
+			run(name, how[j].fn, tops[i]);
+		}
+
+	/* EFLAGS: TF traps after popf; IOPL cannot be raised from ring 3
+	 * (popf leaves it); NT, AC and ID are the program's and stay across
+	 * a system call; NT then makes the program's iret a task return. */
+	run("popf-tf", flags_kept, FL_TF);
+	run("popf-iopl-kept", flags_kept, FL_IOPL);
+	run("popf-nt-kept", flags_kept, FL_NT);
+	run("popf-ac-kept", flags_kept, FL_AC);
+	run("popf-id-kept", flags_kept, FL_ID);
+	run("iret-with-nt", nt_iret, 0);
+
+	run("set_thread_area-data", tls_segment, 0);
+	run("set_thread_area-not-present", tls_segment, 1);
+	run("set_thread_area-code-read", tls_segment, 2);
+	run("set_thread_area-code-lcall", tls_code_call, 0);
+
+	run("iopl-3", sys_errno, SYS_iopl);
+	run("ioperm-0x80", sys_errno, SYS_ioperm);
+	run("vm86old", sys_errno, SYS_vm86old);
+	run("vm86", sys_errno, SYS_vm86);
+
+	/* ptrace(SETREGS) of a traced child: selectors the kernel loads on
+	 * the child's way back to user mode, and every EFLAGS bit. */
+	static const struct { const char *reg; long which; } pregs[] = {
+		{ "cs", 0 }, { "ss", 1 }, { "ds", 2 }, { "es", 3 }, { "fs", 4 }, { "gs", 5 },
+	};
+	static const long psels[] = { HV_CS | 3, HV_DS | 3, HV_TSS_SEL | 3, HV_DFTSS_SEL | 3, KERNEL_CS, KERNEL_DS };
+	for (unsigned i = 0; i < sizeof(pregs) / sizeof(pregs[0]); i++)
+		for (unsigned j = 0; j < sizeof(psels) / sizeof(psels[0]); j++) {
+			snprintf(name, sizeof(name), "ptrace-setregs-%s-0x%lx", pregs[i].reg, psels[j]);
+			pt_value = psels[j];
+			run(name, pt_setregs, pregs[i].which);
+		}
+	pt_value = 0xffffffff;
+	run("ptrace-setregs-eflags-all", pt_setregs, 6);
+	run("ptrace-singlestep", pt_singlestep, 0);
 
 	printf("RING3CMP done cases=%d\n", cases);
 	return 0;

@@ -542,8 +542,9 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 {
 	const bool write = (hw_error & X86_PF_W) != 0;
 	struct shadow_page *pd = record(s, s->current), *pt;
-	uint32_t gpa, gpde, gpte_before, *gpt;
+	uint32_t gpa, gpde, gpte_before, *gpt, spde_before, spte_before;
 	enum vtlb_result r;
+	bool progress;
 
 	if (!pd)
 		return violation(s, out, "page fault at 0x%08x with no page directory loaded", lin);
@@ -552,8 +553,13 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 		if (gpde & PTE_P)
 			return violation(s, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x",
 					 lin, pde_index(lin), gpde);
-		return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
-				 write ? "write" : "access", lin);
+		/* A user access where the guest maps nothing is the guest's
+		 * own #PF, as natively (the walk below finds its PDE absent);
+		 * only the guest kernel promised to keep out (docs/HV.md,
+		 * "Shadow paging after activation"). */
+		if (!(hw_error & X86_PF_U))
+			return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
+					 write ? "write" : "access", lin);
 	}
 	/* Whatever CR4.PSE says: the guest was told there is no PSE. */
 	if ((gpde & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS))
@@ -577,15 +583,25 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	/* The walk may have set A in the PDE and A/D in the PTE: derive both
 	 * shadow entries again. */
 	gpde = guest_table(s, pd->gfn)[pde_index(lin)];
+	spde_before = shadow_table(s, pd)[pde_index(lin)];
 	if (!sync_pde(s, pd, pde_index(lin), gpde, out))
 		return refused(s);
 	if (!(pt = record(s, pd_links(s, pd)[pde_index(lin)])))
 		return violation(s, out, "page fault at 0x%08x: PDE 0x%08x links no page table", lin, gpde);
 	gpt = guest_table(s, pt->gfn);
+	spte_before = shadow_table(s, pt)[pte_index(lin)];
 	shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, gpt[pte_index(lin)]);
 	touch(s, pt);
 
-	if (lin == s->last_fault_lin && hw_error == s->last_fault_err) {
+	/* No progress: the fill left both shadow entries as they were, so
+	 * the CPU will fault here again (a stale TLB entry explains one
+	 * such fill, never nine in a row).  Identical faults that each
+	 * change an entry are progress: each child of a fork fetches its
+	 * first instruction at the same address through a new, not yet
+	 * accessed entry (docs/HV.md, "Shadow paging after activation"). */
+	progress = spde_before != shadow_table(s, pd)[pde_index(lin)] ||
+		   spte_before != shadow_table(s, pt)[pte_index(lin)];
+	if (!progress && lin == s->last_fault_lin && hw_error == s->last_fault_err) {
 		if (++s->repeats > 8)
 			return violation(s, out, "page fault at 0x%08x (error %x) keeps recurring: shadow PDE 0x%08x PTE 0x%08x, guest PDE 0x%08x PTE 0x%08x",
 					 lin, hw_error, shadow_table(s, pd)[pde_index(lin)],

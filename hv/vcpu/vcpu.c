@@ -102,11 +102,18 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 }
 
 /* Real EFLAGS for the guest: IF always on (its IF is virtual), IOPL 0 so
- * that cli/sti/in/out trap, never VM86 or a nested task. */
+ * that cli/sti/in/out trap, never VM86.  NT: never in the guest kernel's
+ * ring (its iret would be a task return); in user mode it is the
+ * program's, which popf sets natively and every exit must keep (docs/HV.md,
+ * "vCPU and world switch"): there its only effect is that the program's
+ * own iret is a task return through our TSS's link, which is 0, so the
+ * CPU raises #TS(0), delivered to the guest as natively. */
 static void sanitize_eflags(struct trap_frame *f)
 {
 	f->eflags |= X86_EFLAGS_IF | X86_EFLAGS_FIXED;
-	f->eflags &= ~(X86_EFLAGS_IOPL | X86_EFLAGS_VM | X86_EFLAGS_NT);
+	f->eflags &= ~(X86_EFLAGS_IOPL | X86_EFLAGS_VM);
+	if ((f->cs & 3) != 3)
+		f->eflags &= ~X86_EFLAGS_NT;
 }
 
 static unsigned frame_cpl(const struct trap_frame *f)

@@ -27,6 +27,7 @@
 #include "guest_stop.h"
 #include "vcpu_desc.h"
 #include "vcpu_mem.h"
+#include "vcpu_shared.h"
 #include "segments.h"
 #include "guest_desc.h"
 #include "console.h"
@@ -157,6 +158,10 @@ enum emul_result vcpu_load_dtr(struct vcpu *v, int which, uint32_t base, uint16_
 		return vcpu_load_gdt(v, base, limit, out);
 	v->idtr.base = base;
 	v->idtr.limit = limit;
+	/* Its vector 0x80 may be a direct gate (vcpu_syscall.c): read the
+	 * new one, whether by SetIDT or a plain lidt, or the CPU would go on
+	 * entering the old IDT's handler. */
+	vcpu_syscall_gate_refresh(v);
 	log_debug("guest lidt base %08x limit %04x", base, limit);
 	return EMUL_OK;
 }
@@ -295,13 +300,21 @@ enum emul_result vcpu_load_seg(struct vcpu *v, struct trap_frame *f, int seg, ui
 	} else {
 		if (idx * 8 + 7 > v->gdtr.limit)
 			return fault(out, X86_VEC_GP, sel & 0xfffc);
-		if (guest_desc_hv_slot(idx))
-			return refuse(out, "segment load of selector 0x%x: GDT slot %u is the hypervisor's", sel, idx);
-		r = read_guest_desc(v, idx, &gd, out);
-		if (r != EMUL_OK)
-			return r;
-		install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
-		d = v->gdt[idx];
+		if (guest_desc_hv_slot(idx)) {
+			/* Ours, never the guest's: it reads as an empty slot,
+			 * #GP(sel) as natively (Linux leaves these slots empty
+			 * or a TSS), whoever asks: the guest kernel's own
+			 * load, or the sigreturn frame of a user program that
+			 * its IRET or exit path loads (docs/HV.md, "Descriptor
+			 * tables"). */
+			d = 0;
+		} else {
+			r = read_guest_desc(v, idx, &gd, out);
+			if (r != EMUL_OK)
+				return r;
+			install(v, idx, gd);	/* the CPU reads memory at every load; so do we */
+			d = v->gdt[idx];
+		}
 	}
 	vector = guest_desc_load_check(d, sel, load_kind(seg), cpl, &loaded);
 	if (vector)

@@ -99,8 +99,13 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 	}
 	new_cs = gate[0] >> 16;
 	offset = (gate[0] & 0xffff) | (gate[1] & 0xffff0000u);
+	/* v->gdt holds our own slots as the CPU has them (our ring-0 code
+	 * segment, our TSS, whose type has the code bit too): to the guest
+	 * they are empty, as is anything beyond its GDT's limit. */
 	if ((new_cs & 4) || (new_cs >> 3) == 0 || (new_cs >> 3) >= HV_GDT_ENTRIES ||
-	    !(v->gdt[new_cs >> 3] & (1ull << 47)) || !(v->gdt[new_cs >> 3] & (1ull << 43))) {
+	    (new_cs | 7) > v->gdtr.limit || guest_desc_hv_slot(new_cs >> 3) ||
+	    !(v->gdt[new_cs >> 3] & DESC_P) || !(v->gdt[new_cs >> 3] & DESC_S) ||
+	    !(DESC_TYPE(v->gdt[new_cs >> 3]) & DESC_TYPE_CODE)) {
 		*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate selector is not a present code segment" };
 		return false;
 	}

@@ -258,14 +258,23 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 	v->paging = gp;
 }
 
+/*
+ * A hardware #PF at cr2.  Whether the access was a user one is the error
+ * code's U bit, not the frame's CPL: at CPL 3 the CPU also makes
+ * supervisor accesses (pushing a frame onto the kernel stack through the
+ * direct int $0x80 gate, vcpu_syscall.c), which the guest's tables must
+ * allow as the kernel's.  The walk, the fill and the error code a guest
+ * #PF carries all follow it.
+ */
 void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 {
+	const unsigned access = (error & X86_PF_U) ? 3 : 1;
 	struct vtlb_outcome out;
 	enum vtlb_result r;
 
 	r = v->shadows_active ?
-		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, cpl, &out) :
-		vtlb_fault(&v->vtlb, &v->paging, cr2, error, cpl, &out);
+		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, access, &out) :
+		vtlb_fault(&v->vtlb, &v->paging, cr2, error, access, &out);
 
 	switch (r) {
 	case VTLB_FILLED:

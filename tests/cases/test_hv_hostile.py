@@ -99,6 +99,33 @@ def h(name):
     return f"tguest=h:{name}"
 
 
+def _hv_selectors():
+    """The hypervisor's GDT selectors (HV_CS, HV_DS, HV_TSS_SEL,
+    HV_DFTSS_SEL), from their one definition, hv/include/segments.h."""
+    with open(os.path.join(paths.ROOT, "hv", "include", "segments.h")) as f:
+        text = f.read()
+    index = {m.group(1): int(m.group(2), 0) for m in re.finditer(r"#define HV_GDT_(\w+)_INDEX\s+(\w+)", text)}
+    return {name: index[slot] << 3 for name, slot in
+            (("HV_CS", "CS"), ("HV_DS", "DS"), ("HV_TSS_SEL", "TSS"), ("HV_DFTSS_SEL", "DFTSS"))}
+
+
+HV_SEL = _hv_selectors()
+
+
+def user(program, case=None):
+    """A Linux user program as the offender: the guest boots with
+    vmitest=program (guest/programs/<program>.c, run from the initrd) and,
+    for the comparison programs, program=case to run that case alone
+    (guest/programs/only_case.h).  The program's line is the diagnostic;
+    the guest reboots when it is done."""
+    return f"vmitest:{program}" + (f" {program}={case}" if case else "")
+
+
+def sigret_hv(reg, sel):
+    """sigretcmp's case: sigreturn with the hypervisor's selector sel (RPL 3) in reg."""
+    return f"{reg}-hv-0x{sel | 3:x}"
+
+
 # (case, what the guest is given, the regex its output must match, how it ends)
 CASES = [
     # ---- descriptors ----
@@ -134,6 +161,40 @@ CASES = [
     ("ring3-kbd-reset", h("ring3-kbd-reset"), DELIVERED % (13, 0) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     ("ring3-debug-exit", h("ring3-debug-exit"), DELIVERED % (13, 0) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     ("ring3-cli-int80", "tguest=user", r"tguest: #GP from ring 3: error 00000000 cs 00000023 ss 0000002b", STOP),
+    # ---- round 2: user programs ----
+    # A Linux user program (uid 65534) gets what it gets natively (the
+    # kernel's iret-error SIGILL for CS and SS; a data selector nulled by
+    # the kernel's fix-up, which glibc's %gs then trips over); its guest
+    # lives on, runs the program to its end and reboots.
+    ("user-read-reserved-top", user("ring3cmp", "read-0xfc000000"), r"read-0xfc000000: signal SIGSEGV\n", REBOOT),
+    ("user-write-reserved-top", user("ring3cmp", "write-0xfc000000"), r"write-0xfc000000: signal SIGSEGV\n", REBOOT),
+    ("user-jump-switcher", user("ring3cmp", "jump-0xffc00000"), r"jump-0xffc00000: signal SIGSEGV\n", REBOOT),
+    ("user-fork-loop-bss", user("forkloop"), r"FORKLOOP forks=1000 rc=0\n(?s:.*)VMITEST-DONE name=forkloop rc=0", REBOOT),
+    ("user-sigreturn-cs-hv-cs", user("sigretcmp", sigret_hv("cs", HV_SEL["HV_CS"])),
+     sigret_hv("cs", HV_SEL["HV_CS"]) + r": SIGILL code 8\n", REBOOT),
+    ("user-sigreturn-ss-hv-ds", user("sigretcmp", sigret_hv("ss", HV_SEL["HV_DS"])),
+     sigret_hv("ss", HV_SEL["HV_DS"]) + r": SIGILL code 8\n", REBOOT),
+    ("user-sigreturn-ds-hv-tss", user("sigretcmp", sigret_hv("ds", HV_SEL["HV_TSS_SEL"])),
+     sigret_hv("ds", HV_SEL["HV_TSS_SEL"]) + r": ok\n", REBOOT),
+    ("user-sigreturn-gs-hv-dftss", user("sigretcmp", sigret_hv("gs", HV_SEL["HV_DFTSS_SEL"])),
+     sigret_hv("gs", HV_SEL["HV_DFTSS_SEL"]) + r": killed SIGSEGV\n", REBOOT),
+    ("user-ptrace-setregs-cs-hv-tss", user("ring3cmp", f"ptrace-setregs-cs-0x{HV_SEL['HV_TSS_SEL'] | 3:x}"),
+     f"ptrace-setregs-cs-0x{HV_SEL['HV_TSS_SEL'] | 3:x}" + r": exit 104\n", REBOOT),    # the tracee: SIGILL
+    ("user-popf-nt-kept", user("ring3cmp", "popf-nt-kept"), r"popf-nt-kept: ok\n", REBOOT),
+    ("user-iret-with-nt", user("ring3cmp", "iret-with-nt"), r"iret-with-nt: signal SIGSEGV\n", REBOOT),
+    ("user-sigreturn-eip-reserved-top", user("sigretcmp", "eip-reserved-top"), r"eip-reserved-top: SIGSEGV code 1\n", REBOOT),
+    # The guest kernel (ring 1) naming the hypervisor's slots, or a TSS,
+    # where a segment belongs: #GP(selector), as in an empty slot.
+    ("farjmp-hv-cs", h("farjmp-hv-cs"), DELIVERED % (13, HV_SEL["HV_CS"]), SHUTDOWN),
+    ("mov-ds-hv-ds", h("mov-ds-hv-ds"), DELIVERED % (13, HV_SEL["HV_DS"]), SHUTDOWN),
+    ("idt-gate-hv-cs", h("idt-gate-hv-cs"), DELIVERED % (13, HV_SEL["HV_CS"]), SHUTDOWN),
+    ("idt-gate-hv-tss", h("idt-gate-hv-tss"), DELIVERED % (13, HV_SEL["HV_TSS_SEL"]), SHUTDOWN),
+    ("idt-gate-tss", h("idt-gate-tss"), DELIVERED % (13, 0x30), SHUTDOWN),
+    # The direct int $0x80 gate's push onto a kernel stack not yet in the
+    # shadow: a supervisor fault at CPL 3, filled as the kernel's access.
+    ("int80-fresh-kstack", h("int80-fresh-kstack"), r"hostile: landed: cs 00000011\n", SHUTDOWN),
+    # ...and not through a gate of an IDT the guest has since replaced by lidt.
+    ("int80-gate-after-lidt", h("int80-gate-after-lidt"), DELIVERED % (11, 0x80 * 8 + 2) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     # ---- TSS, I/O bitmap, UpdateKernelStack, delivery to a bad stack ----
     ("tss-iomap", h("tss-iomap"), DELIVERED % (13, 0) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
     ("tss-esp0-unmapped", h("tss-esp0-unmapped"),
@@ -292,7 +353,13 @@ def boot_pair(t, what, options=""):
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     idle = f"{TGUEST} tguest=idle,{tiny}"
-    if what.startswith("linux:"):
+    if what.startswith("vmitest:"):
+        # A user program of the initrd (user()); QEMU's -initrd doubles commas.
+        t.require(paths.BZIMAGE, paths.INITRD)
+        args = what[len("vmitest:"):].replace(",", ",,")
+        first = f"{paths.BZIMAGE} console=ttyS0,,115200 vmitest={args},{paths.INITRD}"
+        mem = "320"
+    elif what.startswith("linux:"):
         t.require(paths.BZIMAGE, paths.INITRD)
         first = f"{paths.BZIMAGE} console=ttyS0,,115200 vmi_selftest={what[6:]},{paths.INITRD}"
         mem = "320"
@@ -302,7 +369,7 @@ def boot_pair(t, what, options=""):
     # The test guests run under the continuous audit at every page-table
     # notification, so a shadow left stale even for a moment stops the
     # guest there (Linux boots too long for it).
-    audit = [] if what.startswith("linux:") else ["-append", ("audit=every=1 " + options).strip()]
+    audit = [] if what.startswith(("linux:", "vmitest:")) else ["-append", ("audit=every=1 " + options).strip()]
     return t.qemu("-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}", fatal=HV_BROKEN)
 
 
@@ -359,7 +426,7 @@ def run_case(t, name, what, diagnostic, end, options=""):
     q = boot_pair(t, what, options)
     if end == HOLD:
         hold_then_stop(t, q, name, diagnostic)
-    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith("linux:") else 60)
+    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith(("linux:", "vmitest:")) else 60)
     # The second guest may be ready before or after the first one ends.
     if not re.search(r"\[guest2\] idle: waiting for input", q.output):
         q.expect(r"\[guest2\] idle: waiting for input", timeout=60)

@@ -31,6 +31,7 @@
 #include "tguest.h"
 #include "io.h"
 #include "vmi_abi.h"
+#include "segments.h"
 
 #define P	0x001u
 #define W	0x002u
@@ -356,6 +357,45 @@ static void c_gdt_loaded_revoked(void)
 
 static void c_farjmp_user_code(void) { __asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(UCS)); }
 
+/* The hypervisor's own GDT slots (segments.h) and a TSS named where a
+ * code or data segment belongs, with a GDT as long as Linux's (so the
+ * slots are within its limit, empty): natively each is #GP(selector),
+ * which the guest's own handler gets (an IDT gate's: after the #UD it
+ * served). */
+static uint64_t h_gdt_full[HV_GDT_ENTRIES];
+
+static void full_gdt(void)
+{
+	struct dtr g = { sizeof(h_gdt_full) - 1, (uint32_t)h_gdt_full };
+
+	for (unsigned i = 0; i < sizeof(h_gdt) / sizeof(h_gdt[0]); i++)
+		h_gdt_full[i] = h_gdt[i];
+	__asm__ volatile("lgdt %0" : : "m"(g));
+}
+
+static void c_farjmp_hv_cs(void)
+{
+	full_gdt();
+	__asm__ volatile("ljmp %0, $h_ring1_landing" : : "i"(HV_CS));
+}
+
+static void c_mov_ds_hv_ds(void)
+{
+	full_gdt();
+	__asm__ volatile("movw %w0, %%ds" : : "r"(HV_DS));
+}
+
+static void ud_through_gate(uint16_t sel)
+{
+	full_gdt();
+	h_idt[6] = gate(sel, h_stubs[6], 0x8e);
+	__asm__ volatile("ud2");
+}
+
+static void c_idt_gate_hv_cs(void) { ud_through_gate(HV_CS); }
+static void c_idt_gate_hv_tss(void) { ud_through_gate(HV_TSS_SEL); }
+static void c_idt_gate_tss(void) { ud_through_gate(TSS); }
+
 static void c_idt_not_present(void)
 {
 	h_idt[6] &= ~(0x80ull << 40);
@@ -407,6 +447,55 @@ static void c_tss_esp0_unmapped(void)
 {
 	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
 	hc(VMI_CALL_UpdateKernelStack, KDS, 0x3f000000u, 0, 0, 0);
+	to_ring3(u_int80);
+}
+
+/*
+ * The direct int $0x80 gate (vcpu_syscall.c) onto a kernel stack whose
+ * entry the guest has not accessed yet: the CPU, at CPL 3, pushes the
+ * frame with a supervisor write that the shadow does not map yet (error
+ * code 2: no U bit).  The fill must walk the guest's tables as the
+ * kernel's access it is (the page is supervisor-only); walked as a user
+ * access (the frame's CPL) it became a user #PF (error 7) on the kernel
+ * stack.  The handler, at ring 1, lands.
+ */
+static uint8_t h_fresh_kstack[4096] PAGE;
+
+static void c_int80_fresh_kstack(void)
+{
+	struct dtr d = { sizeof(h_idt) - 1, (uint32_t)h_idt };
+
+	if (!(*shared_word(VMI_OFF_vmi_shared_page_features) & VMI_SHARED_F_INT80))
+		say("no direct int $0x80 gate offered; features", *shared_word(VMI_OFF_vmi_shared_page_features));
+	*shared_word(VMI_OFF_vmi_shared_page_guest_flags) |= VMI_SHARED_G_INT80;
+	h_idt[0x80] = gate(KCS, (uint32_t)h_ring1_landing, 0xee);
+	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);	/* the gate is read at SetIDT */
+	/* Supervisor, writable, dirty but not accessed: no shadow entry. */
+	map8((uint32_t)h_pt[0] | P | W | A | 4, (uint32_t)h_fresh_kstack | P | W | D);
+	hc(VMI_CALL_UpdateKernelStack, KDS, FUZZ_LIN(1), 0, 0, 0);
+	to_ring3(u_int80);
+}
+
+/*
+ * The direct int $0x80 gate set up through SetIDT, then a plain lidt of
+ * a second IDT whose vector 0x80 is not present: the CPU reads the IDT
+ * lidt named, so the user's int $0x80 is #NP(0x80 * 8 + 2), not an entry
+ * through the first IDT's gate.
+ */
+static uint64_t h_idt2[256];
+
+static void c_int80_gate_after_lidt(void)
+{
+	struct dtr d = { sizeof(h_idt) - 1, (uint32_t)h_idt }, d2 = { sizeof(h_idt2) - 1, (uint32_t)h_idt2 };
+
+	*shared_word(VMI_OFF_vmi_shared_page_guest_flags) |= VMI_SHARED_G_INT80;
+	h_idt[0x80] = gate(KCS, (uint32_t)h_ring1_landing, 0xee);
+	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
+	hc(VMI_CALL_UpdateKernelStack, KDS, (uint32_t)(h_kstack + sizeof(h_kstack)), 0, 0, 0);
+	for (unsigned v = 0; v < 256; v++)
+		h_idt2[v] = h_idt[v];
+	h_idt2[0x80] &= ~(0x80ull << 40);
+	__asm__ volatile("lidt %0" : : "m"(d2));
 	to_ring3(u_int80);
 }
 
@@ -1011,6 +1100,11 @@ static const struct h_case cases[] = {
 	{ "seg-expand-down", 1, c_seg_expand_down },
 	{ "gdt-loaded-revoked", 0, c_gdt_loaded_revoked },
 	{ "farjmp-user-code", 0, c_farjmp_user_code },
+	{ "farjmp-hv-cs", 0, c_farjmp_hv_cs },
+	{ "mov-ds-hv-ds", 0, c_mov_ds_hv_ds },
+	{ "idt-gate-hv-cs", 0, c_idt_gate_hv_cs },
+	{ "idt-gate-hv-tss", 0, c_idt_gate_hv_tss },
+	{ "idt-gate-tss", 0, c_idt_gate_tss },
 	{ "idt-not-present", 0, c_idt_not_present },
 	{ "idt-task-gate", 0, c_idt_task_gate },
 	{ "idt-16bit-gate", 0, c_idt_16bit_gate },
@@ -1021,6 +1115,8 @@ static const struct h_case cases[] = {
 	{ "ring3-kbd-reset", 0, c_ring3_kbd_reset },
 	{ "ring3-debug-exit", 0, c_ring3_debug_exit },
 	{ "tss-iomap", 0, c_tss_iomap },
+	{ "int80-fresh-kstack", 1, c_int80_fresh_kstack },
+	{ "int80-gate-after-lidt", 0, c_int80_gate_after_lidt },
 	{ "tss-esp0-unmapped", 1, c_tss_esp0_unmapped },
 	{ "ukstack-user-ss", 0, c_ukstack_user_ss },
 	{ "tss-ss0-user", 0, c_tss_ss0_user },

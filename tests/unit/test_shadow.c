@@ -896,6 +896,58 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 }
 
+/* A user access in the reserved top where the guest maps nothing is the
+ * guest's own #PF (natively the kernel's address space), without P even
+ * in the switcher, which the CPU's tables map supervisor-only; the guest
+ * kernel's access, or a guest mapping there, stays a violation. */
+static void user_access_in_the_reserved_top_is_the_guests_fault(void **state)
+{
+	load_world();
+	assert_int_equal(shadow_fault(&s, &gp, 0xFC000000, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_U);
+	assert_int_equal(out.cr2, 0xFC000000);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
+			 VTLB_GUEST_FAULT);
+	assert_int_equal(out.guest_error, X86_PF_W | X86_PF_U);
+	assert_int_equal(s.stats.guest_faults, 2);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFC000000, 0, 1, &out), VTLB_VIOLATION);
+	poke_pde(PD1, 0xFC000000, (4 << 12) | P | W | U | A);
+	assert_int_equal(shadow_fault(&s, &gp, 0xFC000000, X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
+	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
+}
+
+/* fork: each child's copied entry is not accessed, so its first fetch
+ * is the same hidden fault at the same address, again and again; every
+ * fill makes the entry present: progress, never "keeps recurring". */
+static void identical_faults_that_fill_never_stop(void **state)
+{
+	const uint32_t lin = ULIN + 0x4000;
+
+	load_world();
+	for (unsigned i = 0; i < 50; i++) {
+		set_pte(UPT, lin, (26 << 12) | P | W | U);	/* the next child's: old */
+		assert_int_equal(shadow_pte(lin), 0);
+		assert_int_equal(shadow_fault(&s, &gp, lin + 0xe, X86_PF_U, 3, &out), VTLB_FILLED);
+		assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
+	}
+	assert_int_equal(s.stats.fills, 50);
+}
+
+/* A fault the fill cannot change (the shadow entry already is what the
+ * guest's tables say): one is a stale TLB entry; nine more in a row are
+ * no progress, and stop the guest. */
+static void identical_faults_without_progress_stop(void **state)
+{
+	const uint32_t lin = ULIN + 0x10;	/* the world's user page, present and accessed */
+
+	load_world();
+	for (unsigned i = 0; i < 9; i++)
+		assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "keeps recurring"));
+}
+
 /* ---- invlpg ------------------------------------------------------------ */
 
 static void invlpg_rederives_an_edited_entry(void **state)
@@ -1539,6 +1591,9 @@ int main(void)
 		T(fault_on_frame_outside_memory_is_a_violation),
 		T(large_pde_with_guest_pse_is_a_violation),
 		T(mapping_in_the_reserved_top_is_a_violation),
+		T(user_access_in_the_reserved_top_is_the_guests_fault),
+		T(identical_faults_that_fill_never_stop),
+		T(identical_faults_without_progress_stop),
 		T(invlpg_rederives_an_edited_entry),
 		T(audit_of_a_coherent_shadow_is_clean),
 		T(audit_after_releasing_a_linked_table_is_clean),
