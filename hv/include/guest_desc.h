@@ -22,6 +22,60 @@
 #define DESC_TYPE_CONFORMING 0x4	/* code */
 #define DESC_TYPE_RW        0x2	/* data: writable; code: readable */
 #define DESC_TYPE_ACCESSED  0x1
+#define DESC_DB     (1ull << 54)	/* code: 32-bit default operand size */
+/* The type bits in place, for testing a descriptor d directly. */
+#define DESC_CODE_BIT      ((uint64_t)DESC_TYPE_CODE << 40)
+#define DESC_CONFORMING_BIT ((uint64_t)DESC_TYPE_CONFORMING << 40)	/* data: expand-down */
+#define DESC_RW_BIT        ((uint64_t)DESC_TYPE_RW << 40)
+
+/*
+ * An IDT gate (lguest's idt_type/idt_present): the system type is bits
+ * 40-44 with S clear; a 32-bit interrupt gate clears IF, a trap gate
+ * does not; a task gate names a TSS.
+ */
+#define GATE_TASK    0x05
+#define GATE_INT16   0x06
+#define GATE_TRAP16  0x07
+#define GATE_INT32   0x0e
+#define GATE_TRAP32  0x0f
+
+struct gate {
+	uint16_t sel;		/* the handler's code segment */
+	uint32_t offset;	/* the handler's offset in it */
+	unsigned type;		/* GATE_* (or anything else: not a gate) */
+	unsigned dpl;		/* who may reach it with int n */
+	bool present;
+};
+
+static inline struct gate gate_decode(uint64_t g)
+{
+	return (struct gate){
+		.sel = (uint16_t)(g >> 16),
+		.offset = (uint32_t)(g & 0xffff) | (uint32_t)(g >> 32 & 0xffff0000u),
+		.type = (unsigned)(g >> 40) & 0x1f,
+		.dpl = DESC_DPL(g),
+		.present = (g & DESC_P) != 0,
+	};
+}
+
+/* A gate the CPU delivers through at all (task, 16- or 32-bit interrupt or trap). */
+static inline bool gate_is_gate(unsigned type)
+{
+	return type == GATE_TASK || type == GATE_INT16 || type == GATE_TRAP16 ||
+	       type == GATE_INT32 || type == GATE_TRAP32;
+}
+
+/* A 32-bit interrupt or trap gate: what a guest's IDT may use. */
+static inline bool gate_is_32bit(unsigned type)
+{
+	return type == GATE_INT32 || type == GATE_TRAP32;
+}
+
+/* The error code of a fault about IDT entry `vector` (the IDT bit set). */
+static inline uint32_t idt_error(unsigned vector)
+{
+	return vector * 8 + 2;
+}
 
 /* One of the hypervisor's own GDT slots (segments.h), never the guest's. */
 bool guest_desc_hv_slot(unsigned idx);

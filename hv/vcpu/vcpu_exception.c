@@ -52,132 +52,148 @@ static bool contributory(unsigned vector)
 	return vector == X86_VEC_DE || (vector >= X86_VEC_TS && vector <= X86_VEC_GP);
 }
 
+/* A delivery that faults: what the CPU raises instead (the fault
+ * constructor of every step below; always false). */
+static bool delivery_fails(struct delivery_fault *df, unsigned vector, uint32_t error, const char *what)
+{
+	*df = (struct delivery_fault){ vector, error, what };
+	return false;
+}
+
+/*
+ * The gate for vector, read from the guest's IDT and checked in the CPU's
+ * order (SDM, INT n): inside the limit and readable, a gate type at all
+ * (task, 16- or 32-bit interrupt or trap), then the DPL of a software
+ * interrupt, then present.  So int $8 from user space through the
+ * guest's double-fault task gate is #GP, as natively.
+ */
+static bool read_gate(struct vcpu *v, unsigned vector, unsigned soft_len, struct gate *g,
+		      struct delivery_fault *df)
+{
+	const unsigned cpl = v->frame->cs & 3;
+	uint32_t raw[2], pf;
+
+	if (vector * 8 + 7 > v->idtr.limit)
+		return delivery_fails(df, X86_VEC_GP, idt_error(vector), "beyond the IDT limit");
+	if (!vcpu_read_lin(v, v->idtr.base + vector * 8, raw, 8, 1, &pf)) {
+		v->cr2 = v->last_fault_lin;
+		return delivery_fails(df, X86_VEC_PF, pf, "IDT not mapped");
+	}
+	*g = gate_decode((uint64_t)raw[1] << 32 | raw[0]);
+	if (!gate_is_gate(g->type))
+		return delivery_fails(df, X86_VEC_GP, idt_error(vector), "not a gate");
+	/* int n from user space needs a DPL 3 gate; the guest kernel's own
+	 * int n (its CPL 0) may use any gate. */
+	if (soft_len && cpl == 3 && g->dpl < 3)
+		return delivery_fails(df, X86_VEC_GP, idt_error(vector),
+				      "software interrupt through a privileged gate");
+	if (!g->present)
+		return delivery_fails(df, X86_VEC_NP, idt_error(vector), "gate not present");
+	if (!gate_is_32bit(g->type))
+		return delivery_fails(df, X86_VEC_GP, idt_error(vector),
+				      g->type == GATE_TASK ? "task gate (not supported)" :
+				      "not a 32-bit interrupt or trap gate");
+	return true;
+}
+
+/*
+ * The handler's code segment: present code in the guest's GDT, the
+ * offset inside its limit.  v->gdt holds our own slots as the CPU has
+ * them (our ring-0 code segment, our TSS, whose type has the code bit
+ * too): to the guest they are empty, as is anything beyond its GDT's
+ * limit.  Returns the CS the handler runs with (RPL 1, or 3 for a user
+ * code segment, reachable only from ring 3) in *cs.
+ */
+static bool handler_segment(struct vcpu *v, const struct gate *g, uint32_t *cs,
+			    struct delivery_fault *df)
+{
+	const unsigned cpl = v->frame->cs & 3, idx = g->sel >> 3;
+	uint64_t cd;
+
+	if ((g->sel & 4) || idx == 0 || idx >= HV_GDT_ENTRIES ||
+	    ((uint32_t)g->sel | 7) > v->gdtr.limit || guest_desc_hv_slot(idx) ||
+	    !(v->gdt[idx] & DESC_P) || !(v->gdt[idx] & DESC_S) ||
+	    !(DESC_TYPE(v->gdt[idx]) & DESC_TYPE_CODE))
+		return delivery_fails(df, X86_VEC_GP, g->sel & 0xfffc, "gate selector is not a present code segment");
+	cd = v->gdt[idx];
+	/* The CPU checks the handler's offset against the segment limit
+	 * before it pushes anything. */
+	if (g->offset > guest_desc_limit(cd))
+		return delivery_fails(df, X86_VEC_GP, 0, "gate offset beyond the code segment limit");
+	if (DESC_DPL(cd) != 3) {
+		*cs = (g->sel & ~3u) | 1;
+		return true;
+	}
+	/* A handler at the guest's user privilege: same as the caller's,
+	 * only possible from ring 3. */
+	if (cpl != 3)
+		return delivery_fails(df, X86_VEC_GP, g->sel & 0xfffc, "gate to a user code segment");
+	*cs = (g->sel & ~3u) | 3;
+	return true;
+}
+
+/*
+ * The stack a delivery from ring 3 switches to: VMI UpdateKernelStack's,
+ * or the guest TSS's ring-0 one.  The CPU checks the new stack segment
+ * before it pushes: a present writable data segment of the handler's
+ * privilege (the guest's ring 0, our ring 1), else #TS(ss).  Unchecked,
+ * a user segment here gave a frame the switcher cannot resume ("cannot
+ * resume the guest: ss 0029 ...").
+ */
+static bool ring0_stack(struct vcpu *v, uint32_t *ss, uint32_t *esp, struct delivery_fault *df)
+{
+	uint32_t tss[3], pf;	/* link, esp0, ss0 */
+
+	if (v->kernel_ss) {
+		tss[1] = v->kernel_esp;
+		tss[2] = v->kernel_ss;
+	} else if (!v->tr || !vcpu_read_lin(v, v->tr_base, tss, sizeof(tss), 1, &pf)) {
+		return delivery_fails(df, X86_VEC_TS, v->tr & 0xfffc, "no guest TSS for the ring-0 stack");
+	}
+	*esp = tss[1];
+	*ss = (tss[2] & 0xfffc) | 1;
+	if (!vcpu_selector_ok(v, (uint16_t)*ss, SEG_USE_STACK, 1))
+		return delivery_fails(df, X86_VEC_TS, *ss & 0xfffc,
+				      "ring-0 stack segment not a writable ring-0 data segment");
+	return true;
+}
+
 /* One attempt; false with *df filled if delivering faults. */
 static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error,
 			unsigned soft_len, struct delivery_fault *df)
 {
 	struct trap_frame *f = v->frame;
-	uint32_t gate[2], pf, new_cs, offset, esp, ss, eflags;
-	uint32_t stack[EXC_FRAME_MAX_WORDS];
-	unsigned type, dpl, cpl = f->cs & 3, n;
-	uint64_t cd;
-	bool to_ring0_stack = cpl == 3;
+	uint32_t stack[EXC_FRAME_MAX_WORDS], pf, new_cs, esp = f->esp, ss = f->ss;
+	struct gate g;
+	unsigned n;
 
-	if (vector * 8 + 7 > v->idtr.limit) {
-		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "beyond the IDT limit" };
+	if (!read_gate(v, vector, soft_len, &g, df) || !handler_segment(v, &g, &new_cs, df))
 		return false;
-	}
-	if (!vcpu_read_lin(v, v->idtr.base + vector * 8, gate, 8, 1, &pf)) {
-		*df = (struct delivery_fault){ X86_VEC_PF, pf, "IDT not mapped" };
-		v->cr2 = v->last_fault_lin;
-		return false;
-	}
-	type = (gate[1] >> 8) & 0x1f;
-	dpl = (gate[1] >> 13) & 3;
-	/* In the CPU's order (SDM, INT n): a gate type at all (task,
-	 * 16- or 32-bit interrupt or trap), then the DPL of a software
-	 * interrupt, then present.  So int $8 from user space through the
-	 * guest's double-fault task gate is #GP, as natively. */
-	if (type != 0x05 && type != 0x06 && type != 0x07 && type != 0x0e && type != 0x0f) {
-		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "not a gate" };
-		return false;
-	}
-	/* int n from user space needs a DPL 3 gate; the guest kernel's own
-	 * int n (its CPL 0) may use any gate. */
-	if (soft_len && cpl == 3 && dpl < 3) {
-		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2, "software interrupt through a privileged gate" };
-		return false;
-	}
-	if (!(gate[1] & 0x8000)) {
-		*df = (struct delivery_fault){ X86_VEC_NP, vector * 8 + 2, "gate not present" };
-		return false;
-	}
-	if (type != 0x0e && type != 0x0f) {
-		*df = (struct delivery_fault){ X86_VEC_GP, vector * 8 + 2,
-			type == 0x05 ? "task gate (not supported)" : "not a 32-bit interrupt or trap gate" };
-		return false;
-	}
-	new_cs = gate[0] >> 16;
-	offset = (gate[0] & 0xffff) | (gate[1] & 0xffff0000u);
-	/* v->gdt holds our own slots as the CPU has them (our ring-0 code
-	 * segment, our TSS, whose type has the code bit too): to the guest
-	 * they are empty, as is anything beyond its GDT's limit. */
-	if ((new_cs & 4) || (new_cs >> 3) == 0 || (new_cs >> 3) >= HV_GDT_ENTRIES ||
-	    (new_cs | 7) > v->gdtr.limit || guest_desc_hv_slot(new_cs >> 3) ||
-	    !(v->gdt[new_cs >> 3] & DESC_P) || !(v->gdt[new_cs >> 3] & DESC_S) ||
-	    !(DESC_TYPE(v->gdt[new_cs >> 3]) & DESC_TYPE_CODE)) {
-		*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate selector is not a present code segment" };
-		return false;
-	}
-	cd = v->gdt[new_cs >> 3];
-	/* The CPU checks the handler's offset against the segment limit
-	 * before it pushes anything. */
-	if (offset > guest_desc_limit(cd)) {
-		*df = (struct delivery_fault){ X86_VEC_GP, 0, "gate offset beyond the code segment limit" };
-		return false;
-	}
-	if (((cd >> 45) & 3) == 3) {
-		/* A handler at the guest's user privilege: same as the
-		 * caller's, only possible from ring 3. */
-		if (cpl != 3) {
-			*df = (struct delivery_fault){ X86_VEC_GP, new_cs & 0xfffc, "gate to a user code segment" };
-			return false;
-		}
-		to_ring0_stack = false;
-		new_cs = (new_cs & ~3u) | 3;
-	} else {
-		new_cs = (new_cs & ~3u) | 1;
-	}
+	/* From ring 3 to a ring-1 handler: the stack switches. */
+	const bool switch_stack = (f->cs & 3) == 3 && (new_cs & 3) == 1;
 
-	eflags = vcpu_virtual_eflags(v, f->eflags);
-	if (to_ring0_stack) {
-		uint32_t tss[3];	/* link, esp0, ss0 */
-
-		if (v->kernel_ss) {
-			/* VMI UpdateKernelStack told us. */
-			tss[1] = v->kernel_esp;
-			tss[2] = v->kernel_ss;
-		} else if (!v->tr || !vcpu_read_lin(v, v->tr_base, tss, sizeof(tss), 1, &pf)) {
-			*df = (struct delivery_fault){ X86_VEC_TS, v->tr & 0xfffc, "no guest TSS for the ring-0 stack" };
-			return false;
-		}
-		esp = tss[1];
-		ss = (tss[2] & 0xfffc) | 1;
-		/* The CPU checks the new stack segment before it pushes: a
-		 * present writable data segment of the handler's privilege
-		 * (the guest's ring 0, our ring 1), else #TS(ss).  Unchecked,
-		 * a user segment here gave a frame the switcher cannot
-		 * resume ("cannot resume the guest: ss 0029 ..."). */
-		if (!vcpu_selector_ok(v, (uint16_t)ss, SEG_USE_STACK, 1)) {
-			*df = (struct delivery_fault){ X86_VEC_TS, ss & 0xfffc,
-						       "ring-0 stack segment not a writable ring-0 data segment" };
-			return false;
-		}
-	} else {
-		esp = f->esp;
-		ss = f->ss;
-	}
+	if (switch_stack && !ring0_stack(v, &ss, &esp, df))
+		return false;
 	n = exc_frame_build(&(struct exc_frame_in){
-		.stack_switch = to_ring0_stack, .ss = f->ss, .esp = f->esp,
-		.eflags = eflags, .cs = f->cs, .eip = f->eip + soft_len,
+		.stack_switch = switch_stack, .ss = f->ss, .esp = f->esp,
+		.eflags = vcpu_virtual_eflags(v, f->eflags), .cs = f->cs, .eip = f->eip + soft_len,
 		.has_error = has_error, .error = error }, stack);
 	esp -= n * 4;
 	if (!vcpu_write_lin(v, vcpu_seg_base(v, (uint16_t)ss) + esp, stack, n * 4, 1, &pf)) {
-		*df = (struct delivery_fault){ X86_VEC_PF, pf, "guest stack not writable" };
 		v->cr2 = v->last_fault_lin;
-		return false;
+		return delivery_fails(df, X86_VEC_PF, pf, "guest stack not writable");
 	}
 	f->esp = esp;
 	f->ss = ss;
 	f->cs = new_cs;
-	f->eip = offset;
+	f->eip = g.offset;
 	f->eflags &= ~(X86_EFLAGS_TF | X86_EFLAGS_NT | X86_EFLAGS_RF | X86_EFLAGS_VM);
-	if (type == 0x0e)
+	if (g.type == GATE_INT32)
 		v->vif = false;
 	if (vector < X86_NR_EXCEPTIONS)
 		v->stats.reflected_by_vector[vector]++;
 	log_debug("delivered vector %u (error %x) to guest handler %04x:%08x", vector, error,
-		  new_cs, offset);
+		  new_cs, g.offset);
 	return true;
 }
 

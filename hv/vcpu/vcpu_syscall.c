@@ -39,10 +39,6 @@
 #define SYSCALL_VECTOR 0x80
 
 /* guest_desc.h's vocabulary, as bits of the 64-bit descriptor. */
-#define DESC_CODE	((uint64_t)DESC_TYPE_CODE << 40)
-#define DESC_CONFORM	((uint64_t)DESC_TYPE_CONFORMING << 40)	/* data: expand-down */
-#define DESC_RW		((uint64_t)DESC_TYPE_RW << 40)
-#define DESC_DB		(1ull << 54)
 
 /* The guest's IDT entry 0x80 changed, or its IDT did: read it again
  * (0 if it cannot be read: no direct gate). */
@@ -70,8 +66,8 @@ static bool ring1_segment(const struct vcpu *v, uint32_t sel, uint64_t *d)
 /* The direct gate for v as it stands now, or false. */
 static bool direct_gate(const struct vcpu *v, uint16_t *sel, uint32_t *offset, uint32_t *ss1)
 {
-	uint64_t g = v->int80_gate, cd, sd;
-	unsigned type = (unsigned)(g >> 40) & 0x1f;
+	const struct gate g = gate_decode(v->int80_gate);
+	uint64_t cd, sd;
 
 	if (!v->paravirtual || !v->guest->fastpaths ||
 	    !(v->shared->features & VMI_SHARED_F_INT80) ||
@@ -79,15 +75,15 @@ static bool direct_gate(const struct vcpu *v, uint16_t *sel, uint32_t *offset, u
 		return false;
 	/* The guest's own gate: present, DPL 3 (users may call it), a
 	 * 32-bit interrupt or trap gate. */
-	if (!(g & DESC_P) || DESC_DPL(g) != 3 || (type != 0x0e && type != 0x0f))
+	if (!g.present || g.dpl != 3 || !gate_is_32bit(g.type))
 		return false;
-	*sel = (uint16_t)(g >> 16);
-	*offset = (uint32_t)(g & 0xffff) | (uint32_t)(g >> 32 & 0xffff0000u);
-	if (!ring1_segment(v, *sel, &cd) || !(cd & DESC_CODE) || (cd & DESC_CONFORM) ||
+	*sel = g.sel;
+	*offset = g.offset;
+	if (!ring1_segment(v, *sel, &cd) || !(cd & DESC_CODE_BIT) || (cd & DESC_CONFORMING_BIT) ||
 	    !(cd & DESC_DB) || *offset > guest_desc_limit(cd))
 		return false;
-	if (!ring1_segment(v, v->kernel_ss, &sd) || (sd & DESC_CODE) || !(sd & DESC_RW) ||
-	    (sd & DESC_CONFORM))
+	if (!ring1_segment(v, v->kernel_ss, &sd) || (sd & DESC_CODE_BIT) || !(sd & DESC_RW_BIT) ||
+	    (sd & DESC_CONFORMING_BIT))
 		return false;
 	*sel = (uint16_t)((*sel & ~3u) | 1);
 	*ss1 = (v->kernel_ss & ~3u) | 1;
@@ -97,7 +93,7 @@ static bool direct_gate(const struct vcpu *v, uint16_t *sel, uint32_t *offset, u
 /* What direct_gate() decides from (struct int80_inputs, vcpu.h). */
 static void gate_inputs(const struct vcpu *v, struct int80_inputs *in)
 {
-	uint16_t cs = (uint16_t)(v->int80_gate >> 16), ss = (uint16_t)v->kernel_ss;
+	uint16_t cs = gate_decode(v->int80_gate).sel, ss = (uint16_t)v->kernel_ss;
 
 	memset(in, 0, sizeof(*in));	/* no padding left to compare */
 	in->gate = v->int80_gate;
@@ -147,10 +143,10 @@ void vcpu_syscall_gate_install(struct vcpu *v)
  */
 void vcpu_syscall_entry_window(struct vcpu *v, const struct trap_frame *f)
 {
-	unsigned type = (unsigned)(v->int80_gate >> 40) & 0x1f;
+	const struct gate g = gate_decode(v->int80_gate);
 
 	if (v->int80_direct && (f->cs & 3) == 1 && f->eip == v->int80_target &&
-	    (uint16_t)(f->cs & ~3u) == (uint16_t)((v->int80_gate >> 16) & ~3u) && type == 0x0e) {
+	    (uint16_t)(f->cs & ~3u) == (uint16_t)(g.sel & ~3u) && g.type == GATE_INT32) {
 		v->vif = false;
 		v->stats.int80_entry_window++;
 	}
