@@ -164,3 +164,22 @@ def host_qemu_missing(t):
                           env=dict(os.environ, PATH=os.path.join(t.tmpdir, "empty-path")))
     t.check(re.search(r"FAILURE: qemu-system-i386 is not installed: run 'make deps'", proc.stdout),
             f"unclear: {proc.stdout.strip()} {proc.stderr.strip()[-300:]}")
+
+
+@test("host-runner-k-no-match")
+def host_runner_k_no_match(t):
+    """A -k that matches no test (a typo) makes the runner fail, exit
+    status 2, naming the pattern, instead of "0 passed, 0 failed"; one
+    such -k beside a good one fails too."""
+    for args in (["--no-unit", "-k", "no-such-test-anywhere"],
+                 ["--no-unit", "-k", "host-qemu-missing", "-k", "no-such-test-anywhere"]):
+        env = dict(os.environ, VMIHV_TEST_LOGS=os.path.join(t.tmpdir, "runner"))
+        proc = subprocess.run([sys.executable, RUNNER, *args], capture_output=True, text=True,
+                              env=env, timeout=120)
+        out = proc.stdout + proc.stderr
+        with open(t.log_path, "a") as f:
+            f.write(f"# {' '.join(args)}: status {proc.returncode}\n{out}\n")
+        t.check(proc.returncode == 2, f"{' '.join(args)}: exit status {proc.returncode}, expected 2: {out[-300:]}")
+        t.check("no test matches -k 'no-such-test-anywhere'" in proc.stderr,
+                f"{' '.join(args)}: the runner does not name the pattern: {out[-300:]}")
+        t.check("PASS host-qemu-missing" not in out, f"{' '.join(args)}: ran tests before refusing")
