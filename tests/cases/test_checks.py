@@ -3,11 +3,15 @@ own checks the input that an earlier, weaker form of it accepted, and
 the input it must accept, on the host, without QEMU.  A check that can
 let a fault through is a test that cannot fail."""
 
+import glob
+import os
+import re
 import subprocess
 import time
 
-from vmitest import Console, FATAL_PATTERNS, TestFailure, test
+from vmitest import Console, FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import GUEST_STOPPED_LINE
+from guest_end import AUDIT
 
 
 def console_of(t, text, fatal=None):
@@ -57,3 +61,40 @@ def host_check_expect_fatal_before_match(t):
                                r"vmi-hv: stopped \(exit code 6\)", fatal)
     t.check(how == "failure" and "guest stopped: triple fault" in what,
             f"a stop line skipped over: {how} {what!r}")
+
+
+# A number captured right after a greedy wildcard that also matches digits
+# ("[^\n]*(\d+)", ".*(\d+)", ".+(\d+)"): the wildcard takes all the digits
+# but the last, so "10 mismatches" reads as 0.
+GREEDY_BEFORE_NUMBER = re.compile(r"(?:\.|\[\^[^\]]*\])[*+]\(\\d")
+
+
+def greedy_number_captures(text):
+    """(line number, line) of each source line with such a capture."""
+    return [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)
+            if GREEDY_BEFORE_NUMBER.search(line)]
+
+
+@test("host-check-audit-count-regex")
+def host_check_audit_count_regex(t):
+    """The shadow audit line's count of mismatches is read whole: the one
+    definition of the line (guest_end.AUDIT) gives 10 for "10
+    mismatches", and no test in tests/ captures a number right after a
+    greedy wildcard (the lint shown failing on such a regex first)."""
+    line = ("vmi-hv: shadow audit: 3 page directories, 41 page tables, 40960 entries checked, "
+            "10 mismatches (see above)\n")
+    m = re.search(AUDIT, line)
+    t.check(m and m.group(4) == "10", f"guest_end.AUDIT reads {m.group(4) if m else None} mismatches in {line!r}")
+    t.check(greedy_number_captures(r'''q.expect(r"vmi-hv: shadow audit: [^\n]*(\d+) mismatches")'''),
+            "the lint does not see the greedy capture it is for")
+    t.check(not greedy_number_captures(r'''re.findall(r"shadow audit: [^\n]*?(\d+) mismatches")'''),
+            "the lint flags a lazy wildcard")
+    found = []
+    for path in sorted(glob.glob(os.path.join(paths.ROOT, "tests", "**", "*.py"), recursive=True)):
+        with open(path) as f:
+            text = f.read()
+        if os.path.samefile(path, __file__):
+            continue        # its examples
+        found += [f"{os.path.relpath(path, paths.ROOT)}:{n}: {line}" for n, line in greedy_number_captures(text)]
+    t.check(not found, "a number captured after a greedy wildcard (it reads only its last digit): "
+            + "; ".join(found))
