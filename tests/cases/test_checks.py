@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from vmitest import Console, FATAL_PATTERNS, TestFailure, paths, test
-from hvguest import GUEST_STOPPED_LINE
+from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE
 from guest_end import AUDIT
 
 
@@ -98,3 +98,34 @@ def host_check_audit_count_regex(t):
         found += [f"{os.path.relpath(path, paths.ROOT)}:{n}: {line}" for n, line in greedy_number_captures(text)]
     t.check(not found, "a number captured after a greedy wildcard (it reads only its last digit): "
             + "; ".join(found))
+
+
+def blames_guest(reason):
+    return any(re.match(ok, reason) for ok in GUEST_FAULT_STOPS)
+
+
+@test("host-check-guest-stop-allow-list")
+def host_check_guest_stop_allow_list(t):
+    """The fuzzers' allow-list of stop reasons that blame the guest takes
+    the per-call refusals the fuzzers really earn (texts from their runs),
+    and not just any "VMI call N (Name): ..." stop: a reason that says
+    the hypervisor went wrong inside a call must fail them."""
+    guest_faults = [
+        "VMI call 20 (SetCR0): mov to cr0 6000fff0: leaving protected mode",
+        "VMI call 24 (SetCR4): mov to cr4 00000020: PAE (vmi-hv guests are non-PAE)",
+        "VMI call 2 (SetGDT): lgdt: the guest's GDT has 8192 entries, the hypervisor holds 32",
+        "VMI call 9 (SetLDT): lldt 0xf8: GDT slot 31 is the hypervisor's",
+        "VMI call 11 (SetTR) raised exception 13 (error 4), which the call cannot return",
+        "VMI call 85 (INSB): port out 0x5000 (1 bytes) is outside the legacy PC I/O range (0-0x400): "
+        "no device of this guest is there (buffer 00100000, count 1)",
+    ]
+    hv_faults = [
+        "VMI call 9 (SetLDT): load_seg: unknown segment register 7",
+        "VMI call 20 (SetCR0): mov to cr1",
+        "VMI call 11 (SetTR): unsupported instruction 0f 00 d8",
+        "VMI call 2 (SetGDT): x",
+    ]
+    for r in guest_faults:
+        t.check(blames_guest(r), f"a guest's fault not on the allow-list: {r}")
+    for r in hv_faults:
+        t.check(not blames_guest(r), f"the allow-list takes a stop that is not the guest's fault: {r}")
