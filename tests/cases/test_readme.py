@@ -9,7 +9,7 @@ import re
 import subprocess
 
 from vmitest import Console, TestFailure, paths, start_make, stop_group, test
-from hvguest import GUEST_FATAL, MARKER, PROMPT, quiet_console
+from hvguest import EXIT_CODES, GUEST_FATAL, MARKER, PROMPT, quiet_console
 
 
 @test("readme-make-run")
@@ -26,11 +26,20 @@ def readme_make_run(t):
         quiet_console(term)
         term.send("echo readme-$((6*7))\n")
         term.expect(r"\nreadme-42\n", 60)
+        typed = len(term.output)
         term.send("reboot -f\n")
         try:
             status = term.wait_exit(60)
         except TestFailure:
             t.fail("'reboot -f' did not end the make run session")
+        # The session must end the way a reboot does, with no hypervisor
+        # fault on the way out (QEMU ends either way).
+        after = term.output[typed:]
+        for p in GUEST_FATAL:
+            bad = re.search(p, after)
+            t.check(not bad, f"during the reboot: {bad.group(0).strip() if bad else ''}")
+        t.check(re.search(r"vmi-hv: stopped \(exit code %d\): guest reboot" % EXIT_CODES["HV_EXIT_GUEST_REBOOT"], after),
+                f"the session did not end with the hypervisor's guest-reboot stop: {after[-300:]!r}")
         t.note(f"make run: shell under vmi-hv, then 'reboot -f' ended the session (make exit {status})")
     finally:
         stop_group(proc)
