@@ -180,3 +180,22 @@ def host_check_gdb_hv_backtrace(t):
     t.check(not hv_frames(GDB_HV + GDB_GUEST), "frame 0 in the hypervisor, then the guest's frames, passed")
     t.check(not hv_frames(GDB_HV + GDB_GUEST.replace("init/main.c:865", "/src/hv/guest/main.c:865")),
             "the guest's frame #1 counted as the hypervisor's")
+
+
+@test("host-check-bench-failures")
+def host_check_bench_failures(t):
+    """compare-native-vs-hv: a boot whose workloads did not all succeed
+    (microbench's BENCH-END failures=N, a BENCH-FAIL line, its exit
+    status) fails, whichever workload it was; hackbench saying why it did
+    not run is a failure too."""
+    ok = {"mode": "hv", "tests": {"hackbench": {}, "gzip": {}}, "failures": {}, "bench_end_failures": 0,
+          "guest_rc": 0}
+    t.check(not verdicts.bench_problems(ok), f"a good boot: {verdicts.bench_problems(ok)}")
+    gzip_failed = dict(ok, tests={"hackbench": {}}, bench_end_failures=1, guest_rc=1,
+                       failures={"gzip": "/bin/gzip exited with status 1"})
+    t.check(verdicts.bench_problems(gzip_failed), "gzip failed (BENCH-END failures=1) and the boot passed")
+    no_hackbench = dict(ok, tests={"gzip": {}}, bench_end_failures=1, guest_rc=1,
+                        failures={"hackbench": "/usr/bin/hackbench is not in the initramfs"})
+    t.check(verdicts.bench_problems(no_hackbench), "hackbench missing from the initramfs, and the boot passed")
+    no_end = dict(ok, bench_end_failures=None)
+    t.check(verdicts.bench_problems(no_end), "a boot without its BENCH-END line passed")

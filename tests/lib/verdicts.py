@@ -32,3 +32,23 @@ def hv_part_of_gdb(out):
 # A frame of the hypervisor's backtrace beyond frame 0: a function of hv/'s
 # C sources, with its file.
 HV_FRAME = r"#[1-9]\d*\s+0x[0-9a-f]+ in \w+ \([^\n]*\) at \S*/hv/\S+\.c:\d+"
+
+
+def bench_problems(boot):
+    """What went wrong in one boot of the benchmark initramfs (a dict of
+    compare_guest.run_boot()): every workload, micro and macro, must have
+    succeeded, as microbench's own count says (BENCH-END failures=0, exit
+    status 0) and no BENCH-FAIL line; hackbench must have run (not said
+    why it could not)."""
+    problems = []
+    if boot["bench_end_failures"] is None:
+        problems.append("no BENCH-END line")
+    elif boot["bench_end_failures"]:
+        problems.append(f"BENCH-END failures={boot['bench_end_failures']}")
+    for name, why in boot["failures"].items():
+        problems.append(f"{name} failed: {why}")
+    if boot["guest_rc"] != 0:
+        problems.append(f"the benchmark program exited {boot['guest_rc']}")
+    if "hackbench" not in boot["tests"]:
+        problems.append("hackbench did not run")
+    return problems
