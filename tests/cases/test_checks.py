@@ -1,4 +1,4 @@
-"""Checks of the checks (issue 29, item 5): each feeds one of the suite's
+"""Checks of the checks (docs/ARCHITECTURE.md, "Tests"): each feeds one of the suite's
 own checks the input that an earlier, weaker form of it accepted, and
 the input it must accept, on the host, without QEMU.  A check that can
 let a fault through is a test that cannot fail."""

@@ -1,9 +1,7 @@
 """Judgements the QEMU tests make over what they read, as plain functions
 of the figures or text, so that tests/cases/test_checks.py can feed each
-the input that an earlier, weaker form of it accepted (issue 29, item 5).
+the input that an earlier, weaker form of it accepted.
 """
-
-import re
 
 
 def judge_tries(run, tries, always, settled):
