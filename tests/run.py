@@ -8,7 +8,8 @@ as its last line.  Exit status 0 only when nothing failed.
 
     tests/run.py                 everything
     tests/run.py -k native       only tests whose name contains "native"
-                                 (-k may be repeated: any of them)
+                                 (-k may be repeated: any of them; a -k
+                                 that matches no test is an error, exit 2)
     tests/run.py --bench         only the benchmarks: side-by-side figures
     tests/run.py --list          list test names
 Serial logs go to test-logs/NAME.log; the paths of failing tests' logs are printed.
@@ -69,6 +70,12 @@ TAP_NOTE = re.compile(r"^# note: (.*)$")
 
 def selected(name, patterns):
     return not patterns or any(p in name for p in patterns)
+
+
+def unmatched(patterns, names):
+    """The -k patterns that select none of names: a typo would otherwise
+    run nothing and report "0 passed, 0 failed", which reads as a pass."""
+    return [p for p in patterns or [] if not any(p in n for n in names)]
 
 
 def unit_suites():
@@ -202,6 +209,18 @@ def main():
         for name, _, opts in REGISTRY:
             print(name + ("  (benchmark)" if opts.get("bench") else ""))
         return 0
+
+    candidates = [name for name, _, opts in REGISTRY if not args.bench or opts.get("bench")]
+    if not args.no_unit and not args.bench:
+        candidates += [f"unit/{suite}" for suite in unit_suites()]
+    missing = unmatched(args.pattern, candidates)
+    if missing:
+        what = "benchmark" if args.bench else "test"
+        where = " (the unit suites are left out: --no-unit)" if args.no_unit else ""
+        for p in missing:
+            print(f"error: no {what} matches -k {p!r}{where}; tests/run.py --list lists them",
+                  file=sys.stderr)
+        return 2
 
     shutil.rmtree(LOGDIR, ignore_errors=True)
     os.makedirs(LOGDIR)

@@ -164,3 +164,97 @@ def host_qemu_missing(t):
                           env=dict(os.environ, PATH=os.path.join(t.tmpdir, "empty-path")))
     t.check(re.search(r"FAILURE: qemu-system-i386 is not installed: run 'make deps'", proc.stdout),
             f"unclear: {proc.stdout.strip()} {proc.stderr.strip()[-300:]}")
+
+
+@test("host-runner-k-no-match")
+def host_runner_k_no_match(t):
+    """A -k that matches no test (a typo) makes the runner fail, exit
+    status 2, naming the pattern, instead of "0 passed, 0 failed"; one
+    such -k beside a good one fails too."""
+    for args in (["--no-unit", "-k", "no-such-test-anywhere"],
+                 ["--no-unit", "-k", "host-qemu-missing", "-k", "no-such-test-anywhere"]):
+        env = dict(os.environ, VMIHV_TEST_LOGS=os.path.join(t.tmpdir, "runner"))
+        proc = subprocess.run([sys.executable, RUNNER, *args], capture_output=True, text=True,
+                              env=env, timeout=120)
+        out = proc.stdout + proc.stderr
+        with open(t.log_path, "a") as f:
+            f.write(f"# {' '.join(args)}: status {proc.returncode}\n{out}\n")
+        t.check(proc.returncode == 2, f"{' '.join(args)}: exit status {proc.returncode}, expected 2: {out[-300:]}")
+        t.check("no test matches -k 'no-such-test-anywhere'" in proc.stderr,
+                f"{' '.join(args)}: the runner does not name the pattern: {out[-300:]}")
+        t.check("PASS host-qemu-missing" not in out, f"{' '.join(args)}: ran tests before refusing")
+
+
+# What apt-get update says when a mirror is caught mid-sync (seen on a
+# Debian mirror: one i386 security index failed its size check).
+MIRROR_SYNC_INDEX = "http://deb.debian.org/debian-security/dists/bookworm-security/main/binary-i386/Packages.xz"
+MIRROR_SYNC_ERROR = (
+    f"E: Failed to fetch {MIRROR_SYNC_INDEX}  File has unexpected size (188096 != 187696). "
+    "Mirror sync in progress? [IP: 151.101.2.132 80]\n"
+    "   Hashes of expected file:\n"
+    "    - Filesize:187696 [weak]\n"
+    "E: Some index files failed to download. They have been ignored, or old ones used instead.\n")
+
+
+def run_deps_with_fake_apt(t, name, install_status):
+    """scripts/deps.sh with PATH-shimmed dpkg-query (a package missing),
+    id (root), dpkg, apt-get (update fails as on a mirror mid-sync, exit
+    100; install exits install_status) and sleep (no wait).  Returns
+    (exit status, stderr, the apt-get command lines it ran)."""
+    shims = os.path.join(t.tmpdir, name)
+    os.makedirs(shims, exist_ok=True)
+    calls = os.path.join(shims, "apt-get.calls")
+    with open(os.path.join(shims, "mirror-sync.txt"), "w") as f:
+        f.write(MIRROR_SYNC_ERROR)
+    scripts = {
+        "dpkg-query": "#!/bin/sh\nexit 1\n",
+        "id": "#!/bin/sh\n[ \"$1\" = -u ] && echo 0 && exit 0\nexit 1\n",
+        "dpkg": "#!/bin/sh\n[ \"$1\" = --print-foreign-architectures ] && echo i386\nexit 0\n",
+        "sleep": "#!/bin/sh\nexit 0\n",
+        "apt-get": ("#!/bin/sh\n"
+                    f"echo \"$*\" >> '{calls}'\n"
+                    "case \"$1\" in\n"
+                    f"update) cat '{shims}/mirror-sync.txt' >&2; exit 100 ;;\n"
+                    f"install) exit {install_status} ;;\n"
+                    "esac\nexit 1\n"),
+    }
+    for tool, text in scripts.items():
+        path = os.path.join(shims, tool)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+    env = dict(os.environ, PATH=shims + os.pathsep + os.environ["PATH"])
+    proc = subprocess.run(["bash", os.path.join(paths.ROOT, "scripts", "deps.sh")], capture_output=True,
+                          text=True, env=env, timeout=60)
+    with open(t.log_path, "a") as f:
+        f.write(f"# deps.sh, install exits {install_status}: status {proc.returncode}\n"
+                f"{proc.stdout}{proc.stderr}\n")
+    with open(calls) if os.path.exists(calls) else open(os.devnull) as f:
+        apt = f.read().splitlines()
+    return proc.returncode, proc.stderr, apt
+
+
+@test("host-deps-mirror-sync")
+def host_deps_mirror_sync(t):
+    """make deps on a mirror caught mid-sync (apt-get update fails, exit
+    100, one index with "File has unexpected size ... Mirror sync in
+    progress?"): deps.sh tries the update three times, names the index
+    that failed, installs anyway and succeeds.  No real apt is touched."""
+    status, err, apt = run_deps_with_fake_apt(t, "install-works", 0)
+    updates = [c for c in apt if c.startswith("update")]
+    installs = [c for c in apt if c.startswith("install")]
+    t.check(len(updates) == 3, f"{len(updates)} apt-get update attempts, expected 3: {apt}")
+    t.check(MIRROR_SYNC_INDEX in err, f"the failing index is not named on stderr: {err[-400:]}")
+    t.check(len(installs) == 1 and "qemu-system-x86" in installs[0], f"no install after the failed update: {apt}")
+    t.check(status == 0, f"deps.sh exited {status}, expected 0 (the install succeeded): {err[-400:]}")
+
+
+@test("host-deps-install-fails")
+def host_deps_install_fails(t):
+    """The same failed update, and then the install fails too: deps.sh
+    exits non-zero with an error naming what it could not install."""
+    status, err, apt = run_deps_with_fake_apt(t, "install-fails", 100)
+    t.check(status != 0, f"deps.sh exited 0 although the install failed: {err[-400:]}")
+    t.check(re.search(r"deps: error: could not install: .*qemu-system-x86", err),
+            f"no clear error on stderr: {err[-400:]}")
+    t.check(sum(c.startswith("install") for c in apt) == 1, f"apt-get calls: {apt}")

@@ -19,6 +19,7 @@ import re
 from vmitest import FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
                      HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
+from guest_end import audits
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
@@ -463,5 +464,5 @@ def tguest_link_count(t):
     t.check("nothing stopped the link count" not in q.output, "the link count went past its limit")
     not_hurt(t, q)
     stays_responsive(t, q)
-    audits = re.findall(r"vmi-hv: shadow audit: [^\n]*?(\d+) mismatches", q.output)
-    t.check(audits and all(a == "0" for a in audits), f"shadow audit mismatches: {audits}")
+    found = audits(q.output)
+    t.check(found and all(a[3] == 0 for a in found), f"shadow audit mismatches: {found}")

@@ -20,7 +20,8 @@ and, after a stop, the hypervisor answers `s` and `q`.  The figures
 (calls, seeds, shadow operations reached by kind, invariant checks) are
 printed as notes.
 
-`make test` runs SFUZZ_RUNS runs of SFUZZ_CALLS VMI calls (more than 10^5);
+`make test` runs SFUZZ_RUNS runs of SFUZZ_CALLS VMI calls (more than 10^5
+by the hypervisor's own count, its end report's "VMI calls" line);
 `make fuzz` runs more: FUZZ_CALLS=, FUZZ_SEED=, FUZZ_RUNS= (environment
 VMIHV_FUZZ_CALLS, VMIHV_FUZZ_SEED, VMIHV_FUZZ_RUNS).
 """
@@ -34,10 +35,14 @@ from hvguest import GUEST_FAULT_STOPS, GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, STOP, check_invariants
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-# make test: one run per final action (seeds 1-12), 10^5 VMI calls in all
-# (about 10 s under TCG).
-SFUZZ_CALLS = 10000
+# make test: one run per final action (seeds 1-12), at least 10^5 VMI calls
+# in all by the hypervisor's own count (about 30 s under TCG).  About a
+# fifth of the guest's calls go through the ROM's fast path, which queues
+# them on the shared page without a call the hypervisor counts: 13,000 a
+# run make about 10,400 counted.
+SFUZZ_CALLS = 13000
 SFUZZ_RUNS = 12
+MIN_HV_CALLS = 10 ** 5
 SFUZZ_SEED = 1
 AUDIT_EVERY = 8
 # The final actions, by seed % 12 (tguest_sfuzz.c, finals[]).
@@ -72,6 +77,7 @@ def sfuzz_one(t, seed, calls):
             f"seed {seed}: " + (re.findall(r"vmi-hv: guest stopped: shadow audit[^\n]*", q.output) or [""])[0])
     t.check(figures["failed"] == 0, f"seed {seed}: {figures['failed']} of the guest's own checks failed: "
             + "; ".join(re.findall(r"sfuzz: CHECK FAILED: ([^\n]*)", q.output)[:4]))
+    t.check(figures["checks"] > 0, f"seed {seed}: the guest checked nothing: {done.group(1)}")
     m = q.expect(STOP + r"\n|vmi-hv: guest shutdown: [^\n]*\n", timeout=60)
     stopped = m.group(1)
     q.expect(r"vmi-hv: machine frames free: \d+ after", timeout=30)
@@ -93,19 +99,25 @@ def sfuzz_one(t, seed, calls):
     drained = re.search(DRAINED, after)
     cont = re.search(CONTINUOUS, after)
     t.check(cont and cont.group(3) == "0", f"seed {seed}: continuous audit: {cont.group(0) if cont else 'no line'}")
-    return {"seed": seed, "figures": figures, "how": how, "final": final.group(1) if final else "shutdown",
+    t.check(vmi, f"seed {seed}: no VMI calls line in the end report")
+    hv_calls = sum(int(n) for n in re.findall(r"=(\d+)", vmi.group(1)))
+    # The hypervisor saw at least every hypercall the guest says it made.
+    t.check(hv_calls >= figures["hypercalls"],
+            f"seed {seed}: the hypervisor counted {hv_calls} VMI calls, the guest made {figures['hypercalls']} hypercalls")
+    return {"hv_calls": hv_calls, "seed": seed, "figures": figures, "how": how, "final": final.group(1) if final else "shutdown",
             "shadow": ops.group(1) if ops else "", "vmi": vmi.group(1).strip() if vmi else "",
             "drained": int(drained.group(1)) if drained else 0, "inv": inv,
             "continuous": (int(cont.group(1)), int(cont.group(2)))}
 
 
 def run_fuzz(t, seed0, runs, calls):
-    total = checks = invariants = 0
+    total = made = checks = invariants = 0
     start = time.monotonic()
     for i in range(runs):
         r = sfuzz_one(t, seed0 + i, calls)
         f = r["figures"]
-        total += f["hypercalls"] + f["rom"]
+        total += r["hv_calls"]
+        made += f["hypercalls"] + f["rom"]
         checks += f["checks"]
         invariants += 3 + r["inv"]["audits"] + r["continuous"][0]
         t.note(f"seed {r['seed']}: {f['ops']} operations = {f['hypercalls']} hypercalls + {f['rom']} ROM "
@@ -120,17 +132,21 @@ def run_fuzz(t, seed0, runs, calls):
         for k in ("announced", "released", "PTE writes", "PDE writes", "CR3 loads", "invlpg"):
             m = re.search(r"(\d+) " + k, r["shadow"])
             t.check(m and int(m.group(1)) > 0, f"seed {r['seed']}: the fuzz never reached shadow '{k}'")
-    t.note(f"{total} VMI calls in {runs} runs (seeds {seed0}-{seed0 + runs - 1}), {checks} guest checks, "
+    t.note(f"{total} VMI calls by the hypervisor's count ({made} made by the guest, some through the ROM's fast path) "
+           f"in {runs} runs (seeds {seed0}-{seed0 + runs - 1}), {checks} guest checks, "
            f"{invariants} invariant checks, {time.monotonic() - start:.0f} s")
     return total
 
 
 @test("hv-sfuzz-shadow")
 def hv_sfuzz_shadow(t):
-    """At least 10^5 shape-aware calls with paging on and the shadows
-    active (12 seeds, each ending in another final action): no hypervisor
-    fault, the guest's own checks, a clean audit and the machine frames
-    back after every run."""
+    """At least 10^5 shape-aware calls, by the hypervisor's own count,
+    with paging on and the shadows active (12 seeds, each ending in
+    another final action): no hypervisor fault, the guest's own checks
+    (some, and all passed), a clean audit and the machine frames back
+    after every run.  A shorter run asked for by make fuzz (FUZZ_RUNS=1,
+    say) is held to its runs only."""
     seed, runs, calls = settings()
     total = run_fuzz(t, seed, runs, calls)
-    t.check(total >= runs * calls, f"{total} calls, expected at least {runs * calls}")
+    if runs * calls >= SFUZZ_RUNS * SFUZZ_CALLS:
+        t.check(total >= MIN_HV_CALLS, f"the hypervisor counted {total} VMI calls, expected at least {MIN_HV_CALLS}")

@@ -19,6 +19,7 @@ import re
 
 from vmitest import paths, test
 from hvguest import HV_INTERRUPT_VECTORS, MARKER
+from verdicts import judge_tries
 
 CALLS = 100000
 EXITS = re.compile(r"vmi-hv: exits by vector:([^\n]*)\n")
@@ -79,7 +80,9 @@ def guest_caused(vec):
 # on a busy host their timer ticks (about six exits each: the alarm's
 # interrupt, SetAlarm, the 8259's mask, EOI and unmask) can differ by a
 # few dozen.  Noise of that kind is small either way; calls that exit are
-# 100,000 exits or more in every try.  So the try closest to zero counts.
+# 100,000 exits or more in every try.  So for the total of exits the first
+# try under 100 counts; no #GP exit and no IRET hypercall must hold in
+# every try (verdicts.judge_tries).
 TRIES = 3
 
 
@@ -87,14 +90,23 @@ TRIES = 3
 def syscall_no_exit(t):
     """100,000 getppid() calls add no int $0x80 #GP, fewer than 100 IRET
     hypercalls, and fewer than 100 exits the guest caused."""
-    for attempt in range(1, TRIES + 1):
+    def one_try(attempt):
         vec, calls, _, _ = syscall_window(t, fastpaths=True)
         t.note(f"try {attempt}: {CALLS} getppid() add: exits by vector {vec}; VMI calls {calls}; "
                f"{guest_caused(vec)} guest-caused exits in all")
-        if abs(guest_caused(vec)) < 100:
-            break
-    t.check(vec.get(13, 0) == 0, f"{vec.get(13, 0)} #GP exits: int $0x80 still traps")
-    t.check(calls.get("IRET", 0) < 100, f"{calls.get('IRET', 0)} IRET hypercalls: the ROM's IRET is not used")
+        return vec, calls
+
+    def always(figures):
+        # No host load makes int $0x80 trap or the ROM's IRET exit: these
+        # hold on every try, not only on the best one.
+        vec, calls = figures
+        if vec.get(13, 0):
+            yield f"{vec.get(13, 0)} #GP exits: int $0x80 still traps"
+        if calls.get("IRET", 0) >= 100:
+            yield f"{calls.get('IRET', 0)} IRET hypercalls: the ROM's IRET is not used"
+
+    problems, (vec, _) = judge_tries(one_try, TRIES, always, lambda f: abs(guest_caused(f[0])) < 100)
+    t.check(not problems, "; ".join(problems))
     t.check(abs(guest_caused(vec)) < 100, f"{guest_caused(vec)} exits the guest caused for {CALLS} system calls")
 
 

@@ -16,7 +16,7 @@ import os
 import re
 
 from vmitest import HV_FATAL_PATTERNS, paths, test
-from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE, HV_FAULT_STOPS
+from hvguest import GUEST_FAULT_CALL_REASONS, GUEST_FAULT_STOPS, GUEST_STOPPED_LINE, HV_FAULT_STOPS
 
 # A C string literal, and runs of adjacent ones ("a" "b" is one string).
 LITERAL = r'"((?:[^"\\\n]|\\.)*)"'
@@ -75,8 +75,25 @@ def fatal_patterns_match_hv(t):
     lines = [("vmitest.HV_FATAL_PATTERNS", p) for p in HV_FATAL_PATTERNS] + \
             [("hvguest.GUEST_STOPPED_LINE", GUEST_STOPPED_LINE)]
     # Stop reasons are the guest-stop line's text: matched at its start.
+    # A call's reason is printed through "VMI call %u (%s): %s": each of
+    # the reasons must be a string of hv/ on its own, and the composite
+    # allow-list entry matches the format with one of them put in.
+    composite = [p for p in GUEST_FAULT_STOPS if p.endswith("(?:%s)" % "|".join(GUEST_FAULT_CALL_REASONS))]
     reasons = [("hvguest.HV_FAULT_STOPS", p) for p in HV_FAULT_STOPS] + \
-              [("hvguest.GUEST_FAULT_STOPS", p) for p in GUEST_FAULT_STOPS]
+              [("hvguest.GUEST_FAULT_CALL_REASONS", p) for p in GUEST_FAULT_CALL_REASONS] + \
+              [("hvguest.GUEST_FAULT_STOPS", p) for p in GUEST_FAULT_STOPS if p not in composite]
+    t.check(len(composite) == 1, "hvguest.GUEST_FAULT_STOPS has no entry for GUEST_FAULT_CALL_REASONS")
+    for s in strings:
+        if s.startswith("VMI call ") and s.endswith("): x"):
+            call_prefix = s[:-1]
+            break
+    else:
+        t.fail('no "VMI call %u (%s): %s" among the strings of hv/')
+    for r in GUEST_FAULT_CALL_REASONS:
+        example = next((s for s in strings if re.match(r, s)), None)
+        if example:
+            t.check(re.match(composite[0], call_prefix + example),
+                    f"the allow-list entry does not take {call_prefix + example!r}")
     found = lambda p, search, strings: any((re.search if search else re.match)(p, s) for s in strings)
     missing = [(where, p, True) for where, p in lines if not found(p, True, strings)]
     missing += [(where, p, False) for where, p in reasons if not found(p, False, strings)]

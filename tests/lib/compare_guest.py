@@ -112,6 +112,7 @@ def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path):
         while True:
             p = q.expect(PAUSE, timeout=STEP_TIMEOUT)
             if p.group(3) is not None:
+                end_failures = int(p.group(3))
                 break
             if mode == "hv":
                 counts = read_counters(q)
@@ -148,6 +149,8 @@ def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path):
         "cyclictest_us": {"min": int(ct.group(1)), "avg": int(ct.group(2)), "max": int(ct.group(3))}
         if ct else None,
         "failures": dict(BENCH_FAIL.findall(out)),
+        # microbench's own count of the tests and workloads that failed.
+        "bench_end_failures": end_failures,
         "outputs": outputs,
         "guest_rc": int(done.group(1)),
         # As the kernel saw it: the proof that both boots had the same.

@@ -213,6 +213,11 @@ class Console:
 
         Returns the re.Match.  Fails at once when QEMU exits or a fatal line
         (kernel panic, hypervisor fatal error) appears first; fails on timeout.
+        "First" is by position in the output, not by when we looked: a fatal
+        line already in the buffer before the match fails too, though both
+        arrived in one read.  A fatal line that the match itself starts on
+        (a test that waits for a stop line, and declares it fatal otherwise)
+        is the one wanted, not one before it.
         """
         fatal = self.fatal if fatal is None else fatal
         rx = re.compile(pattern)
@@ -222,6 +227,12 @@ class Console:
             while True:
                 m = rx.search(self.output, self.cursor)
                 if m:
+                    line_start = self.output.rfind("\n", 0, m.start()) + 1
+                    for f in fatal_rx:
+                        bad = f.search(self.output, self.cursor, max(line_start, self.cursor))
+                        if bad:
+                            raise TestFailure(f"waiting for /{pattern}/: {bad.group(0).strip()} "
+                                              f"(before the match)")
                     self.cursor = m.end()
                     return m
                 # Whole lines only: a fatal line quoted half-printed would

@@ -1,8 +1,16 @@
 /* Unit tests for the vCPU scheduler and its time accounting
  * (hv/sched/sched.c): turns among equals, weights as shares, halts and
  * wake-ups (a woken vCPU preempts a busy one, but sleeping banks no
- * credit), ended vCPUs, when the scheduler needs the CPU back, and
- * running + halted + stolen == real at every step. */
+ * credit), ended vCPUs, when the scheduler needs the CPU back.
+ *
+ * The accounting is checked against a ledger of the test's own, not
+ * against sums of the scheduler's counters (sched_times() adds up real
+ * from the parts, so running + halted + stolen == real cannot fail): the
+ * test keeps its own clock and, for each vCPU, what the scheduler told
+ * it (who sched_pick() gave the CPU) and what it did itself (halts,
+ * wake-ups, ends), and charges each stretch of time to the state the
+ * vCPU was in.  The scheduler's running, halted and stolen must equal
+ * the ledger's at every check. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,33 +24,112 @@ static struct sched s;
 static struct sched_entity e[3];
 static int owners[3];
 
+/* The test's ledger: per vCPU the state it is in by what the scheduler
+ * said and the test did, and the time charged to each state. */
+enum { L_RUNNING, L_WAITING, L_HALTED, L_ENDED };
+static struct {
+	int state;
+	uint64_t running, waiting, halted;
+} book[3];
+static uint64_t book_now;
+
+static void advance(uint64_t now)
+{
+	assert_true(now >= book_now);	/* the test's own clock never runs back */
+	for (unsigned i = 0; i < s.n; i++) {
+		uint64_t d = now - book_now;
+
+		switch (book[i].state) {
+		case L_RUNNING: book[i].running += d; break;
+		case L_WAITING: book[i].waiting += d; break;
+		case L_HALTED:  book[i].halted += d; break;
+		}
+	}
+	book_now = now;
+}
+
 static void add(unsigned n, const unsigned *weights)
 {
 	sched_init(&s, SLICE);
-	for (unsigned i = 0; i < n; i++)
+	book_now = 0;
+	for (unsigned i = 0; i < n; i++) {
 		assert_true(sched_add(&s, &e[i], &owners[i], weights ? weights[i] : 1, 0));
+		book[i].state = L_WAITING;	/* added runnable, at 0 */
+		book[i].running = book[i].waiting = book[i].halted = 0;
+	}
 }
 
+/* sched_pick(), and into the ledger: the one picked runs, one that ran
+ * and is still runnable waits. */
+static struct sched_entity *pick(uint64_t now)
+{
+	struct sched_entity *p;
+
+	advance(now);
+	p = sched_pick(&s, now);
+	for (unsigned i = 0; i < s.n; i++) {
+		if (p == &e[i])
+			book[i].state = L_RUNNING;
+		else if (book[i].state == L_RUNNING)
+			book[i].state = L_WAITING;
+	}
+	if (!p)
+		for (unsigned i = 0; i < s.n; i++)
+			assert_true(book[i].state != L_WAITING);	/* 0 only when nobody can run */
+	return p;
+}
+
+static void halt(unsigned i, uint64_t now)
+{
+	advance(now);
+	sched_halt(&s, &e[i], now);
+	if (book[i].state != L_ENDED)
+		book[i].state = L_HALTED;
+}
+
+static void wake(unsigned i, uint64_t now)
+{
+	advance(now);
+	sched_wake(&s, &e[i], now);
+	if (book[i].state == L_HALTED)
+		book[i].state = L_WAITING;
+}
+
+static void end(unsigned i, uint64_t now)
+{
+	advance(now);
+	sched_gone(&s, &e[i], now);
+	book[i].state = L_ENDED;
+}
+
+/* The scheduler's accounting at now equals the ledger's; STOLEN is the
+ * waiting, AVAILABLE the rest of the time since it was added. */
 static void exact(uint64_t now)
 {
+	advance(now);
 	for (unsigned i = 0; i < s.n; i++) {
 		struct sched_times t = sched_times(&e[i], now);
+		uint64_t lived = book[i].running + book[i].waiting + book[i].halted;
 
-		assert_int_equal(t.running + t.halted + t.stolen, t.real);
-		if (e[i].state != SCHED_GONE)
-			assert_int_equal(t.real, now - e[i].start);
-		assert_int_equal(sched_available(&e[i], now) + sched_stolen(&e[i], now), now);
+		assert_int_equal(t.running, book[i].running);
+		assert_int_equal(t.halted, book[i].halted);
+		assert_int_equal(t.stolen, book[i].waiting);
+		assert_int_equal(t.real, lived);
+		if (book[i].state != L_ENDED)
+			assert_int_equal(lived, now);	/* added at 0 */
+		assert_int_equal(sched_stolen(&e[i], now), book[i].waiting);
+		assert_int_equal(sched_available(&e[i], now), now - book[i].waiting);
 	}
 }
 
 static void round_robin_turns(void **state)
 {
 	add(3, 0);
-	assert_ptr_equal(sched_pick(&s, 0), &e[0]);
-	assert_ptr_equal(sched_pick(&s, SLICE - 1), &e[0]);	/* still its slice */
-	assert_ptr_equal(sched_pick(&s, SLICE), &e[1]);
-	assert_ptr_equal(sched_pick(&s, 2 * SLICE), &e[2]);
-	assert_ptr_equal(sched_pick(&s, 3 * SLICE), &e[0]);
+	assert_ptr_equal(pick(0), &e[0]);
+	assert_ptr_equal(pick(SLICE - 1), &e[0]);	/* still its slice */
+	assert_ptr_equal(pick(SLICE), &e[1]);
+	assert_ptr_equal(pick(2 * SLICE), &e[2]);
+	assert_ptr_equal(pick(3 * SLICE), &e[0]);
 	assert_ptr_equal(e[0].owner, &owners[0]);
 	exact(3 * SLICE + 5);
 	/* Each waited two slices of the three. */
@@ -56,7 +143,7 @@ static void weights_are_shares(void **state)
 
 	add(2, w);
 	for (int i = 0; i < 400; i++, now += SLICE / 4)
-		sched_pick(&s, now);
+		pick(now);
 	exact(now);
 	/* 3 to 1, to within a slice. */
 	struct sched_times a = sched_times(&e[0], now), b = sched_times(&e[1], now);
@@ -73,7 +160,7 @@ static void weights_two_to_one(void **state)
 
 	add(2, w);
 	for (int i = 0; i < 3000; i++, now += SLICE / 10)
-		sched_pick(&s, now);
+		pick(now);
 	exact(now);
 	struct sched_times a = sched_times(&e[0], now), b = sched_times(&e[1], now);
 	int64_t off = (int64_t)a.running - 2 * (int64_t)b.running;
@@ -88,26 +175,26 @@ static void waking_preempts(void **state)
 	uint64_t now = 0;
 
 	add(2, 0);
-	assert_ptr_equal(sched_pick(&s, now), &e[0]);
-	assert_ptr_equal(sched_pick(&s, now + 1), &e[0]);
+	assert_ptr_equal(pick(now), &e[0]);
+	assert_ptr_equal(pick(++now), &e[0]);
 	/* e[1] starts halted: it was added runnable, so give it one turn. */
-	for (; sched_pick(&s, now) != &e[1]; now += SLICE / 10)
+	for (; pick(now) != &e[1]; now += SLICE / 10)
 		;
-	sched_halt(&s, &e[1], now);
+	halt(1, now);
 	for (int i = 0; i < 50; i++) {
 		now += 3 * SLICE + SLICE / 3;	/* mid-slice of e[0] */
-		assert_ptr_equal(sched_pick(&s, now), &e[0]);
-		sched_wake(&s, &e[1], now);
-		assert_ptr_equal(sched_pick(&s, now), &e[1]);
-		sched_halt(&s, &e[1], now + 7);
-		assert_ptr_equal(sched_pick(&s, now + 7), &e[0]);
+		assert_ptr_equal(pick(now), &e[0]);
+		wake(1, now);
+		assert_ptr_equal(pick(now), &e[1]);
+		halt(1, now + 7);
+		assert_ptr_equal(pick(now + 7), &e[0]);
 		now += 7;
 	}
 	exact(now);
 	assert_int_equal(e[1].preemptions, 50);
 	uint64_t stolen_before = sched_stolen(&e[1], now);
-	sched_wake(&s, &e[1], now + 1);
-	sched_pick(&s, now + 1);
+	wake(1, now + 1);
+	pick(now + 1);
 	assert_int_equal(sched_stolen(&e[1], now + 1), stolen_before);
 }
 
@@ -119,16 +206,16 @@ static void sleeping_banks_no_credit(void **state)
 	uint64_t now = 0, ran0;
 
 	add(2, 0);
-	sched_pick(&s, now);
+	pick(now);
 	now += SLICE;
-	assert_ptr_equal(sched_pick(&s, now), &e[1]);
-	sched_halt(&s, &e[1], now);
+	assert_ptr_equal(pick(now), &e[1]);
+	halt(1, now);
 	for (int i = 0; i < 1000; i++, now += SLICE / 10)
-		assert_ptr_equal(sched_pick(&s, now), &e[0]);
-	sched_wake(&s, &e[1], now);
+		assert_ptr_equal(pick(now), &e[0]);
+	wake(1, now);
 	ran0 = sched_times(&e[0], now).running;
 	for (int i = 0; i < 200; i++, now += SLICE / 10)
-		sched_pick(&s, now);
+		pick(now);
 	/* 20 slices: e[0] at least 9 of them. */
 	assert_true(sched_times(&e[0], now).running - ran0 >= 9 * SLICE);
 	exact(now);
@@ -140,25 +227,25 @@ static void next_event_only_when_contended(void **state)
 {
 	add(2, 0);
 	assert_int_equal(sched_next_event(&s), UINT64_MAX);	/* nobody runs */
-	sched_pick(&s, 0);
+	pick(0);
 	assert_int_equal(sched_next_event(&s), SLICE);		/* e[1] waits */
-	sched_halt(&s, &e[1], 10);				/* never ran: fine */
+	halt(1, 10);				/* never ran: fine */
 	assert_true(sched_next_event(&s) == UINT64_MAX);	/* alone */
-	sched_wake(&s, &e[1], 20);
+	wake(1, 20);
 	assert_true(sched_next_event(&s) <= SLICE);
 }
 
 static void halted_is_not_runnable(void **state)
 {
 	add(2, 0);
-	assert_ptr_equal(sched_pick(&s, 0), &e[0]);
-	sched_halt(&s, &e[0], 100);
-	assert_ptr_equal(sched_pick(&s, 100), &e[1]);
-	sched_halt(&s, &e[1], 200);
-	assert_null(sched_pick(&s, 300));		/* the CPU may sleep */
+	assert_ptr_equal(pick(0), &e[0]);
+	halt(0, 100);
+	assert_ptr_equal(pick(100), &e[1]);
+	halt(1, 200);
+	assert_null(pick(300));		/* the CPU may sleep */
 	exact(400);
-	sched_wake(&s, &e[0], 500);
-	assert_ptr_equal(sched_pick(&s, 500), &e[0]);
+	wake(0, 500);
+	assert_ptr_equal(pick(500), &e[0]);
 	/* e[0]: ran 100, halted 400; never waited. */
 	struct sched_times t = sched_times(&e[0], 500);
 	assert_int_equal(t.running, 100);
@@ -172,11 +259,11 @@ static void halted_is_not_runnable(void **state)
 static void alone_keeps_the_cpu(void **state)
 {
 	add(2, 0);
-	sched_pick(&s, 0);
-	sched_gone(&s, &e[1], 10);
-	sched_gone(&s, &e[1], 20);			/* twice is harmless */
-	for (uint64_t now = 0; now < 10 * SLICE; now += SLICE)
-		assert_ptr_equal(sched_pick(&s, now), &e[0]);
+	pick(0);
+	end(1, 10);
+	end(1, 20);			/* twice is harmless */
+	for (uint64_t now = 20; now < 10 * SLICE; now += SLICE)
+		assert_ptr_equal(pick(now), &e[0]);
 	assert_int_equal(sched_stolen(&e[0], 10 * SLICE), 0);
 	assert_int_equal(sched_times(&e[1], 10 * SLICE).real, 10);	/* its clock stopped */
 	exact(10 * SLICE);

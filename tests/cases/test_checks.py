@@ -1,0 +1,201 @@
+"""Checks of the checks (docs/ARCHITECTURE.md, "Tests"): each feeds one of the suite's
+own checks the input that an earlier, weaker form of it accepted, and
+the input it must accept, on the host, without QEMU.  A check that can
+let a fault through is a test that cannot fail."""
+
+import glob
+import os
+import re
+import subprocess
+import time
+
+from vmitest import Console, FATAL_PATTERNS, TestFailure, paths, test
+from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE
+from guest_end import AUDIT
+import verdicts
+
+
+def console_of(t, text, fatal=None):
+    """A Console on a process that prints text and then lingers."""
+    proc = subprocess.Popen(["sh", "-c", 'printf "%s" "$1"; sleep 5', "sh", text],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return Console(proc, open(t.log_path, "a"), fatal=fatal, name="sh")
+
+
+def expect_outcome(t, text, pattern, fatal=None):
+    """expect(pattern) on a console that printed text (ending in END), once
+    all of it is in the buffer: ("match", its text) or ("failure", why)."""
+    c = console_of(t, text, fatal)
+    try:
+        deadline = time.monotonic() + 10
+        while "END\n" not in c.output and time.monotonic() < deadline:
+            time.sleep(0.05)
+        try:
+            return "match", c.expect(pattern, timeout=10).group(0)
+        except TestFailure as e:
+            return "failure", str(e)
+    finally:
+        c.proc.kill()
+        c.proc.wait()
+        c.log.close()
+
+
+@test("host-check-expect-fatal-before-match")
+def host_check_expect_fatal_before_match(t):
+    """Console.expect: a fatal line already in the buffer before the
+    wanted pattern fails the wait, though both arrived at once; a fatal
+    line after the match does not; a test that waits for a stop line
+    (and declares it fatal otherwise) gets it."""
+    how, what = expect_outcome(t, "vmi-hv: PANIC: shadow lost\nwanted-marker\nEND\n", r"wanted-marker")
+    t.check(how == "failure" and "vmi-hv: PANIC: shadow lost" in what,
+            f"a PANIC before the wanted line: {how} {what!r}")
+    how, what = expect_outcome(t, "wanted-marker\nvmi-hv: PANIC: later\nEND\n", r"wanted-marker")
+    t.check(how == "match", f"a PANIC after the wanted line: {how} {what!r}")
+    fatal = [*FATAL_PATTERNS, GUEST_STOPPED_LINE]
+    how, what = expect_outcome(t, "vmi-hv: guest stopped: triple fault: vector 6\nEND\n",
+                               r"vmi-hv: guest stopped: triple fault", fatal)
+    t.check(how == "match", f"the wanted stop line itself: {how} {what!r}")
+    how, what = expect_outcome(t, "vmi-hv: guest stopped: triple fault: vector 6\nEND\n",
+                               r"triple fault: vector \d+", fatal)
+    t.check(how == "match", f"the wanted part of a stop line: {how} {what!r}")
+    how, what = expect_outcome(t, "vmi-hv: guest stopped: triple fault\nvmi-hv: stopped (exit code 6)\nEND\n",
+                               r"vmi-hv: stopped \(exit code 6\)", fatal)
+    t.check(how == "failure" and "guest stopped: triple fault" in what,
+            f"a stop line skipped over: {how} {what!r}")
+
+
+# A number captured right after a greedy wildcard that also matches digits
+# ("[^\n]*(\d+)", ".*(\d+)", ".+(\d+)"): the wildcard takes all the digits
+# but the last, so "10 mismatches" reads as 0.
+GREEDY_BEFORE_NUMBER = re.compile(r"(?:\.|\[\^[^\]]*\])[*+]\(\\d")
+
+
+def greedy_number_captures(text):
+    """(line number, line) of each source line with such a capture."""
+    return [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)
+            if GREEDY_BEFORE_NUMBER.search(line)]
+
+
+@test("host-check-audit-count-regex")
+def host_check_audit_count_regex(t):
+    """The shadow audit line's count of mismatches is read whole: the one
+    definition of the line (guest_end.AUDIT) gives 10 for "10
+    mismatches", and no test in tests/ captures a number right after a
+    greedy wildcard (the lint shown failing on such a regex first)."""
+    line = ("vmi-hv: shadow audit: 3 page directories, 41 page tables, 40960 entries checked, "
+            "10 mismatches (see above)\n")
+    m = re.search(AUDIT, line)
+    t.check(m and m.group(4) == "10", f"guest_end.AUDIT reads {m.group(4) if m else None} mismatches in {line!r}")
+    t.check(greedy_number_captures(r'''q.expect(r"vmi-hv: shadow audit: [^\n]*(\d+) mismatches")'''),
+            "the lint does not see the greedy capture it is for")
+    t.check(not greedy_number_captures(r'''re.findall(r"shadow audit: [^\n]*?(\d+) mismatches")'''),
+            "the lint flags a lazy wildcard")
+    found = []
+    for path in sorted(glob.glob(os.path.join(paths.ROOT, "tests", "**", "*.py"), recursive=True)):
+        with open(path) as f:
+            text = f.read()
+        if os.path.samefile(path, __file__):
+            continue        # its examples
+        found += [f"{os.path.relpath(path, paths.ROOT)}:{n}: {line}" for n, line in greedy_number_captures(text)]
+    t.check(not found, "a number captured after a greedy wildcard (it reads only its last digit): "
+            + "; ".join(found))
+
+
+def blames_guest(reason):
+    return any(re.match(ok, reason) for ok in GUEST_FAULT_STOPS)
+
+
+@test("host-check-guest-stop-allow-list")
+def host_check_guest_stop_allow_list(t):
+    """The fuzzers' allow-list of stop reasons that blame the guest takes
+    the per-call refusals the fuzzers really earn (texts from their runs),
+    and not just any "VMI call N (Name): ..." stop: a reason that says
+    the hypervisor went wrong inside a call must fail them."""
+    guest_faults = [
+        "VMI call 20 (SetCR0): mov to cr0 6000fff0: leaving protected mode",
+        "VMI call 24 (SetCR4): mov to cr4 00000020: PAE (vmi-hv guests are non-PAE)",
+        "VMI call 2 (SetGDT): lgdt: the guest's GDT has 8192 entries, the hypervisor holds 32",
+        "VMI call 9 (SetLDT): lldt 0xf8: GDT slot 31 is the hypervisor's",
+        "VMI call 11 (SetTR) raised exception 13 (error 4), which the call cannot return",
+        "VMI call 85 (INSB): port out 0x5000 (1 bytes) is outside the legacy PC I/O range (0-0x400): "
+        "no device of this guest is there (buffer 00100000, count 1)",
+    ]
+    hv_faults = [
+        "VMI call 9 (SetLDT): load_seg: unknown segment register 7",
+        "VMI call 20 (SetCR0): mov to cr1",
+        "VMI call 11 (SetTR): unsupported instruction 0f 00 d8",
+        "VMI call 2 (SetGDT): x",
+    ]
+    for r in guest_faults:
+        t.check(blames_guest(r), f"a guest's fault not on the allow-list: {r}")
+    for r in hv_faults:
+        t.check(not blames_guest(r), f"the allow-list takes a stop that is not the guest's fault: {r}")
+
+
+@test("host-check-every-try")
+def host_check_every_try(t):
+    """hv-syscall-no-exit's tries: a #GP exit or IRET hypercall in any try
+    fails, though a later try's noisy total is good; the noisy total alone
+    takes the best of the tries."""
+    def always(f):
+        return [f"{f['gp']} #GP exits"] if f["gp"] else []
+
+    def settled(f):
+        return f["noise"] < 100
+
+    tries = [{"gp": 100000, "noise": 100400}, {"gp": 0, "noise": 12}, {"gp": 0, "noise": 3}]
+    problems, last = verdicts.judge_tries(lambda n: tries[n - 1], 3, always, settled)
+    t.check(problems and "try 1" in problems[0], f"a #GP exit in try 1 passed: {problems}, last {last}")
+    tries = [{"gp": 0, "noise": 400}, {"gp": 0, "noise": 12}, {"gp": 0, "noise": 3}]
+    problems, last = verdicts.judge_tries(lambda n: tries[n - 1], 3, always, settled)
+    t.check(not problems and last["noise"] == 12, f"a noisy first try failed the test: {problems}, last {last}")
+
+
+# gdb's output on the Init stop in the hypervisor, then on the guest's
+# rest_init, as debug-gdb-hypervisor-and-guest reads it.
+GDB_HV = """Breakpoint 1, vcpu_hypercall (v=0x204000) at /work/main/hv/vcpu/hypercall.c:255
+255\t{
+#0  vcpu_hypercall (v=0x204000) at /work/main/hv/vcpu/hypercall.c:255
+"""
+GDB_HV_FRAMES = """#1  0x00107751 in handle_exit (cr2=3239814452, f=0x207fb4, v=0x204000) at /work/main/hv/vcpu/vcpu.c:238
+#2  vcpu_run_once (v=<optimized out>) at /work/main/hv/vcpu/vcpu.c:302
+"""
+GDB_GUEST = """Breakpoint 2 at 0xc113e2a0: file init/main.c, line 665.
+
+Breakpoint 2, rest_init () at init/main.c:665
+#0  rest_init () at init/main.c:665
+#1  0xc124f841 in arch_call_rest_init () at init/main.c:865
+#2  0xc124fd02 in start_kernel () at init/main.c:1113
+"""
+
+
+@test("host-check-gdb-hv-backtrace")
+def host_check_gdb_hv_backtrace(t):
+    """debug-gdb-hypervisor-and-guest looks for the hypervisor's backtrace
+    in what gdb printed at the hypervisor stop, not in the guest's later
+    one: a hypervisor backtrace of frame 0 alone fails."""
+    def hv_frames(out):
+        return re.search(verdicts.HV_FRAME, verdicts.hv_part_of_gdb(out))
+    t.check(hv_frames(GDB_HV + GDB_HV_FRAMES + GDB_GUEST), "a real hypervisor backtrace is not seen")
+    t.check(not hv_frames(GDB_HV + GDB_GUEST), "frame 0 in the hypervisor, then the guest's frames, passed")
+    t.check(not hv_frames(GDB_HV + GDB_GUEST.replace("init/main.c:865", "/src/hv/guest/main.c:865")),
+            "the guest's frame #1 counted as the hypervisor's")
+
+
+@test("host-check-bench-failures")
+def host_check_bench_failures(t):
+    """compare-native-vs-hv: a boot whose workloads did not all succeed
+    (microbench's BENCH-END failures=N, a BENCH-FAIL line, its exit
+    status) fails, whichever workload it was; hackbench saying why it did
+    not run is a failure too."""
+    ok = {"mode": "hv", "tests": {"hackbench": {}, "gzip": {}}, "failures": {}, "bench_end_failures": 0,
+          "guest_rc": 0}
+    t.check(not verdicts.bench_problems(ok), f"a good boot: {verdicts.bench_problems(ok)}")
+    gzip_failed = dict(ok, tests={"hackbench": {}}, bench_end_failures=1, guest_rc=1,
+                       failures={"gzip": "/bin/gzip exited with status 1"})
+    t.check(verdicts.bench_problems(gzip_failed), "gzip failed (BENCH-END failures=1) and the boot passed")
+    no_hackbench = dict(ok, tests={"gzip": {}}, bench_end_failures=1, guest_rc=1,
+                        failures={"hackbench": "/usr/bin/hackbench is not in the initramfs"})
+    t.check(verdicts.bench_problems(no_hackbench), "hackbench missing from the initramfs, and the boot passed")
+    no_end = dict(ok, bench_end_failures=None)
+    t.check(verdicts.bench_problems(no_end), "a boot without its BENCH-END line passed")
