@@ -242,6 +242,15 @@ CASES = [
     # 2^32-1 bytes from 8 MiB: 2048 batches, then the #PF where the map ends.
     ("str-huge-count", h("str-huge-count"),
      DELIVERED % (14, 0) + r"eip %08x cs 00000011 cr2 01000000" % slot_int("OUTSB"), SHUTDOWN),
+    # ---- round 2: floods and consoles ----
+    # Rates a guest controls (docs/HV.md): an alarm period or expiry
+    # nearer than 100 us is raised to it, so at most 1,000 alarm
+    # interrupts in 100 ms (hex 3e8; the regex allows up to 3ff).
+    ("alarm-flood", "tguest=f:alarm-flood",
+     r"vmi-hv: guest guest1: SetAlarm \(flags 100\) period 1 cycles, expiry \d+: raised to the minimum, 100 us\n"
+     r"(?s:.*)floods: 300 ms with a period-1 alarm and IRQ0 masked", SHUTDOWN),
+    ("alarm-taken", "tguest=f:alarm-taken", r"floods: alarm interrupts taken in 100 ms: 00000[0-3][0-9a-f]{2}\n", SHUTDOWN),
+    ("alarm-past", "tguest=f:alarm-past", r"floods: past one-shot alarm interrupts in 100 ms: 00000[0-3][0-9a-f]{2}\n", SHUTDOWN),
     # ---- Linux, vmi_selftest= (guest patch 0020) ----
     ("linux-bad-descriptor", "linux:bad-descriptor", STOPPED + r"WriteGDTEntry 28 \(selector 0xe0\): system descriptor type 0xc ", STOP),
     ("linux-outside-frame", "linux:outside-frame",

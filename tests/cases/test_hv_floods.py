@@ -1,0 +1,83 @@
+"""Rates a guest controls (docs/HV.md, "Rates a guest controls"): the
+alarm flood measured.
+
+The victim (tguest=busy, guest 2) counts loops in 200 ms windows of TSC
+time, beside a neighbour that halts with IRQ0 masked (tguest=f:partner),
+then beside the same neighbour with a periodic alarm of period 1 cycle
+armed (tguest=f:partner-flood).  The hypervisor raises the period to its
+minimum and spends no timer interrupt on an alarm whose IRQ0 request is
+still latched, so the victim's throughput beside the flood stays within
+10% of its throughput beside the quiet neighbour (the issue's
+requirement).  Boots alternate, three of each, and each side's median
+window counts (the host is shared and its load moves single windows by
+a quarter either way); the figures are printed.  The hostile suite runs the flood cases themselves
+(block "floods and consoles" in test_hv_hostile.py).
+"""
+
+import os
+import re
+import statistics
+
+from vmitest import paths, test
+from guest_end import HV_BROKEN, check_invariants
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
+WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
+RAISED = (r"vmi-hv: guest guest1: SetAlarm \(flags 100\) period 1 cycles, expiry \d+: "
+          r"raised to the minimum, 100 us")
+
+
+def victim_beside(t, partner):
+    """One boot: the partner as guest 1, the victim as guest 2; returns the
+    victim's loop counts (the first window left out: the partner may still
+    be starting) and the hypervisor's timer interrupts during the windows."""
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-initrd",
+               f"{TGUEST} tguest=f:{partner},{tiny},{TGUEST} tguest=busy,{tiny}", fatal=HV_BROKEN)
+    q.expect(r"\[guest2\] busy: window 00000000", timeout=120)
+    q.send("\x1ds")
+    m0 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
+    q.expect(r"\[guest2\] busy: done", timeout=120)
+    q.send("\x1ds")
+    m1 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
+    loops = [int(m.group(2), 16) for m in re.finditer(WINDOW, q.output)][1:]
+    ms = int(m1.group(1)) - int(m0.group(1))
+    irqs = int(m1.group(2)) - int(m0.group(2))
+    # The partner takes the byte and shuts down; with no guest left the
+    # hypervisor ends.
+    q.send("x")
+    q.expect(r"\[guest1\] floods: partner got a byte", timeout=60)
+    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=60)
+    q.wait_exit(timeout=60)
+    check_invariants(t, q.output, partner)
+    t.check(len(loops) == 7, f"{partner}: {len(loops)} windows counted, expected 7")
+    flood = partner.endswith("flood")
+    t.check(bool(re.search(RAISED, q.output)) == flood,
+            f"{partner}: the period-1 alarm was {'not ' if flood else ''}reported raised")
+    return loops, irqs * 1000 // max(ms, 1)
+
+
+@test("hv-alarm-flood-throughput")
+def hv_alarm_flood_throughput(t):
+    """The victim's median 200 ms window beside a guest flooding alarms with
+    IRQ0 masked is within 10% of its best beside the same guest quiet."""
+    t.require(paths.HV_ELF, TGUEST)
+    windows = {"partner": [], "partner-flood": []}
+    rates = {"partner": [], "partner-flood": []}
+    for _ in range(3):
+        for partner in windows:
+            loops, irq_rate = victim_beside(t, partner)
+            windows[partner] += loops
+            rates[partner].append(irq_rate)
+            t.note(f"beside {partner}: loops per window {loops}; {irq_rate} hypervisor timer interrupts per second")
+    med = {p: statistics.median(w) if w else 0 for p, w in windows.items()}
+    ratio = med["partner-flood"] / max(med["partner"], 1)
+    t.note(f"victim throughput (median loops per 200 ms) beside the alarm flood / beside the quiet guest: "
+           f"{med['partner-flood']:.0f} / {med['partner']:.0f} = {ratio:.3f} (required >= 0.90)")
+    t.check(ratio >= 0.9, f"victim throughput ratio {ratio:.3f} beside the alarm flood, required >= 0.90")
+    # What the ratio rests on, free of the host's load: the flood costs
+    # the hypervisor no timer interrupts (at most one per minimum period
+    # would be 10,000 a second).
+    t.check(max(rates["partner-flood"]) <= max(rates["partner"]) + 100,
+            f"hypervisor timer interrupts per second beside the flood {rates['partner-flood']}, "
+            f"beside the quiet guest {rates['partner']}")
