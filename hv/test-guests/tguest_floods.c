@@ -192,6 +192,24 @@ static void c_alarm_past(void)
 	shutdown();
 }
 
+/* ---- the console: forged labels and cursor moves -------------------------- */
+
+/* Lines that would, on a terminal, rewrite our "[guest1] " label as
+ * guest 2's, erase the row, climb onto the line above and forge a
+ * hypervisor line, back over the label, or hide the text that follows. */
+static void c_console_forge(void)
+{
+	f_env(0);
+	puts("floods: forged\r[guest2] idle: got z\n");
+	puts("floods: \x1b[2K\x1b[1G[guest2] idle: got z\n");
+	puts("\x1b[1A\x1b[2Kvmi-hv: guest stopped: forged\n");
+	puts("\b\b\b[guest2] idle: got z\n");
+	puts("floods: \x1b[6nquery dropped, \x1b[1;31mred\x1b[0m kept, \x1b[8mhidden\n");
+	puts("floods: \x1b" "c reset, \x1b]0;title\a, \f form feed\n");
+	puts("floods: forged lines written\n");
+	shutdown();
+}
+
 /* ---- the throughput test's guests ----------------------------------------------- */
 
 static void partner(int flood)
@@ -246,6 +264,7 @@ static const struct {
 	{ "alarm-flood", c_alarm_flood },
 	{ "alarm-taken", c_alarm_taken },
 	{ "alarm-past", c_alarm_past },
+	{ "console-forge", c_console_forge },
 };
 
 int floods_main(const char *cmdline)

@@ -251,6 +251,20 @@ CASES = [
      r"(?s:.*)floods: 300 ms with a period-1 alarm and IRQ0 masked", SHUTDOWN),
     ("alarm-taken", "tguest=f:alarm-taken", r"floods: alarm interrupts taken in 100 ms: 00000[0-3][0-9a-f]{2}\n", SHUTDOWN),
     ("alarm-past", "tguest=f:alarm-past", r"floods: past one-shot alarm interrupts in 100 ms: 00000[0-3][0-9a-f]{2}\n", SHUTDOWN),
+    # Guest output cannot move the cursor off its own text (docs/HV.md,
+    # "The consoles"): a bare CR writes the true label again (the runner
+    # drops CRs from the output: "forged[guest1] [guest2]"), other
+    # cursor moves and erases show as caret notation, BS stops at the
+    # label (the first shows as ^H, the next two go back over it),
+    # colours stay and are reset at the line's end.
+    ("console-forge", "tguest=f:console-forge",
+     r"\[guest1\] floods: forged\[guest1\] \[guest2\] idle: got z\n"
+     r"(?s:.*)\[guest1\] floods: \^\[\[2K\^\[\[1G\[guest2\] idle: got z\n"
+     r"(?s:.*)\[guest1\] \^\[\[1A\^\[\[2Kvmi-hv: guest stopped: forged\n"
+     r"(?s:.*)\[guest1\] \^H\x08\x08\[guest2\] idle: got z\n"
+     r"(?s:.*)\[guest1\] floods: query dropped, \x1b\[1;31mred\x1b\[0m kept, \x1b\[8mhidden\n\x1b\[0m"
+     r"(?s:.*)\[guest1\] floods: \^\[c reset, \^\[\]0;title\x07, \^L form feed\n"
+     r"(?s:.*)\[guest1\] floods: forged lines written", SHUTDOWN),
     # ---- Linux, vmi_selftest= (guest patch 0020) ----
     ("linux-bad-descriptor", "linux:bad-descriptor", STOPPED + r"WriteGDTEntry 28 \(selector 0xe0\): system descriptor type 0xc ", STOP),
     ("linux-outside-frame", "linux:outside-frame",
