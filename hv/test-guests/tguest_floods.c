@@ -210,6 +210,38 @@ static void c_console_forge(void)
 	shutdown();
 }
 
+/* ---- the x87: an unmasked exception is #MF ---------------------------------- */
+void f_mf(void);
+void f_mf_report(uint32_t eip);
+__asm__(".text\n"
+	"f_mf:\n"
+	"	pushl (%esp)\n"	/* the faulting eip */
+	"	call f_mf_report\n");
+
+void f_mf_report(uint32_t eip)
+{
+	uint16_t sw;
+
+	__asm__ volatile("fnstsw %0" : "=m"(sw));
+	say("#MF delivered: fsw", sw);
+	say("#MF at eip", eip);
+	shutdown();
+}
+
+/* 1/0 with the zero-divide exception unmasked, then fwait: #MF. */
+static void c_x87_mf(void)
+{
+	static const uint16_t cw = 0x037b;	/* ZM clear */
+	static const uint32_t one = 1, zero = 0;
+
+	f_idt[16] = gate((uint32_t)f_mf);
+	f_env(0);
+	__asm__ volatile("fninit\n\tfldcw %0" : : "m"(cw));
+	__asm__ volatile("fildl %0\n\tfidivl %1\n\tfwait" : : "m"(one), "m"(zero));
+	puts("floods: no #MF after fwait\n");
+	shutdown();
+}
+
 /* ---- the throughput test's guests ----------------------------------------------- */
 
 static void partner(int flood)
@@ -265,6 +297,7 @@ static const struct {
 	{ "alarm-taken", c_alarm_taken },
 	{ "alarm-past", c_alarm_past },
 	{ "console-forge", c_console_forge },
+	{ "x87-mf", c_x87_mf },
 };
 
 int floods_main(const char *cmdline)

@@ -1,5 +1,6 @@
 """Rates a guest controls (docs/HV.md, "Rates a guest controls"): the
-alarm flood measured.
+alarm flood measured; and the x87's exceptions reaching a user program
+(hv-fpexcept-vs-native).
 
 The victim (tguest=busy, guest 2) counts loops in 200 ms windows of TSC
 time, beside a neighbour that halts with IRQ0 masked (tguest=f:partner),
@@ -18,8 +19,9 @@ import os
 import re
 import statistics
 
-from vmitest import paths, test
+from vmitest import FATAL_PATTERNS, paths, test
 from guest_end import HV_BROKEN, check_invariants
+from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
@@ -81,3 +83,26 @@ def hv_alarm_flood_throughput(t):
     t.check(max(rates["partner-flood"]) <= max(rates["partner"]) + 100,
             f"hypervisor timer interrupts per second beside the flood {rates['partner-flood']}, "
             f"beside the quiet guest {rates['partner']}")
+
+
+@test("hv-fpexcept-vs-native")
+def hv_fpexcept_vs_native(t):
+    """/tests/fpexcept (guest/programs/fpexcept.c) natively and under
+    vmi-hv: unmasked x87 divide-by-zero and invalid operation, one pending
+    across a system call, SSE and integer divide by zero, each in its own
+    child; the outputs are identical line by line, SIGFPE with the
+    exception's code where natively (CR0.NE: #MF, not the lost IRQ13)."""
+    fatal = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*", r"Kernel panic[^\n]*"]
+    native = boot_native(t, fatal=fatal)
+    native_lines = program_lines(t, native, "native", "/tests/fpexcept", "FPEXCEPT start")
+    native.kill()
+    q = boot_hv(t, fatal=fatal)
+    quiet_console(q)
+    hv_lines = program_lines(t, q, "vmi-hv", "/tests/fpexcept", "FPEXCEPT start")
+    t.check(any("x87 divide by zero unmasked: SIGFPE code 3" == line for line in native_lines),
+            f"natively the x87 divide by zero is not SIGFPE/FPE_FLTDIV: {native_lines}")
+    differ = [f"native '{a}', vmi-hv '{b}'" for a, b in zip(native_lines, hv_lines) if a != b]
+    t.check(len(native_lines) == len(hv_lines), f"native printed {len(native_lines)} lines, vmi-hv {len(hv_lines)}")
+    t.check(not differ, f"{len(differ)} lines differ:\n  " + "\n  ".join(differ))
+    for line in hv_lines[1:-1]:
+        t.note(line)

@@ -265,6 +265,9 @@ CASES = [
      r"(?s:.*)\[guest1\] floods: query dropped, \x1b\[1;31mred\x1b\[0m kept, \x1b\[8mhidden\n\x1b\[0m"
      r"(?s:.*)\[guest1\] floods: \^\[c reset, \^\[\]0;title\x07, \^L form feed\n"
      r"(?s:.*)\[guest1\] floods: forged lines written", SHUTDOWN),
+    # CR0.NE: an unmasked x87 exception is #MF in the guest (fsw: ES,
+    # ZE and the busy bit), not the lost legacy IRQ13.
+    ("x87-mf", "tguest=f:x87-mf", r"floods: #MF delivered: fsw 0000[0-9a-f]{2}8[4c]\n", SHUTDOWN),
     # ---- Linux, vmi_selftest= (guest patch 0020) ----
     ("linux-bad-descriptor", "linux:bad-descriptor", STOPPED + r"WriteGDTEntry 28 \(selector 0xe0\): system descriptor type 0xc ", STOP),
     ("linux-outside-frame", "linux:outside-frame",
