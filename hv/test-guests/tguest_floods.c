@@ -210,6 +210,23 @@ static void c_console_forge(void)
 	shutdown();
 }
 
+/* ---- one OUTSB of 4096 bytes to the console UART ------------------------------ */
+static char f_text[4096];
+
+/* Through the OUTSB slot of the ROM, as Linux calls it (the hypervisor
+ * continues a call by executing the slot's int $0x82 again). */
+static void c_outsb_uart(void)
+{
+	uint32_t fn = 0xc0000u + VMI_CALL_OUTSB * VROM_CALL_LEN, a = (uint32_t)f_text, d = 0x3f8, c = sizeof(f_text);
+
+	for (unsigned i = 0; i < sizeof(f_text); i++)
+		f_text[i] = i % 64 == 63 ? '\n' : (char)('a' + (i / 64) % 26);
+	f_env(0);
+	__asm__ volatile("call *%3" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
+	say("OUTSB of 4096 bytes to COM1 returned", a);
+	shutdown();
+}
+
 /* ---- the x87: an unmasked exception is #MF ---------------------------------- */
 void f_mf(void);
 void f_mf_report(uint32_t eip);
@@ -298,6 +315,7 @@ static const struct {
 	{ "alarm-past", c_alarm_past },
 	{ "console-forge", c_console_forge },
 	{ "x87-mf", c_x87_mf },
+	{ "outsb-uart", c_outsb_uart },
 };
 
 int floods_main(const char *cmdline)
