@@ -14,6 +14,8 @@
  *   tguest=f:partner-flood the same, with a periodic alarm of period 1
  *                          cycle armed first (docs/HV.md, "Rates a guest
  *                          controls")
+ *   tguest=f:partner-ticks the same alarm with IRQ0 unmasked: it takes
+ *                          every tick, halting in between
  *
  * The cases run without h_env (tguest_hostile.c): the boot GDT (code 0x10,
  * data 0x18) and an IDT of our own with the gates they need.
@@ -261,21 +263,26 @@ static void c_x87_mf(void)
 
 /* ---- the throughput test's guests ----------------------------------------------- */
 
+/* flood 0: no alarm; 1: a period-1 alarm with IRQ0 masked; 2: the same
+ * alarm taken, every tick, halting in between. */
 static void partner(int flood)
 {
+	f_idt[0x20] = gate((uint32_t)f_irq0);
 	f_idt[0x24] = gate((uint32_t)f_irq4);
-	f_env(0x10);			/* only IRQ4: IRQ0 stays masked */
+	f_env(flood == 2 ? 0x11 : 0x10);	/* IRQ4, and IRQ0 only to take ticks */
 	outb(0x3f8 + 4, 0x08);		/* MCR.OUT2: the IRQ line */
 	outb(0x3f8 + 1, 0x01);		/* IER: received data */
 	if (flood)
 		set_alarm(VMI_CYCLES_REAL | VMI_ALARM_IS_PERIODIC, real_cycles() + 1, 1);
-	puts(flood ? "floods: partner with a period-1 alarm, IRQ0 masked: halting\n"
+	puts(flood == 2 ? "floods: partner taking a period-1 alarm: halting between ticks\n" :
+	     flood ? "floods: partner with a period-1 alarm, IRQ0 masked: halting\n"
 		   : "floods: partner without alarms: halting\n");
 	while (!f_rx) {
 		hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
 		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 	}
-	puts("floods: partner got a byte\n");
+	hc(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+	say("partner got a byte; alarm ticks taken", f_ticks);
 	shutdown();
 }
 
@@ -326,6 +333,8 @@ int floods_main(const char *cmdline)
 		partner(0);
 	if (has_word(cmdline, "tguest=f:partner-flood"))
 		partner(1);
+	if (has_word(cmdline, "tguest=f:partner-ticks"))
+		partner(2);
 	for (unsigned i = 0; i < sizeof(f_cases) / sizeof(f_cases[0]); i++) {
 		char word[48] = "tguest=f:";
 		unsigned n = 9;
