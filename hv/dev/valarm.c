@@ -9,6 +9,12 @@
  * calls valarm_poll() before every guest entry and while the guest
  * halts, and arms the hypervisor's one-shot timer for valarm_next(), so
  * an alarm is late only by the time the timer interrupt takes to arrive.
+ *
+ * A guest chooses how often its alarms fire, and every one costs a timer
+ * interrupt on whichever guest has the CPU then.  So the period and the
+ * distance to the first expiry are at least VALARM_MIN_US, and while
+ * IRQ0's request is still latched (masked, or the guest's interrupts
+ * off) expiries wake nobody: their edge would be lost on an 8259 too.
  */
 #include "valarm.h"
 #include "vpic.h"
@@ -38,9 +44,16 @@ bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, 
 	return false;
 }
 
-const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period)
+static uint64_t min_cycles(void)
+{
+	return udiv64(tsc_hz() * VALARM_MIN_US, 1000000);
+}
+
+const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
+		       const struct sched_entity *e, uint64_t now, bool *was_raised)
 {
 	uint32_t counter = flags & VMI_ALARM_COUNTER_MASK;
+	uint64_t least = min_cycles(), at;
 
 	if (counter >= VMI_ALARM_COUNTERS)
 		return "SetAlarm: counter is not REAL or AVAILABLE";
@@ -50,6 +63,19 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 		return "SetAlarm: unknown flag bits";
 	if ((flags & VMI_ALARM_IS_PERIODIC) && !period)
 		return "SetAlarm: periodic with period 0";
+	valarm_counter(counter, e, now, &at);
+	*was_raised = false;
+	if ((flags & VMI_ALARM_IS_PERIODIC) && period < least) {
+		period = least;
+		*was_raised = true;
+	}
+	/* Wrap-safe: an expiry in the past or nearer than the minimum (a
+	 * far-away one stays far away). */
+	if (expiry < at || expiry - at < least) {
+		expiry = at + least;
+		*was_raised = true;
+	}
+	a->raised += *was_raised;
 	a->alarms[counter].expiry = expiry;
 	a->alarms[counter].period = (flags & VMI_ALARM_IS_PERIODIC) ? period : 0;
 	a->alarms[counter].armed = true;
@@ -85,6 +111,8 @@ bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 			continue;
 		if (!a->alarms[i].armed || now < a->alarms[i].expiry)
 			continue;
+		if (valarm_irq_latched(a))
+			a->skipped++;
 		vpic_pulse(a->pic, 0);
 		a->count++;
 		if (now - a->alarms[i].expiry > a->max_late)
@@ -119,6 +147,8 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 {
 	uint64_t next = UINT64_MAX;
 
+	if (valarm_irq_latched(a))
+		return next;
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
 		uint64_t counter, at;
 
@@ -136,6 +166,11 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 			next = at;
 	}
 	return next;
+}
+
+bool valarm_irq_latched(const struct valarm *a)
+{
+	return vpic_requested(a->pic, 0);
 }
 
 uint64_t valarm_mean_late_us(const struct valarm *a)

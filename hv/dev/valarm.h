@@ -9,6 +9,14 @@
 #include "vmi_abi.h"
 #include "sched.h"
 
+/*
+ * The least distance between an alarm's interrupts, and from SetAlarm to
+ * the first one (docs/HV.md, "Rates a guest controls"): a shorter period
+ * or a nearer expiry is raised to this.  Every alarm costs the
+ * hypervisor a timer interrupt, which lands on whichever guest runs.
+ */
+#define VALARM_MIN_US 100
+
 struct valarm {
 	struct vpic *pic;
 	struct {
@@ -21,6 +29,11 @@ struct valarm {
 	uint64_t count;		/* alarm interrupts raised */
 	uint64_t max_late;	/* cycles from expiry to our noticing, worst seen */
 	uint64_t sum_late;	/* and summed, for the mean */
+	uint64_t raised;	/* SetAlarm calls whose period or expiry was raised */
+	uint64_t skipped;	/* expiries that found IRQ0 already requested */
+	/* Cycles of another guest's exits spent on these alarms, charged
+	 * to this guest (run.c, charge_alarm_work). */
+	uint64_t charged;
 };
 
 void valarm_init(struct valarm *a, struct vpic *pic);
@@ -28,20 +41,28 @@ void valarm_init(struct valarm *a, struct vpic *pic);
  * REAL is the TSC, STOLEN the cycles it was runnable but not running,
  * AVAILABLE = REAL - STOLEN.  false for an unknown counter. */
 bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val);
-/* SetAlarm; 0, or why the arguments are invalid. */
-const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period);
+/* SetAlarm at TSC time now for the vCPU whose time e accounts; 0, or why
+ * the arguments are invalid.  A period or an expiry distance below
+ * VALARM_MIN_US is raised to it (counted in raised; *was_raised says). */
+const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
+		       const struct sched_entity *e, uint64_t now, bool *was_raised);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
 bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
 /* Raise IRQ0 for every expired alarm (an AVAILABLE alarm against e's
  * available time); true if one fired. */
 bool valarm_poll(struct valarm *a, const struct sched_entity *e);
 bool valarm_armed(const struct valarm *a);
-/* The earliest TSC time at which an armed alarm can fire, for the vCPU
- * whose time e accounts; UINT64_MAX when none is armed.  An AVAILABLE
- * alarm is placed as if the vCPU kept all its time from now on (it can
- * only come later), so waking then is never too late. */
 /* How late the alarms fired so far were, on average, in microseconds. */
 uint64_t valarm_mean_late_us(const struct valarm *a);
+/* The earliest TSC time at which an armed alarm can fire, for the vCPU
+ * whose time e accounts; UINT64_MAX when none is armed, or while IRQ0's
+ * request is still latched in the vPIC (another edge would change
+ * nothing, so no timer interrupt is spent on it).  An AVAILABLE alarm is
+ * placed as if the vCPU kept all its time from now on (it can only come
+ * later), so waking then is never too late. */
 uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint64_t now);
+/* What valarm_next() depends on besides the alarms and the clock: the
+ * run loop re-arms its timer after an exit that changed it. */
+bool valarm_irq_latched(const struct valarm *a);
 
 #endif

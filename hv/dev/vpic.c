@@ -49,6 +49,11 @@ static uint8_t master_requests(const struct vpic *p)
 	return p->chips[0].irr | (best(&p->chips[1], p->chips[1].irr) >= 0 ? 0x04 : 0);
 }
 
+bool vpic_requested(const struct vpic *p, unsigned irq)
+{
+	return irq < 16 && (p->chips[irq >> 3].irr & (1u << (irq & 7)));
+}
+
 bool vpic_pending(const struct vpic *p)
 {
 	return best(&p->chips[0], master_requests(p)) >= 0;

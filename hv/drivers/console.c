@@ -11,9 +11,25 @@
 
 static enum log_level level = LOG_INFO;
 static bool guest_output_last;	/* the guest's bytes were the last on VGA */
-/* With several guests: whose line the guest output is in (0: none, at the
- * start of a line), so that each line carries one guest's name. */
-static const void *guest_line_owner;
+/* Whose line COM1's cursor is in (0: none, at the start of a line), so
+ * that each line carries one guest's name (with several) and the
+ * hypervisor's lines start on their own (guest_text.h). */
+static struct guest_console *guest_line_owner;
+
+static void serial_out(char c, void *ctx)
+{
+	(void)ctx;
+	serial_putc_raw(c);
+}
+
+/* End the open guest line on COM1, its colours reset, before other text. */
+static void end_guest_line(void)
+{
+	guest_text_pause(&guest_line_owner->text, serial_out, 0);
+	serial_putc_raw('\r');
+	serial_putc_raw('\n');
+	guest_line_owner = 0;
+}
 
 void console_init(void)
 {
@@ -33,10 +49,8 @@ enum log_level console_level(void)
 
 void console_putc(char c)
 {
-	if (guest_line_owner) {	/* several guests: ours start their own line */
-		guest_line_owner = 0;
-		serial_putc('\n');
-	}
+	if (guest_line_owner)	/* our lines start their own */
+		end_guest_line();
 	serial_putc(c);
 	if (guest_output_last) {	/* on VGA, our messages start their own line */
 		guest_output_last = false;
@@ -69,12 +83,8 @@ void console_guest_flush(struct guest_console *gc)
 {
 	if (!gc->len)
 		return;
-	if (guest_line_owner && guest_line_owner != gc) {
-		/* Another guest's line is still open: end it first. */
-		serial_putc_raw('\r');
-		serial_putc_raw('\n');
-		guest_line_owner = 0;
-	}
+	if (guest_line_owner && guest_line_owner != gc)
+		end_guest_line();	/* another guest's line is still open */
 	if (!guest_line_owner) {
 		serial_putc_raw('[');
 		for (const char *p = gc->label; *p; p++)
@@ -84,7 +94,8 @@ void console_guest_flush(struct guest_console *gc)
 		guest_line_owner = gc;
 	}
 	for (unsigned i = 0; i < gc->len; i++)
-		serial_putc_raw(gc->line[i]);
+		guest_text_put(&gc->text, gc->line[i], gc->label, serial_out, 0);
+	guest_text_pause(&gc->text, serial_out, 0);
 	if (gc->line[gc->len - 1] == '\n')
 		guest_line_owner = 0;
 	gc->len = 0;
@@ -104,7 +115,8 @@ void console_guest_flush_due(struct guest_console *gc, uint64_t now)
 void console_guest_write(struct guest_console *gc, char c)
 {
 	if (!gc->label) {
-		serial_putc_raw(c);
+		guest_text_put(&gc->text, c, 0, serial_out, 0);
+		guest_line_owner = c == '\n' ? 0 : gc;
 		guest_vga(gc->screen, c);
 		return;
 	}

@@ -26,6 +26,10 @@
  * So an 80-character line followed by \r\n takes one row, as on a real
  * terminal (and busybox's line editing counts on that).
  *
+ * The hypervisor's messages share the screen: guest output cannot move
+ * the cursor above, nor erase, scroll down or reset, the rows down to
+ * the last of them (t->top; docs/HV.md, "The consoles").
+ *
  * Not a full VT100: no scroll regions, tab stops are every 8 columns,
  * no character sets, no insert mode, no blinking.
  */
@@ -47,7 +51,17 @@ static void fill(struct vterm *t, unsigned from, unsigned to, uint8_t attr)
 void vterm_clear(struct vterm *t)
 {
 	fill(t, 0, t->rows * t->cols, t->base_attr);
-	t->row = t->col = 0;
+	t->row = t->col = t->top = 0;
+	t->wrap_pending = false;
+}
+
+/* The guest's ESC c: its part of the screen cleared, the cursor there. */
+static void guest_reset(struct vterm *t)
+{
+	t->attr = t->base_attr;
+	fill(t, t->top * t->cols, t->rows * t->cols, t->base_attr);
+	t->row = t->top;
+	t->col = 0;
 	t->wrap_pending = false;
 }
 
@@ -78,6 +92,8 @@ static void scroll_up(struct vterm *t)
 	for (unsigned i = 0; i < n; i++)
 		t->cells[i] = t->cells[i + t->cols];
 	fill(t, n, n + t->cols, t->base_attr);
+	if (t->top)
+		t->top--;
 }
 
 /* Everything moves down one row; the top row is blank (ESC M at the top). */
@@ -142,10 +158,11 @@ static void control(struct vterm *t, uint8_t c)
 	}
 }
 
+/* Guest cursor moves: within the screen, never above t->top. */
 static void move_to(struct vterm *t, int row, int col)
 {
-	if (row < 0)
-		row = 0;
+	if (row < (int)t->top)
+		row = (int)t->top;
 	if (row >= (int)t->rows)
 		row = (int)t->rows - 1;
 	if (col < 0)
@@ -204,7 +221,7 @@ static void csi_dispatch(struct vterm *t, uint8_t final)
 	int n = p0 ? (int)p0 : 1;	/* a count: 0 or missing means 1 */
 	int row = (int)t->row, col = (int)t->col;
 	unsigned here = vterm_cursor(t);
-	unsigned line = t->row * t->cols, end = t->rows * t->cols;
+	unsigned line = t->row * t->cols, end = t->rows * t->cols, start = t->top * t->cols;
 
 	switch (final) {
 	case 'A': move_to(t, row - n, col); break;
@@ -222,9 +239,9 @@ static void csi_dispatch(struct vterm *t, uint8_t final)
 		if (p0 == 0)
 			erase(t, here, end);
 		else if (p0 == 1)
-			erase(t, 0, here + 1);
+			erase(t, start, here + 1);
 		else
-			erase(t, 0, end);
+			erase(t, start, end);
 		break;
 	case 'K':
 		if (p0 == 0)
@@ -291,8 +308,7 @@ static void esc_dispatch(struct vterm *t, uint8_t c)
 		move_to(t, (int)t->saved_row, (int)t->saved_col);
 		break;
 	case 'c':
-		t->attr = t->base_attr;
-		vterm_clear(t);
+		guest_reset(t);
 		break;
 	case 'D':
 		line_feed(t);
@@ -303,9 +319,9 @@ static void esc_dispatch(struct vterm *t, uint8_t c)
 		break;
 	case 'M':
 		t->wrap_pending = false;
-		if (t->row > 0)
+		if (t->row > t->top)
 			t->row--;
-		else
+		else if (!t->top)
 			scroll_down(t);
 		break;
 	case 0x1b:
@@ -424,4 +440,7 @@ void vterm_plain(struct vterm *t, char ch, uint8_t attr)
 	} else {
 		draw(t, c, attr);
 	}
+	t->top = t->row + (t->col || t->wrap_pending ? 1 : 0);
+	if (t->top >= t->rows)
+		t->top = t->rows - 1;
 }

@@ -5,7 +5,8 @@
  * The virtual IOPL is 0 and there is no I/O bitmap for the guest, so port
  * I/O is the guest kernel's only; ops->io_in/io_out decide per port.
  *
- * rep ins/outs run in batches: after EMUL_REP_BATCH iterations the
+ * rep ins/outs run in batches: after EMUL_REP_BATCH iterations, or
+ * EMUL_REP_SLOW_MAX that waited on real hardware (the console UART), the
  * instruction is left unfinished (eip unchanged, ecx/esi/edi updated),
  * exactly as the CPU leaves it when an interrupt arrives in the middle,
  * so a huge count cannot stall the hypervisor.  A fault in iteration k
@@ -75,7 +76,7 @@ enum emul_result emul_string_io_batch(const struct emul_ops *ops, bool out, uint
 	struct emul e = { .ops = ops, .out = o };
 
 	o->kind = out ? EMUL_KIND_OUTS : EMUL_KIND_INS;
-	for (unsigned done = 0; *count && done < EMUL_REP_BATCH; done++) {
+	for (unsigned done = 0; *count && done < EMUL_REP_BATCH && o->slow_io < EMUL_REP_SLOW_MAX; done++) {
 		TRY(string_io_one(&e, out, port, size, *lin));
 		*lin += size;
 		--*count;
@@ -101,7 +102,7 @@ static enum emul_result ins_outs(struct emul *e)
 
 	e->keep_partial = true;
 	for (unsigned done = 0; count; done++) {
-		if (done == EMUL_REP_BATCH) {
+		if (done == EMUL_REP_BATCH || e->out->slow_io >= EMUL_REP_SLOW_MAX) {
 			e->restart = true;
 			return EMUL_OK;
 		}

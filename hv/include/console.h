@@ -10,6 +10,7 @@
 #include "vterm.h"
 #include <stdbool.h>
 #include <stdarg.h>
+#include "guest_text.h"
 #include <stdint.h>
 
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
@@ -66,6 +67,7 @@ void console_guest_putc(char c);
 struct vga_screen;
 struct guest_console {
 	const char *label;		/* its name on COM1; 0 with one guest */
+	struct guest_text text;		/* what COM1 gets of it (guest_text.h) */
 	struct vga_screen *screen;	/* its own VGA screen, or 0: the shared one */
 	char line[GUEST_LINE_MAX];	/* COM1: what is not written out yet */
 	unsigned len;

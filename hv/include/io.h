@@ -77,6 +77,11 @@ static inline uint32_t read_cr0(void)
 	return v;
 }
 
+static inline void write_cr0(uint32_t v)
+{
+	__asm__ volatile("movl %0, %%cr0" : : "r"(v) : "memory");
+}
+
 static inline uint32_t read_cr2(void)
 {
 	uint32_t v;

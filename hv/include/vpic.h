@@ -22,6 +22,9 @@ void vpic_reset(struct vpic *p);
 void vpic_set_line(struct vpic *p, unsigned irq, bool level);
 /* A rising and falling edge: one request (the alarm on IRQ0). */
 void vpic_pulse(struct vpic *p, unsigned irq);
+/* Input irq's request is latched in IRR (masked or not): a new edge on
+ * it would change nothing until the guest takes it. */
+bool vpic_requested(const struct vpic *p, unsigned irq);
 /* An unmasked request could interrupt the guest now. */
 bool vpic_pending(const struct vpic *p);
 /* INTA: move the best request to in-service; returns its vector. */

@@ -35,6 +35,10 @@ struct vterm {
 	uint8_t attr;			/* current attribute of the guest's output */
 	uint8_t base_attr;		/* SGR 0 resets to this */
 	unsigned saved_row, saved_col;	/* ESC 7 / ESC 8 */
+	/* The first row guest output may move to or erase: the row after the
+	 * hypervisor's last message (it moves up as the screen scrolls), so
+	 * that a guest cannot rewrite the hypervisor's lines. */
+	unsigned top;
 
 	/* Escape sequence parser (guest output only). */
 	enum { VT_GROUND, VT_ESC, VT_ESC_SKIP, VT_CSI, VT_OSC, VT_OSC_ESC } state;

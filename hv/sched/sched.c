@@ -155,6 +155,23 @@ uint64_t sched_next_event(const struct sched *s)
 	return UINT64_MAX;	/* alone: no slice end to enforce */
 }
 
+uint64_t sched_charge(struct sched_entity *from, struct sched_entity *to, uint64_t cycles, uint64_t now)
+{
+	uint64_t back;
+
+	if (from == to || from->state != SCHED_RUNNING)
+		return 0;
+	set_state(from, SCHED_RUNNING, now);	/* the run so far into in[] */
+	if (cycles > from->in[SCHED_RUNNING])
+		cycles = from->in[SCHED_RUNNING];
+	from->in[SCHED_RUNNING] -= cycles;
+	from->in[SCHED_READY] += cycles;
+	back = weighted(from, cycles);
+	from->vruntime = from->vruntime > back ? from->vruntime - back : 0;
+	to->vruntime += weighted(to, cycles);
+	return cycles;
+}
+
 struct sched_times sched_times(const struct sched_entity *e, uint64_t now)
 {
 	uint64_t in[SCHED_STATES];

@@ -75,6 +75,13 @@ struct sched_entity *sched_pick(struct sched *s, uint64_t now);
  * slice end if another one is waiting, else UINT64_MAX. */
 uint64_t sched_next_event(const struct sched *s);
 
+/* cycles of the running vCPU `from`'s time (up to now) were spent on work
+ * that belongs to `to` (another guest's alarm): they count as stolen from
+ * `from` instead of running, and as run time in `to`'s virtual runtime,
+ * so that fair shares charge the owner.  Returns the cycles moved (at
+ * most what `from` has run). */
+uint64_t sched_charge(struct sched_entity *from, struct sched_entity *to, uint64_t cycles, uint64_t now);
+
 struct sched_times sched_times(const struct sched_entity *e, uint64_t now);
 /* The VMI counters at now: STOLEN, and AVAILABLE = REAL - STOLEN with
  * REAL the TSC itself (so AVAILABLE + STOLEN == REAL exactly). */

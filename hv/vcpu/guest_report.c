@@ -86,6 +86,10 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
 		(unsigned long long)tsc_to_us(v->guest->valarm.max_late),
 		(unsigned long long)valarm_mean_late_us(&v->guest->valarm));
+	kprintf("vmi-hv: alarm limits (%u us minimum): %llu SetAlarm calls raised, %llu expiries found IRQ0 still requested, %llu us of alarm work charged to this guest\n",
+		VALARM_MIN_US, (unsigned long long)v->guest->valarm.raised,
+		(unsigned long long)v->guest->valarm.skipped,
+		(unsigned long long)tsc_to_us(v->guest->valarm.charged));
 	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
 		(unsigned long long)s->injected_before_iret);
 }

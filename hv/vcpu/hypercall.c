@@ -205,12 +205,21 @@ static uint64_t cycle_counter(struct vcpu *v, uint32_t which)
 	return val;
 }
 
+/* A period or expiry nearer than VALARM_MIN_US is raised to it; the
+ * first time, the log says so (docs/HV.md, "Rates a guest controls"). */
 static void set_alarm(struct vcpu *v, uint32_t flags, uint64_t expiry, uint64_t period)
 {
-	const char *why = valarm_set(&v->guest->valarm, flags, expiry, period);
+	struct valarm *a = &v->guest->valarm;
+	uint64_t had = a->raised;
+	bool raised;
+	const char *why = valarm_set(a, flags, expiry, period, &v->sched, rdtsc(), &raised);
 
 	if (why)
 		vcpu_stop(v, "%s (flags %x)", why, flags);
+	if (raised && !had)
+		log_info("guest %s: SetAlarm (flags %x) period %llu cycles, expiry %llu: raised to the minimum, %u us",
+			 v->guest->name, flags, (unsigned long long)period,
+			 (unsigned long long)expiry, VALARM_MIN_US);
 }
 
 static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)

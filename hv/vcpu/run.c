@@ -36,13 +36,32 @@
 #include "exit_codes.h"
 #include "vmi_abi.h"
 
+/*
+ * The vCPU `ran` left the guest for a hardware interrupt, and the loop
+ * found guest g's alarm due: the timer interrupt was g's, so the cycles
+ * from that exit to now (the interrupt, the world switch, the poll) are
+ * g's too, not the interrupted vCPU's (docs/HV.md, "Rates a guest
+ * controls").
+ */
+static void charge_alarm_work(struct vcpu *ran, struct guest *g)
+{
+	uint64_t exit_tsc = this_pcpu()->exit_tsc, now = rdtsc();
+
+	if (!ran || ran->guest == g || !exit_tsc || now <= exit_tsc ||
+	    ran->exit_vector < 32 || ran->exit_vector == VMI_HYPERCALL_VECTOR)
+		return;
+	g->valarm.charged += sched_charge(&ran->sched, &g->vcpus[0]->sched, now - exit_tsc, now);
+}
+
 /* With interrupts off: expired alarms into their vPICs, console lines
- * held back long enough out, console input. */
-static void poll_devices(struct run *r)
+ * held back long enough out, console input.  ran: the vCPU whose exit
+ * brought the loop round, if any. */
+static void poll_devices(struct run *r, struct vcpu *ran)
 {
 	for (unsigned i = 0; i < r->n; i++)
 		if (guest_alive(r->guests[i])) {
-			valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched);
+			if (valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched))
+				charge_alarm_work(ran, r->guests[i]);
 			console_guest_flush_due(&r->guests[i]->vuart.console, rdtsc());
 		}
 	console_keys_poll(&r->keys);
@@ -150,11 +169,13 @@ static void wake_halted(struct run *r, uint64_t now)
 struct loop_inputs {
 	uint64_t alarm_changes;
 	uint64_t flush_at;
+	bool alarm_irq_latched;
 };
 
 static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
 {
 	in->alarm_changes = v->guest->valarm.changes;
+	in->alarm_irq_latched = valarm_irq_latched(&v->guest->valarm);
 	in->flush_at = console_guest_flush_at(&v->guest->vuart.console);
 }
 
@@ -167,8 +188,9 @@ static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
  *     UART's or the keyboard's IRQ.  In the hypervisor interrupts are
  *     off, so one that comes meanwhile is taken right after the next
  *     entry, as an exit of its own;
- *   - an alarm set or cancelled, or a console line started (the timer
- *     must be armed for them);
+ *   - an alarm set or cancelled, IRQ0's request taken or latched (the
+ *     alarms wake nobody while it is latched: valarm_next()), or a console
+ *     line started (the timer must be armed for them);
  *   - a halt, or the guest's end (which comes back through run_jmp).
  * After any other exit (page faults, MMU and descriptor calls: most of
  * them) the loop enters v again straight away.  That matters under TCG,
@@ -182,7 +204,8 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 	if (v->halted || (v->exit_vector >= 32 && v->exit_vector != VMI_HYPERCALL_VECTOR))
 		return false;
 	note_loop_inputs(v, &now);
-	return now.alarm_changes == before->alarm_changes && now.flush_at == before->flush_at;
+	return now.alarm_changes == before->alarm_changes && now.flush_at == before->flush_at &&
+	       now.alarm_irq_latched == before->alarm_irq_latched;
 }
 
 /*
@@ -207,7 +230,7 @@ void run_step(struct run *r)
 	v = r->again;
 	r->again = 0;
 	if (!v) {
-		poll_devices(r);
+		poll_devices(r, r->ran);
 		wake_halted(r, rdtsc());
 		e = sched_pick(&r->sched, rdtsc());
 		arm_next_event(r, rdtsc());
@@ -227,7 +250,9 @@ void run_step(struct run *r)
 		v = e->owner;
 	}
 	note_loop_inputs(v, &before);
+	r->ran = 0;		/* until it has exited */
 	vcpu_run_once(v);
+	r->ran = v;
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */

@@ -19,6 +19,8 @@ struct run {
 	/* The vCPU whose last exit left the loop nothing to decide
 	 * (quiet_exit): entered again at once. */
 	struct vcpu *again;
+	/* The vCPU that made the last exit (charge_alarm_work). */
+	struct vcpu *ran;
 };
 
 /* A guest's devices in their power-on state and its vCPUs' clocks

@@ -145,10 +145,16 @@ static enum emul_result op_io_in(void *ctx, uint16_t port, unsigned size, uint32
 	return vcpu_io_in(V(ctx), port, size, val);
 }
 
+/* A byte to the console UART waits for the real one: slow (string I/O
+ * batches end early, emulate.h EMUL_REP_SLOW_MAX). */
 static enum emul_result op_io_out(void *ctx, uint16_t port, unsigned size, uint32_t val,
 				  struct emul_outcome *out)
 {
-	return vcpu_io_out(V(ctx), port, size, val);
+	uint64_t sent = V(ctx)->guest->vuart.tx_bytes;
+	enum emul_result r = vcpu_io_out(V(ctx), port, size, val);
+
+	out->slow_io += (unsigned)(V(ctx)->guest->vuart.tx_bytes - sent);
+	return r;
 }
 
 /*

@@ -738,8 +738,8 @@ void tguest_main(const uint8_t *boot_params)
 	puts(cmdline);
 	puts("\n");
 
-	if (hostile_main(boot_params, cmdline)) {
-		/* a hostile case or the idle guest: never returns here */
+	if (hostile_main(boot_params, cmdline) || floods_main(cmdline)) {
+		/* a hostile case, the idle or busy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();
 		puts("tguest: now rdpmc\n");

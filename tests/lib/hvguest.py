@@ -50,7 +50,6 @@ GUEST_FAULT_CALL_REASONS = [
     r"mov to cr0 [0-9a-f]{8}: paging without protection",
     r"mov to cr4 [0-9a-f]{8}: PAE \(vmi-hv guests are non-PAE\)",
     r"lgdt: the guest's GDT has \d+ entries, the hypervisor holds \d+",
-    r"segment load of selector 0x[0-9a-f]+: GDT slot \d+ is the hypervisor's",
     r"lldt 0x[0-9a-f]+: GDT slot \d+ is the hypervisor's",
     r"eip [0-9a-f]{8} is beyond the limit [0-9a-f]{8} of cs [0-9a-f]{4} \(#GP\)",
 ]

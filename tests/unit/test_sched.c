@@ -269,6 +269,28 @@ static void alone_keeps_the_cpu(void **state)
 	exact(10 * SLICE);
 }
 
+/* e[0] runs; 300 of its cycles were e[1]'s alarm work (e[1] halted):
+ * they are stolen from e[0], e[1]'s virtual runtime grows by them, and
+ * the sums stay exact.  Never more than e[0] ran; never to itself. */
+static void alarm_work_charged_to_its_owner(void **state)
+{
+	add(2, 0);
+	assert_ptr_equal(sched_pick(&s, 0), &e[0]);
+	sched_halt(&s, &e[1], 0);
+	uint64_t vr1 = e[1].vruntime;
+	assert_int_equal(sched_charge(&e[0], &e[1], 300, 800), 300);
+	exact(800);
+	struct sched_times t = sched_times(&e[0], 1000);
+	assert_int_equal(t.running, 700);
+	assert_int_equal(t.stolen, 300);
+	assert_int_equal(e[1].vruntime - vr1, 300);
+	assert_int_equal(e[0].vruntime, 500);
+	assert_int_equal(sched_charge(&e[0], &e[1], 5000, 1000), 700);	/* what it ran */
+	assert_int_equal(sched_charge(&e[0], &e[0], 10, 1000), 0);
+	assert_int_equal(sched_charge(&e[1], &e[0], 10, 1000), 0);	/* not running */
+	exact(1200);
+}
+
 static void full(void **state)
 {
 	struct sched_entity extra[SCHED_MAX + 1];
@@ -290,6 +312,7 @@ int main(void)
 		cmocka_unit_test(next_event_only_when_contended),
 		cmocka_unit_test(halted_is_not_runnable),
 		cmocka_unit_test(alone_keeps_the_cpu),
+		cmocka_unit_test(alarm_work_charged_to_its_owner),
 		cmocka_unit_test(full),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);

@@ -308,6 +308,34 @@ static void test_fresh_line(void **state)
 	assert_cursor(3, 0);
 }
 
+/* The hypervisor's lines stay: guest output cannot move above the row
+ * after them, erase them, scroll them down or reset them away; the floor
+ * moves up as the screen scrolls. */
+static void test_hypervisor_lines_kept(void **state)
+{
+	(void)state;
+	feed("guest line\r\n");
+	hv_print("vmi-hv: one\n");
+	feed("\033[1A\033[2Kforged\r\n");		/* up, erase line */
+	assert_string_equal(row(1), "vmi-hv: one");
+	assert_string_equal(row(2), "forged");
+	feed("\033[H\033[1JX");			/* home (row 2), erase above */
+	assert_string_equal(row(0), "guest line");
+	assert_string_equal(row(1), "vmi-hv: one");
+	assert_string_equal(row(2), "Xorged");
+	feed("\033[2J\0337\033[1;1H\0338\033M\033MY");	/* clear, save/restore, reverse index */
+	assert_string_equal(row(1), "vmi-hv: one");
+	assert_string_equal(row(2), " Y");
+	assert_cursor(2, 2);
+	feed("\033c");
+	assert_string_equal(row(1), "vmi-hv: one");
+	assert_cursor(2, 0);
+	for (int i = 0; i < ROWS; i++)			/* scroll hv's line off the top */
+		feed("line\r\n");
+	feed("\033[H");
+	assert_cursor(0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +353,7 @@ int main(void)
 		cmocka_unit_test_setup(test_utf8, setup),
 		cmocka_unit_test_setup(test_hypervisor_plain, setup),
 		cmocka_unit_test_setup(test_fresh_line, setup),
+		cmocka_unit_test_setup(test_hypervisor_lines_kept, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
