@@ -267,115 +267,156 @@ static void account(struct vcpu *v, const struct trap_frame *f, unsigned call)
 }
 
 /* Arguments: eax, edx, ecx, then ebx and esi (a, d, c, b, s). */
-void vcpu_hypercall(struct vcpu *v)
+/*
+ * The VMI calls by family, each answering whether the call was its own.
+ * a, d, c, b, s: the register arguments (eax, edx, ecx, ebx, esi; the ROM
+ * slots load the stack words into the last two).
+ */
+#define ARGS(f) uint32_t a = (f)->eax, d = (f)->edx, c = (f)->ecx, b = (f)->ebx, s = (f)->esi; \
+	(void)a; (void)d; (void)c; (void)b; (void)s
+
+/* The VMI itself, and the hints that need nothing. */
+static bool vmi_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 {
-	struct trap_frame *f = v->frame;
-	unsigned call = f->edi;
-	uint32_t a = f->eax, d = f->edx, c = f->ecx, b = f->ebx, s = f->esi;
-	struct emul_outcome out;
-
-	memset(&out, 0, sizeof(out));
-	account(v, f, call);
-	if ((f->cs & 3) != 1)
-		vcpu_stop(v, "VMI hypercall from ring %u", f->cs & 3);
-
 	switch (call) {
-	/* the VMI itself */
-	case VMI_CALL_Init:		f->eax = activate(v); return;
-	case VMI_CALL_FlushDeferredCalls: f->eax = 0; return;	/* drained at every exit (vcpu_mmu_drain) */
+	case VMI_CALL_Init:		f->eax = activate(v); return true;
+	case VMI_CALL_FlushDeferredCalls: f->eax = 0; return true;	/* drained at every exit (vcpu_mmu_drain) */
 	case VMI_CALL_INVD:
 	case VMI_CALL_WBINVD:
 	case VMI_CALL_Pause:
 	case VMI_CALL_IODelay:
 	case VMI_CALL_SetLinearMapping:	/* a hint; the shadows need none */
-		return;
+		return true;
+	}
+	return false;
+}
 
-	/* CPU state: vcpu_ops.c */
-	case VMI_CALL_CPUID:		call_cpuid(v, f); return;
-	case VMI_CALL_RDMSR:		ret64(f, call_rdmsr(v, a)); return;
-	case VMI_CALL_WRMSR:		f->eax = call_wrmsr(v, a, arg64(d, c)); return;
+/* CPU state, the virtual interrupt flag and waiting: vcpu_ops.c. */
+static bool cpu_call(struct vcpu *v, struct trap_frame *f, unsigned call)
+{
+	struct emul_outcome out = { 0 };
+	ARGS(f);
+
+	switch (call) {
+	case VMI_CALL_CPUID:		call_cpuid(v, f); return true;
+	case VMI_CALL_RDMSR:		ret64(f, call_rdmsr(v, a)); return true;
+	case VMI_CALL_WRMSR:		f->eax = call_wrmsr(v, a, arg64(d, c)); return true;
 	case VMI_CALL_SetCR0: case VMI_CALL_SetCR2: case VMI_CALL_SetCR3: case VMI_CALL_SetCR4:
 		must(v, call, vcpu_write_cr(v, cr_of(call, VMI_CALL_SetCR0), a, &out), &out);
-		return;
+		return true;
 	case VMI_CALL_GetCR0: case VMI_CALL_GetCR2: case VMI_CALL_GetCR3: case VMI_CALL_GetCR4:
 		f->eax = vcpu_read_cr(v, cr_of(call, VMI_CALL_GetCR0));
-		return;
+		return true;
 	case VMI_CALL_CLTS:
 		must(v, call, vcpu_write_cr(v, 0, v->cr0 & ~X86_CR0_TS, &out), &out);
-		return;
-	case VMI_CALL_SetDR:		vcpu_write_dr(v, a, d); return;
-	case VMI_CALL_GetDR:		f->eax = vcpu_read_dr(v, a); return;
-	case VMI_CALL_RDTSC:		ret64(f, rdtsc()); return;
+		return true;
+	case VMI_CALL_SetDR:		vcpu_write_dr(v, a, d); return true;
+	case VMI_CALL_GetDR:		f->eax = vcpu_read_dr(v, a); return true;
+	case VMI_CALL_RDTSC:		ret64(f, rdtsc()); return true;
+	case VMI_CALL_EnableInterrupts:	v->vif = true; return true;
+	case VMI_CALL_DisableInterrupts: v->vif = false; return true;
+	case VMI_CALL_GetInterruptMask:	f->eax = vcpu_virtual_eflags(v, f->eflags); return true;
+	case VMI_CALL_SetInterruptMask:	v->vif = (a & X86_EFLAGS_IF) != 0; return true;
+	case VMI_CALL_Halt:		vcpu_halt_call(v); return true;
+	}
+	return false;
+}
 
-	/* the virtual interrupt flag, and waiting: vcpu_ops.c */
-	case VMI_CALL_EnableInterrupts:	v->vif = true; return;
-	case VMI_CALL_DisableInterrupts: v->vif = false; return;
-	case VMI_CALL_GetInterruptMask:	f->eax = vcpu_virtual_eflags(v, f->eflags); return;
-	case VMI_CALL_SetInterruptMask:	v->vif = (a & X86_EFLAGS_IF) != 0; return;
-	case VMI_CALL_Halt:		vcpu_halt_call(v); return;
+/* Descriptor tables (vcpu_desc.c), delivery and return (vcpu_exception.c). */
+static bool descriptor_call(struct vcpu *v, struct trap_frame *f, unsigned call)
+{
+	struct emul_outcome out = { 0 };
+	ARGS(f);
 
-	/* descriptor tables: vcpu_desc.c */
-	case VMI_CALL_SetGDT:		must(v, call, vcpu_set_dtr_from(v, VCPU_GDTR, a, &out), &out); return;
+	switch (call) {
+	case VMI_CALL_SetGDT:		must(v, call, vcpu_set_dtr_from(v, VCPU_GDTR, a, &out), &out); return true;
 	case VMI_CALL_SetIDT:
 		must(v, call, vcpu_set_dtr_from(v, VCPU_IDTR, a, &out), &out);
 		vcpu_syscall_gate_refresh(v);
-		return;
-	case VMI_CALL_GetGDT:		vcpu_store_dtr(v, VCPU_GDTR, a); return;
-	case VMI_CALL_GetIDT:		vcpu_store_dtr(v, VCPU_IDTR, a); return;
-	case VMI_CALL_SetLDT:		must(v, call, vcpu_load_ldtr(v, (uint16_t)a, &out), &out); return;
-	case VMI_CALL_SetTR:		must(v, call, vcpu_load_tr(v, (uint16_t)a, &out), &out); return;
-	case VMI_CALL_GetLDT:		f->eax = v->ldtr; return;
-	case VMI_CALL_GetTR:		f->eax = v->tr; return;
-	case VMI_CALL_WriteGDTEntry:	vcpu_write_desc(v, true, a, d, c, b); return;
+		return true;
+	case VMI_CALL_GetGDT:		vcpu_store_dtr(v, VCPU_GDTR, a); return true;
+	case VMI_CALL_GetIDT:		vcpu_store_dtr(v, VCPU_IDTR, a); return true;
+	case VMI_CALL_SetLDT:		must(v, call, vcpu_load_ldtr(v, (uint16_t)a, &out), &out); return true;
+	case VMI_CALL_SetTR:		must(v, call, vcpu_load_tr(v, (uint16_t)a, &out), &out); return true;
+	case VMI_CALL_GetLDT:		f->eax = v->ldtr; return true;
+	case VMI_CALL_GetTR:		f->eax = v->tr; return true;
+	case VMI_CALL_WriteGDTEntry:	vcpu_write_desc(v, true, a, d, c, b); return true;
 	case VMI_CALL_WriteLDTEntry:	vcpu_write_desc(v, false, a, d, c, b);
-					vcpu_ldt_entry_written(v, a, d); return;
+					vcpu_ldt_entry_written(v, a, d); return true;
 	case VMI_CALL_WriteIDTEntry:
 		vcpu_write_desc(v, false, a, d, c, b);
 		vcpu_syscall_gate_refresh(v);	/* the guest IDT's vector 0x80 may have changed */
-		return;
+		return true;
+	case VMI_CALL_UpdateKernelStack: vcpu_set_kernel_stack(v, a, d); return true;
+	case VMI_CALL_IRET:		must(v, call, vcpu_iret(v, f, &out), &out); return true;
+	}
+	return false;
+}
 
-	/* delivery and return: vcpu_exception.c */
-	case VMI_CALL_UpdateKernelStack: vcpu_set_kernel_stack(v, a, d); return;
-	case VMI_CALL_IRET:		must(v, call, vcpu_iret(v, f, &out), &out); return;
+/* Paging: vcpu_mmu.c. */
+static bool paging_call(struct vcpu *v, struct trap_frame *f, unsigned call)
+{
+	ARGS(f);
 
-	/* paging: vcpu_mmu.c */
-	case VMI_CALL_AllocatePage:	vcpu_mmu_announce(v, a, d, c, b, s); return;
-	case VMI_CALL_ReleasePage:	vcpu_mmu_release(v, a); return;
-	case VMI_CALL_SetPxE:		vcpu_mmu_set_pxe(v, a, d); return;
-	case VMI_CALL_GetPxE:		f->eax = vcpu_mmu_get_pxe(v, a); return;
-	case VMI_CALL_SwapPxE:		f->eax = vcpu_mmu_swap_pxe(v, a, d); return;
-	case VMI_CALL_TestAndSetPxEBit:	f->eax = vcpu_mmu_change_pxe_bit(v, a, d, true); return;
-	case VMI_CALL_TestAndClearPxEBit: f->eax = vcpu_mmu_change_pxe_bit(v, a, d, false); return;
-	case VMI_CALL_InvalPage:	vcpu_mmu_invlpg(v, a); return;
-	case VMI_CALL_FlushTLB:		vcpu_mmu_flush(v); return;
+	switch (call) {
+	case VMI_CALL_AllocatePage:	vcpu_mmu_announce(v, a, d, c, b, s); return true;
+	case VMI_CALL_ReleasePage:	vcpu_mmu_release(v, a); return true;
+	case VMI_CALL_SetPxE:		vcpu_mmu_set_pxe(v, a, d); return true;
+	case VMI_CALL_GetPxE:		f->eax = vcpu_mmu_get_pxe(v, a); return true;
+	case VMI_CALL_SwapPxE:		f->eax = vcpu_mmu_swap_pxe(v, a, d); return true;
+	case VMI_CALL_TestAndSetPxEBit:	f->eax = vcpu_mmu_change_pxe_bit(v, a, d, true); return true;
+	case VMI_CALL_TestAndClearPxEBit: f->eax = vcpu_mmu_change_pxe_bit(v, a, d, false); return true;
+	case VMI_CALL_InvalPage:	vcpu_mmu_invlpg(v, a); return true;
+	case VMI_CALL_FlushTLB:		vcpu_mmu_flush(v); return true;
+	}
+	return false;
+}
 
-	/* port I/O: vcpu_io.c */
+/* Port I/O (vcpu_io.c) and time (tsc.c, valarm.c, rtc.c). */
+static bool device_call(struct vcpu *v, struct trap_frame *f, unsigned call)
+{
+	ARGS(f);
+
+	switch (call) {
 	case VMI_CALL_IN: case VMI_CALL_INB: case VMI_CALL_INW:
 		f->eax = port_in(v, a, io_size(call));
-		return;
+		return true;
 	case VMI_CALL_OUT: case VMI_CALL_OUTB: case VMI_CALL_OUTW:
 		vcpu_io_out(v, (uint16_t)d, io_size(call), a);
-		return;
+		return true;
 	case VMI_CALL_INS: case VMI_CALL_INSB: case VMI_CALL_INSW:
 	case VMI_CALL_OUTS: case VMI_CALL_OUTSB: case VMI_CALL_OUTSW:
 		string_io(v, f, call);
+		return true;
+	case VMI_CALL_GetCycleFrequency: ret64(f, tsc_hz()); return true;
+	case VMI_CALL_GetCycleCounter:	ret64(f, cycle_counter(v, a)); return true;
+	case VMI_CALL_SetAlarm:		set_alarm(v, a, arg64(d, c), arg64(b, s)); return true;
+	case VMI_CALL_CancelAlarm:	f->eax = cancel_alarm(v, a); return true;
+	case VMI_CALL_GetWallclockTime:	ret64(f, wallclock_ns()); return true;
+	}
+	return false;
+}
+
+void vcpu_hypercall(struct vcpu *v)
+{
+	struct trap_frame *f = v->frame;
+	unsigned call = f->edi;
+
+	account(v, f, call);
+	if ((f->cs & 3) != 1)
+		vcpu_stop(v, "VMI hypercall from ring %u", f->cs & 3);
+	if (vmi_call(v, f, call) || cpu_call(v, f, call) || descriptor_call(v, f, call) ||
+	    paging_call(v, f, call) || device_call(v, f, call))
 		return;
-
-	/* time: tsc.c, valarm.c, rtc.c */
-	case VMI_CALL_GetCycleFrequency: ret64(f, tsc_hz()); return;
-	case VMI_CALL_GetCycleCounter:	ret64(f, cycle_counter(v, a)); return;
-	case VMI_CALL_SetAlarm:		set_alarm(v, a, arg64(d, c), arg64(b, s)); return;
-	case VMI_CALL_CancelAlarm:	f->eax = cancel_alarm(v, a); return;
-	case VMI_CALL_GetWallclockTime:	ret64(f, wallclock_ns()); return;
-
-	/* the end of the guest: guest_stop.c */
+	/* The end of the guest: guest_stop.c. */
+	switch (call) {
 	case VMI_CALL_Shutdown:		vcpu_guest_shutdown(v, "the guest called Shutdown");
 	case VMI_CALL_Reboot:		vcpu_guest_reboot(v, "the guest called Reboot");
 	case VMI_HC_REPORT_UNSUPPORTED:
-		if (answer_refused(v, a))
+		if (answer_refused(v, f->eax))
 			return;
 		vcpu_stop(v, "unimplemented VMI call %u (%s): the ROM has no code for it",
-			  a, a < NUM_VMI_CALLS ? vmi_call_name(a) : "out of range");
+			  f->eax, f->eax < NUM_VMI_CALLS ? vmi_call_name(f->eax) : "out of range");
 	}
 	vcpu_stop(v, "unimplemented VMI call %u (%s)", call,
 		  call < NUM_VMI_CALLS ? vmi_call_name(call) : "out of range");
