@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make stress: the guest's page tables under load, under vmi-hv with the
-continuous shadow audit on (issue 17; docs/HV.md, "Continuous audit").
+continuous shadow audit on (docs/HV.md, "Shadow paging after activation"; docs/HV.md, "Continuous audit").
 
     tests/stress.py [--audit every=1] [--strict] [--workers 1,4] [--rounds 8]
                     [--stressors vm,mmap,...] [--seconds 2] [--no-native] [--out DIR]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ring3cmp: what a user program gets for each thing ring 3 must not do
- * (issue 18).  The same binary runs natively and under vmi-hv; the test
+ * (docs/HV.md, "What the guest can reach").  The same binary runs natively and under vmi-hv; the test
  * (tests/cases/test_hv_ring3.py) compares the two outputs line by line.
  * On hardware each case only signals the process; under a hypervisor
  * that gets one of them wrong the whole guest stops, or, worse, the case

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sigretcmp: what a user program gets when it hands the kernel a bad CS
- * or SS through sigreturn (issue 21, item 2), and for a misaligned SSE
+ * or SS through sigreturn (docs/VROM.md, "A faulting IRET"), and for a misaligned SSE
  * access.  The kernel restores the selectors from the signal frame (RPL
  * forced to 3) and its IRET to user mode faults; natively the exception
  * table sends the fault to the kernel's iret-error path and only this

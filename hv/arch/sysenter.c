@@ -1,5 +1,5 @@
 /*
- * sysenter.c - no way into ring 0 through sysenter (issue 18, F5).
+ * sysenter.c - no way into ring 0 through sysenter (docs/HV.md, "What the guest can reach").
  *
  * sysenter loads CS from IA32_SYSENTER_CS with CPL 0, from any ring,
  * without looking at the IDT or the GDT's DPLs.  The hypervisor never

@@ -1,6 +1,6 @@
 /*
  * guest_mark.c - mark a guest's console lines that start like the
- * hypervisor's (issue 18, F5); the rules are in guest_mark.h.
+ * hypervisor's (docs/HV.md, "What the guest can reach"); the rules are in guest_mark.h.
  */
 #include "guest_mark.h"
 

@@ -121,7 +121,7 @@ struct emul_ops {
 enum { SEG_ES, SEG_CS, SEG_SS, SEG_DS, SEG_FS, SEG_GS };
 /* load_seg only: the CS of a return (lret, iret), which the CPU checks
  * against the selector's RPL (the level returned to), where a far jmp or
- * call's SEG_CS is checked against the current CPL (issue 18). */
+ * call's SEG_CS is checked against the current CPL (docs/HV.md, "What the guest can reach"). */
 #define SEG_CS_RETURN 6
 
 /*

@@ -7,7 +7,7 @@
  * the return address it pushes is the instruction's end.  The CPU ignores
  * legacy prefixes on int (66 cd 80 is a system call like cd 80), so the
  * length counts them: resuming after the first byte would run "cd 80"
- * a second time (issue 18, F5).
+ * a second time (docs/HV.md, "What the guest can reach").
  */
 #include "emulate.h"
 

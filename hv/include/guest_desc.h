@@ -121,7 +121,7 @@ bool guest_desc_usable(uint64_t d, uint16_t sel, enum seg_use use, unsigned cpl)
  * error code is sel & 0xfffc.
  */
 /*
- * The LDT (issue 18).  A guest's LDT descriptor (in its GDT, named by
+ * The LDT (docs/HV.md, "Descriptor tables").  A guest's LDT descriptor (in its GDT, named by
  * lldt or VMI SetLDT) gives the table's guest-linear base and its number
  * of entries, (limit + 1) / 8, at most GUEST_LDT_MAX (what a selector can
  * index).  Returns 0, or the CPU's exception for lldt: 13 (#GP) for

@@ -9,7 +9,7 @@
 typedef void (*irq_handler_fn)(void);
 
 void cpu_tables_init(void);
-/* hv/arch/sysenter.c: IA32_SYSENTER_CS/ESP/EIP to 0 (issue 18, F5). */
+/* hv/arch/sysenter.c: IA32_SYSENTER_CS/ESP/EIP to 0 (docs/HV.md, "What the guest can reach"). */
 void sysenter_msrs_clear(void);
 void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task and trap_common */
 void cpu_tables_set_ring0_stack(uint32_t esp0);	/* TSS.esp0 */

@@ -183,7 +183,7 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 		 * access, rdpmc, sysenter with SYSENTER_CS 0, a selector
 		 * of the hypervisor's or the LDT): its kernel decides, and
 		 * signals the process.  Only the guest kernel's unknown
-		 * instructions stop the guest (issue 18, F4). */
+		 * instructions stop the guest (docs/HV.md, "What the guest can reach"). */
 		if (frame_cpl(f) == 3) {
 			v->stats.user_faults_reflected++;
 			vcpu_deliver(v, f->vector, true, f->error, 0);
@@ -206,7 +206,7 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
 	uint32_t pf;
 
 	/* Byte by byte up to the opcode: prefixes first (66 cd 80 is a
-	 * system call too, issue 18), never further than the CPU fetched. */
+	 * system call too; docs/HV.md, "What the guest can reach"), never further than the CPU fetched. */
 	do {
 		if (!vcpu_read_lin(v, vcpu_seg_base(v, f->cs) + f->eip + n, &b[n], 1, frame_cpl(f), &pf))
 			vcpu_stop(v, "cannot read the instruction of software interrupt %u", vector);

@@ -274,7 +274,7 @@ static enum seg_load load_kind(int seg)
  * A segment load the emulator performs (or VMI IRET): the descriptor is
  * re-read from guest memory as the CPU would, then checked with the
  * CPU's privilege rules at the frame's CPL (f->cs, which for the SS of a
- * return is already the new CS).  Before issue 18 the DPL was copied into
+ * return is already the new CS).  Once the DPL was copied into
  * the RPL unchecked: a ring-3 far jump to the kernel's code selector ran
  * on in ring 1.
  */

@@ -1,5 +1,5 @@
 /*
- * vcpu_ldt.c - the guest's LDT (issue 18).
+ * vcpu_ldt.c - the guest's LDT (docs/HV.md, "Descriptor tables").
  *
  * As with the GDT (vcpu_desc.c), the CPU must never read the guest's own
  * table: it could hold a DPL 0 code segment or a call gate into ring 0.

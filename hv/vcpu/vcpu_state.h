@@ -40,7 +40,7 @@ struct vcpu_stats {
 	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
 	/* Ring-3 faults the emulator does not handle, given to the guest's
-	 * kernel as the CPU raised them (issue 18, F4). */
+	 * kernel as the CPU raised them (docs/HV.md, "What the guest can reach"). */
 	uint64_t user_faults_reflected;
 	uint64_t hypercalls, hypercalls_by_call[128];
 	uint64_t injected;		/* virtual interrupts delivered */

@@ -1,4 +1,4 @@
-"""Boot time against a base revision (issue 15: one guest must not boot
+"""Boot time against a base revision (docs/COMPARE.md: one guest must not boot
 more than 5% slower than before the scheduler and the tickless timer).
 
 The hypervisor of the base revision (VMIHV_BASE_REV, default HEAD~1, the

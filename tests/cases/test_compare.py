@@ -1,4 +1,4 @@
-"""`make compare` in small (issue 16, item 1): the same bzImage, benchmark
+"""`make compare` in small (docs/COMPARE.md): the same bzImage, benchmark
 initrd and command line, natively and under vmi-hv, one boot each with
 short micro tests and small macro workloads.
 

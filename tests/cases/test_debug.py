@@ -1,4 +1,4 @@
-"""make debug and the gdb script (issue 19): gdb in batch mode attaches to
+"""make debug and the gdb script (README.md, "Debugging with gdb"): gdb in batch mode attaches to
 the QEMU that `make debug` starts, with the command `make debug` prints,
 stops in the hypervisor on the guest's VMI Init call and in the guest after
 activation, with symbolic backtraces on both sides."""

@@ -1,5 +1,5 @@
 """The guest's native fallbacks for calls a ROM answers "unsupported"
-(issue 21 item 4; docs/GUEST.md, "Native fallbacks").
+(docs/GUEST.md, "Native fallbacks").
 
 vmi-hv implements every call the guest makes, so the fallbacks can only be
 reached through its `vmi_refuse=` option, which rewrites the named slots

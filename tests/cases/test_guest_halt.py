@@ -1,4 +1,4 @@
-"""The guest's idle halt is one VMI Halt (issue 21, item 3).
+"""The guest's idle halt is one VMI Halt (docs/GUEST.md, "What is hooked").
 
 VMI Halt enables interrupts and halts in one step, as "sti; hlt" does
 (docs/VROM.md, "Halt").  The guest's safe_halt must be that one call:

@@ -1,4 +1,4 @@
-"""A faulting IRET is the guest's, as on hardware (issue 21, item 2).
+"""A faulting IRET is the guest's, as on hardware (docs/VROM.md, "A faulting IRET").
 
 `guest-iret-fault-vs-native` boots the same bzImage and initrd natively,
 under vmi-hv (the ROM's real iret at ring 1, F_IRET) and under vmi-hv with

@@ -1,4 +1,4 @@
-"""Kconfig says what works under VMI (issue 21 item 6): with X86_VMI=y,
+"""Kconfig says what works under VMI (docs/GUEST.md, "What X86_VMI rules out"): with X86_VMI=y,
 olddefconfig drops each option that cannot work under VMI (X86_16BIT,
 X86_IOPL_IOPERM, TRANSPARENT_HUGEPAGE, HIGHPTE), and X86_PAE leaves no
 32-bit PARAVIRT_XXL.  Run on the configuration of the kernel under test

@@ -1,4 +1,4 @@
-"""A module built against the VMI kernel links and works (issue 21 item 8,
+"""A module built against the VMI kernel links and works (docs/GUEST.md, "The second configuration",
 "export what modules need").
 
 Modules inline port and string I/O (asm/io.h) and __read_cr4()
@@ -30,7 +30,7 @@ MODULE_C = r"""// SPDX-License-Identifier: GPL-2.0
  * asm/special_insns.h: port and string I/O and __read_cr4().  Under
  * CONFIG_X86_VMI these inlines call vmi_io_in(), vmi_io_ins(),
  * vmi_read_cr4() and friends, so the module links (modpost) only if
- * those are exported, and loads only if they work (issue 21 item 8).
+ * those are exported, and loads only if they work (docs/GUEST.md, "The second configuration").
  *
  * It reads CMOS status register B (stable: the RTC's mode bits) once with
  * inb() and four times with insb(), writes two bytes to the POST port

@@ -1,4 +1,4 @@
-"""VMI is the platform's hypervisor (issue 21, item 4).
+"""VMI is the platform's hypervisor (docs/GUEST.md, "Native fallbacks").
 
 `guest-vmi-hypervisor-x86` boots the bzImage under vmi-hv: the kernel
 registers VMI as a hypervisor_x86 ("Hypervisor detected: VMI"), shows

@@ -87,7 +87,7 @@ def bad_reserve(t, name, size):
     """A VMI 13.0 ROM publishing a reserved-top size the kernel must refuse
     before Init (whose real slot would hypercall into nothing here) and
     before clearing any page directory entry: reported, native boot.  The
-    series before issue 21 item 4 cleared PDEs from -size up, i.e. with
+    series before the native fallbacks (docs/GUEST.md) cleared PDEs from -size up, i.e. with
     0 every one of them, the kernel's own mappings included."""
     def edit(rom):
         rom[VROM_HEADER_RESERVED2:VROM_HEADER_RESERVED2 + 4] = size.to_bytes(4, "little")

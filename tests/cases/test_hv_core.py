@@ -1,9 +1,9 @@
-"""Hypervisor core (issue 3): multiboot boot from QEMU and from the ISO, the
+"""Hypervisor core (docs/HV.md, "Boot sequence"): multiboot boot from QEMU and from the ISO, the
 banner, machine memory, time base, the parsed guest image and its memory map;
 every kind of bad input ends in one "vmi-hv: error:" line and a clean stop;
 exceptions in the hypervisor give a register dump and a distinct exit status.
 
-Since issue 6 the hypervisor runs the guest after loading it; these tests
+Since the hypervisor runs the guest after loading it; these tests
 pass after_load=stop to stop there (test_hv_guest.py runs guests).
 
 Exit statuses (isa-debug-exit gives (code << 1) | 1; hv/include/exit_codes.h):

@@ -1,4 +1,4 @@
-"""Running a guest (issue 6): the vCPU, the world switch, trap routing,
+"""Running a guest (docs/HV.md, "Running the guest"): the vCPU, the world switch, trap routing,
 exception delivery, port I/O, the hypercall gate and VMI activation.
 
 Two kinds of guest:
@@ -217,7 +217,7 @@ def guest_sanity_vs_native(t):
     guest as multiboot modules): the same SANITY lines, and QEMU exits
     after VMITEST-DONE (the guest's reboot -f).  Notes the time from QEMU
     start to the init marker for both, and the hypervisor's exit rate.
-    After VMI activation no privileged instruction may trap (issue 7)."""
+    After VMI activation no privileged instruction may trap (docs/HV.md, "Shadow paging after activation")."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = "console=ttyS0,115200 vmitest=sanity"
     native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
@@ -249,7 +249,7 @@ def guest_sanity_vs_native(t):
         found = re.findall(r"vmi-hv: (" + what + r")\n", q.output)
         t.check(found, f"the hypervisor's statistics lack /{what}/")
         t.note(found[-1])
-    # Issue 7: once VMI is active every privileged operation is a VMI call;
+    # docs/HV.md, "Shadow paging after activation": once VMI is active every privileged operation is a VMI call;
     # a trapped instruction is a guest site the patch series missed (boot
     # the hypervisor with loglevel=debug to see each one's guest EIP).
     trapped = re.findall(r"vmi-hv: privileged instructions trapped after activation: (\d+)\n", q.output)
@@ -396,7 +396,7 @@ def tguest_ring3_delivery(t):
     stays_responsive(t, q)
 
 
-# ---- a resume EIP beyond the code segment's limit (issue 18, F2) ----------
+# ---- a resume EIP beyond the code segment's limit (docs/HV.md, "What the guest can reach")
 # The switcher's iret would raise #GP at CPL 0 ("CPU exception 13 in the
 # hypervisor"): every path that sets CS:EIP must check the limit first.
 
@@ -452,7 +452,7 @@ def tguest_cslimit_lgdt(t):
 @test("hv-tguest-link-count")
 def tguest_link_count(t):
     """One page table linked from more shadow PDEs than 16 bits count
-    (issue 18, F1): 70 directories each cloning all 1008 PDEs, which name
+    (docs/HV.md, "Tests"): 70 directories each cloning all 1008 PDEs, which name
     the same table.  The hypervisor refuses the 65,536th link and stops
     the guest with the reason; the statistics' audit is clean."""
     q = tguest(t, "links")

@@ -1,4 +1,4 @@
-"""The hostile-guest suite (issue 18, item 3): every case in one table,
+"""The hostile-guest suite (docs/HV.md, "Tests"): every case in one table,
 with the diagnostic it must end in.
 
 A case is one guest doing one hostile thing, from ring 1 (the tiny test

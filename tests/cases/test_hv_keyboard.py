@@ -1,4 +1,4 @@
-"""The QEMU window works like a console (issue 22).
+"""The QEMU window works like a console (README.md, "Where to type").
 
 The hypervisor drives the PS/2 keyboard (hv/drivers/kbd.c, IRQ 1): what is typed
 in the window is console input like COM1's, so it reaches the guest's shell

@@ -1,4 +1,4 @@
-"""The guest's LDT (issue 18): converted like its GDT, never read by the CPU.
+"""The guest's LDT (docs/HV.md, "Descriptor tables"): converted like its GDT, never read by the CPU.
 
 `hv-tguest-ldt`: the tiny test guest loads an LDT (lldt, emulated before
 VMI activation) holding a DPL 3 call gate into its ring-0 code and a DPL 0

@@ -1,4 +1,4 @@
-"""The real Linux guest under the hypervisor (issue 7): what it reports
+"""The real Linux guest under the hypervisor (docs/HV.md, "Running the guest"): what it reports
 about itself in /proc/vmi/info, and what happens when it breaks the
 hypervisor's rules.
 
@@ -80,7 +80,7 @@ def linux_proc_vmi_info(t):
     fewer = [f"{name} guest {n} > hypervisor {hv.get(name, 0)}"
              for name, n in guest.items() if n > hv.get(name, 0) and name not in fast]
     t.check(not fewer, "the hypervisor saw fewer calls than the guest counted: " + "; ".join(fewer))
-    # Issue 21 item 7: sched_clock() and the clocksource read the counter
+    # As docs/GUEST.md, "Time accounting: the KVM/Xen convention" has it: sched_clock() and the clocksource read the counter
     # in the ROM (F_TIME: REAL is rdtsc there), not through an exit.
     reads, exits = guest.get("GetCycleCounter", 0), hv.get("GetCycleCounter", 0)
     t.note(f"GetCycleCounter: {reads} calls in the guest, {exits} reached the hypervisor")
@@ -91,7 +91,7 @@ def linux_proc_vmi_info(t):
     # iret at CPL 1 cannot set IF, the virtual IF would stay off.  The
     # first interrupt is delivered before the first IRET call; a second
     # one means the first returned through a raw iret (the IRET
-    # alternative patched after local_irq_enable(), issue 21 item 1).
+    # alternative patched after local_irq_enable(), docs/GUEST.md, "What is hooked").
     m = q.expect(r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: (\d+)",
                  timeout=30)
     t.note(f"virtual interrupts before the first IRET call: {m.group(1)}")

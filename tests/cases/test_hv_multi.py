@@ -1,4 +1,4 @@
-"""Several guests at once (issue 15): each pair of multiboot modules
+"""Several guests at once (docs/HV.md, "Several guests"): each pair of multiboot modules
 (a bzImage with its command line, then its initrd) is one guest, with the
 guestN.mem=, guestN.name= and guestN.weight= hypervisor options.  Loading
 two guests; a module list that does not pair up, and guests that do not

@@ -1,4 +1,4 @@
-"""User programs fail alone, as natively (issue 18, F4 and F5).
+"""User programs fail alone, as natively (docs/HV.md, "What the guest can reach").
 
 `hv-ring3-vs-native` boots the same bzImage and initrd natively and under
 vmi-hv to the shell, runs /tests/ring3cmp (guest/programs/ring3cmp.c: as
@@ -81,7 +81,7 @@ def sysenter_msr_left_by_loader(t):
     """A boot loader that leaves IA32_SYSENTER_CS set (GRUB's wrmsr): the
     hypervisor zeroes it at boot and says so, and a user program's
     sysenter is SIGSEGV as natively, instead of entering ring 0 at the
-    loader's SYSENTER_EIP (issue 18, F5)."""
+    loader's SYSENTER_EIP (docs/HV.md, "What the guest can reach")."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     stage = os.path.join(t.tmpdir, "iso")
     os.makedirs(os.path.join(stage, "boot", "grub"), exist_ok=True)
@@ -109,7 +109,7 @@ def guest_cannot_forge_hv_lines(t):
     """A guest printing the hypervisor's own words at the start of a line
     ("vmi-hv: guest stopped: ...", after LF or CR) gets them marked as
     the guest's: "[guest] vmi-hv: ...", so no line that a person or a
-    script reads as the hypervisor's comes from the guest (issue 18, F5).
+    script reads as the hypervisor's comes from the guest (docs/HV.md, "What the guest can reach").
     The guest keeps running, and the hypervisor's own lines are unchanged."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"

@@ -1,4 +1,4 @@
-"""The shape-aware fuzzer of the paravirtual MMU (issue 18, item 4).
+"""The shape-aware fuzzer of the paravirtual MMU (docs/HV.md, "Tests").
 
 The test guest's `tguest=sfuzz:SEED sfuzz_calls=N` (tests/guests/
 tguest_sfuzz.c) turns paging on, activates VMI so that the shadows serve,

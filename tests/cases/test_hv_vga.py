@@ -1,4 +1,4 @@
-"""The guest's console on the VGA text screen (issue 7).
+"""The guest's console on the VGA text screen (docs/HV.md, "The consoles").
 
 The guest's console is its virtual COM1; the hypervisor sends what the
 guest transmits to the real COM1 and also renders it on the VGA text

@@ -1,6 +1,6 @@
 /*
  * tguest_hostile.c - tguest=h:NAME: one hostile act per case, for the
- * hostile-guest suite (issue 18 item 3, tests/cases/test_hv_hostile.py,
+ * hostile-guest suite (docs/HV.md, "Tests", tests/cases/test_hv_hostile.py,
  * which lists every case with the diagnostic it expects).
  *
  * Every case starts from the same environment (h_env): a GDT of ours

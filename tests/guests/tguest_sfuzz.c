@@ -1,7 +1,7 @@
 /*
  * tguest_sfuzz.c - tguest=sfuzz:SEED[:CALLS]: a shape-aware fuzzer of the
  * paravirtual MMU, run with paging on and the hypervisor's shadows active
- * (issue 18, item 4).  The older tguest=fuzz activates with paging off,
+ * (docs/HV.md, "Tests").  The older tguest=fuzz activates with paging off,
  * so the shadow code is never reached there.
  *
  * Set-up: a page directory identity-mapping the first 16 MiB (us, and

@@ -18,7 +18,7 @@ set datafile separator "\\t"
 set datafile missing "-"
 set multiplot layout 2,1 title "same bzImage, initrd and command line: native vs vmi-hv ({runs})"
 
-set title "vmi-hv / native, median of the runs (bars: spread of the runs; diamonds: issue 16 targets)"
+set title "vmi-hv / native, median of the runs (bars: spread of the runs; diamonds: docs/COMPARE.md targets)"
 set logscale y
 set yrange [0.5:*]
 set ylabel "ratio (log)"

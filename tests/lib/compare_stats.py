@@ -10,7 +10,7 @@ the runs were apart.
 
 import statistics
 
-# (name, what is measured, unit, target ratio from issue 16 or None).
+# (name, what is measured, unit, target ratio from docs/COMPARE.md or None).
 # "micro" rows are ns per operation shown in us; "macro" rows are one run
 # of a workload in s; "boot" rows come from the boot itself.
 ROWS = [

@@ -1,5 +1,5 @@
 """The invariants every hostile or fuzzed guest run must leave behind, read
-from the hypervisor's own lines after the guest ended (issue 18):
+from the hypervisor's own lines after the guest ended (docs/HV.md, "Tests"):
 
 - no hypervisor fault: none of vmitest.FATAL_PATTERNS, no stop reason of
   hvguest.HV_FAULT_STOPS;

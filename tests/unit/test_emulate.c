@@ -1182,7 +1182,7 @@ static void linux_kernel_forms(void **s)
 }
 
 /* The return address of an int from user space is the instruction's
- * end, legacy prefixes included (issue 18: 66 cd 80 resumed at cd 80). */
+ * end, legacy prefixes included (docs/HV.md, "What the guest can reach": 66 cd 80 resumed at cd 80). */
 static void soft_int_lengths(void **s)
 {
 	static const uint8_t int80[] = { 0xcd, 0x80 }, p66[] = { 0x66, 0xcd, 0x80 };

@@ -116,7 +116,7 @@ static void data_segments_privilege(void **state)
 	assert_true(guest_desc_usable(conforming, 0x63, SEG_USE_DATA, 3));
 }
 
-/* What the emulated loads check (issue 18): a ring-3 program must get the
+/* What the emulated loads check (docs/HV.md, "What the guest can reach"): a ring-3 program must get the
  * CPU's fault, never the guest kernel's privilege. */
 static void far_transfer_privilege(void **state)
 {

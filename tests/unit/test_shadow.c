@@ -992,7 +992,7 @@ static void audit_of_a_coherent_shadow_is_clean(void **state)
 
 /* A table released while linked leaves the guest's PDEs naming it and the
  * shadow PDEs granting nothing (a fault links the table
- * again), so the audit counts no mismatch (issue 18's hostile suite found
+ * again), so the audit counts no mismatch (the hostile suite, docs/HV.md "Tests", found
  * it did, "shadow 00000000, expected 00000000"). */
 static void audit_after_releasing_a_linked_table_is_clean(void **state)
 {

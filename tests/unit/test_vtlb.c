@@ -555,7 +555,7 @@ static void translate_paging_off_is_identity(void **state)
 	assert_int_equal(vtlb_translate(&v, &gp, 0x100000, false, 1, &gpa, &out), VTLB_VIOLATION);
 }
 
-/* ---- page tables in the read-only option-ROM area (issue 18, F5) ---- */
+/* ---- page tables in the read-only option-ROM area (docs/HV.md, "What the guest can reach") ---- */
 
 /* The guest may not write 0xC0000-0xDFFFF, so the walker must not write
  * A or D bits there on its behalf: a page table or directory placed in
