@@ -272,22 +272,38 @@ static void alone_keeps_the_cpu(void **state)
 /* e[0] runs; 300 of its cycles were e[1]'s alarm work (e[1] halted):
  * they are stolen from e[0], e[1]'s virtual runtime grows by them, and
  * the sums stay exact.  Never more than e[0] ran; never to itself. */
+/* sched_charge(), and into the ledger: what `from` ran that was moved
+ * becomes its waiting. */
+static uint64_t charge(unsigned from, unsigned to, uint64_t cycles, uint64_t now)
+{
+	uint64_t moved;
+
+	advance(now);
+	moved = sched_charge(&e[from], &e[to], cycles, now);
+	book[from].running -= moved;
+	book[from].waiting += moved;
+	return moved;
+}
+
 static void alarm_work_charged_to_its_owner(void **state)
 {
+	uint64_t vr1;
+	struct sched_times t;
+
 	add(2, 0);
-	assert_ptr_equal(sched_pick(&s, 0), &e[0]);
-	sched_halt(&s, &e[1], 0);
-	uint64_t vr1 = e[1].vruntime;
-	assert_int_equal(sched_charge(&e[0], &e[1], 300, 800), 300);
+	assert_ptr_equal(pick(0), &e[0]);
+	halt(1, 0);
+	vr1 = e[1].vruntime;
+	assert_int_equal(charge(0, 1, 300, 800), 300);
 	exact(800);
-	struct sched_times t = sched_times(&e[0], 1000);
+	t = sched_times(&e[0], 1000);
 	assert_int_equal(t.running, 700);
 	assert_int_equal(t.stolen, 300);
 	assert_int_equal(e[1].vruntime - vr1, 300);
 	assert_int_equal(e[0].vruntime, 500);
-	assert_int_equal(sched_charge(&e[0], &e[1], 5000, 1000), 700);	/* what it ran */
-	assert_int_equal(sched_charge(&e[0], &e[0], 10, 1000), 0);
-	assert_int_equal(sched_charge(&e[1], &e[0], 10, 1000), 0);	/* not running */
+	assert_int_equal(charge(0, 1, 5000, 1000), 700);	/* what it ran */
+	assert_int_equal(charge(0, 0, 10, 1000), 0);
+	assert_int_equal(charge(1, 0, 10, 1000), 0);	/* not running */
 	exact(1200);
 }
 
