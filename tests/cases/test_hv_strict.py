@@ -54,12 +54,13 @@ def boot(t, hv_args, guest_args="", fatal=FATAL_PATTERNS, sysmap=False):
     return t.qemu(*args, "-append", hv_args, fatal=fatal) if hv_args else t.qemu(*args, fatal=fatal)
 
 
-def in_writer(t, symbols, eip, named, what):
+def in_writer(t, symbols, eip, named, what, writers=(WRITER,)):
     """The hypervisor named EIP as `named` from the System.map module: the
-    planted writer, as the host's own lookup says too."""
+    planted writer (or one of `writers`), as the host's own lookup says too."""
     where = symbols.symbol(int(eip, 16))
     t.note(f"{what}: EIP {eip} is {where}; the hypervisor says {named}")
-    t.check(where and where.startswith(WRITER + "+"), f"{what}: EIP {eip} is {where}, not in {WRITER}")
+    t.check(where and where.startswith(tuple(w + "+" for w in writers)),
+            f"{what}: EIP {eip} is {where}, not in {' or '.join(writers)}")
     t.check(named == where, f"{what}: the hypervisor names EIP {eip} {named}, System.map says {where}")
 
 
@@ -90,7 +91,13 @@ def unannounced_pte_caught(t):
     a = re.match(AUDIT, why)
     t.check(a, f"audit=every=1: guest stopped: {why}; expected /{AUDIT}/")
     t.check(a.group(1) == planted, f"audit=every=1: the stale entry maps {a.group(1)}, the guest cleared {planted}")
-    in_writer(t, symbols, a.group(2), a.group(3), "audit=every=1")
+    # The audit runs at each notification as the hypervisor sees it: the
+    # ROM queues SetPxE without an exit, so a write vmalloc queued for the
+    # same table before the planted store (set_pte, out of line) may be
+    # drained, and audited, only after it when no exit came between; the
+    # first audit to see the stale entry is then that one's.  Both are the
+    # kernel's page-table writers; the entry and the naming are what count.
+    in_writer(t, symbols, a.group(2), a.group(3), "audit=every=1", writers=(WRITER, "set_pte"))
     stays_responsive(t, q)
 
     # Neither checker: the hypervisor cannot see the bug, the guest goes on.
