@@ -2,7 +2,7 @@
 benchmark can boot both side by side in one run (for example this commit
 against the one before it).
 
-The revision's hv/ and vrom/ trees are exported with `git archive` into
+The revision's hv/, vrom/ and tests/ trees are exported with `git archive` into
 build/bench-base/<sha>/src and built with their own Makefiles into
 build/bench-base/<sha>/build; the result is cached per commit."""
 
@@ -43,7 +43,8 @@ def build_hv(rev):
     if os.path.isfile(elf):
         return sha, elf
     os.makedirs(src, exist_ok=True)
-    archive = subprocess.run(["git", "-C", ROOT, "archive", sha, "hv", "vrom"],
+    # tests/ too: hv/Makefile builds the test guest from tests/guests/.
+    archive = subprocess.run(["git", "-C", ROOT, "archive", sha, "hv", "vrom", "tests"],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
     inc, unit = os.path.join(out, "include"), os.path.join(out, "unit")
