@@ -30,6 +30,7 @@ struct valarm {
 	uint64_t max_late;	/* cycles from expiry to our noticing, worst seen */
 	uint64_t sum_late;	/* and summed, for the mean */
 	uint64_t raised;	/* SetAlarm calls whose period or expiry was raised */
+	bool period_raise_said;	/* a period below the minimum logged (once) */
 	uint64_t skipped;	/* expiries that found IRQ0 already requested */
 	/* Cycles of another guest's exits spent on these alarms, charged
 	 * to this guest (run.c, charge_alarm_work). */
