@@ -419,10 +419,20 @@ static uint32_t hot_pt[1024] __attribute__((aligned(4096)));
 static uint32_t links_pd[1024] __attribute__((aligned(4096)));
 static uint32_t clone_pd[CLONES + 1][1024] __attribute__((aligned(4096)));
 
-void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
+uint32_t vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
 {
 	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
 			 : "D"(call) : "memory", "cc");
+	return a;
+}
+
+void say_value(const char *prefix, const char *what, uint32_t v)
+{
+	puts(prefix);
+	puts(what);
+	puts(" ");
+	puthex(v);
+	puts("\n");
 }
 
 static void test_links(void)

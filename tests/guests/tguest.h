@@ -10,8 +10,11 @@ void putc(char c);
 void puts(const char *s);
 void puthex(uint32_t v);
 int has_word(const char *cmdline, const char *word);
-/* VMI call `call` with eax, edx, ecx and the two stack words (ebx, esi). */
-void vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s);
+/* VMI call `call` with eax, edx, ecx and the two stack words (ebx, esi);
+ * returns eax. */
+uint32_t vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s);
+/* "PREFIXwhat xxxxxxxx\n": a value on the console, as the tests read it. */
+void say_value(const char *prefix, const char *what, uint32_t v);
 
 /* The 32-bit TSS as the CPU reads it (the fields the test guests set:
  * esp0/ss0 for a trap from ring 3, iomap_base). */

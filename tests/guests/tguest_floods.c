@@ -29,25 +29,14 @@
 
 static uint64_t f_idt[256];
 
-static uint32_t hc(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
-{
-	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
-			 : "D"(call) : "memory", "cc");
-	return a;
-}
-
 static void say(const char *what, uint32_t v)
 {
-	puts("floods: ");
-	puts(what);
-	puts(" ");
-	puthex(v);
-	puts("\n");
+	say_value("floods: ", what, v);
 }
 
 __attribute__((noreturn)) static void shutdown(void)
 {
-	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
 	for (;;)
 		;
 }
@@ -72,12 +61,12 @@ static uint64_t real_cycles(void)
 /* GetCycleFrequency's low word: a TSC below 4.29 GHz fits. */
 static uint32_t cycles_per_ms(void)
 {
-	return hc(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0) / 1000;
+	return vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0) / 1000;
 }
 
 static void set_alarm(uint32_t flags, uint64_t expiry, uint64_t period)
 {
-	hc(VMI_CALL_SetAlarm, flags, (uint32_t)expiry, (uint32_t)(expiry >> 32),
+	vmi_call5(VMI_CALL_SetAlarm, flags, (uint32_t)expiry, (uint32_t)(expiry >> 32),
 	   (uint32_t)period, (uint32_t)(period >> 32));
 }
 
@@ -149,10 +138,10 @@ static void spin_ms(uint32_t ms)
 {
 	uint64_t end = real_cycles() + (uint64_t)cycles_per_ms() * ms;
 
-	hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
 	while (real_cycles() < end)
 		;
-	hc(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
 }
 
 /* ---- the alarm cases ---------------------------------------------------------- */
@@ -278,10 +267,10 @@ static void partner(int flood)
 	     flood ? "floods: partner with a period-1 alarm, IRQ0 masked: halting\n"
 		   : "floods: partner without alarms: halting\n");
 	while (!f_rx) {
-		hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
-		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+		vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+		vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 	}
-	hc(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
 	say("partner got a byte; alarm ticks taken", f_ticks);
 	shutdown();
 }

@@ -89,26 +89,15 @@ static uint64_t gate(uint16_t sel, uint32_t off, uint32_t access)
 	       (uint64_t)(off >> 16) << 48;
 }
 
-static uint32_t hc(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
-{
-	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
-			 : "D"(call) : "memory", "cc");
-	return a;
-}
-
 static void say(const char *what, uint32_t v)
 {
-	puts("hostile: ");
-	puts(what);
-	puts(" ");
-	puthex(v);
-	puts("\n");
+	say_value("hostile: ", what, v);
 }
 
 __attribute__((noreturn)) static void survived(void)
 {
 	puts("hostile: survived\n");
-	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
 	for (;;)
 		;
 }
@@ -146,7 +135,7 @@ extern const uint32_t h_stubs[32];
 
 void h_report(void)
 {
-	uint32_t cr2 = hc(VMI_CALL_GetCR2, 0, 0, 0, 0, 0);
+	uint32_t cr2 = vmi_call5(VMI_CALL_GetCR2, 0, 0, 0, 0, 0);
 
 	puts("hostile: delivered vector ");
 	puthex(h_vec);
@@ -161,7 +150,7 @@ void h_report(void)
 		puthex(cr2);
 	}
 	puts("\n");
-	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
 }
 
 /* ---- the environment --------------------------------------------------- */
@@ -206,8 +195,8 @@ static void h_env(int paging)
 	}
 	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
 	if (paging) {
-		hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
-		hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[1] >> 12, VMI_PAGE_PT, 0, 0, 0);
+		vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+		vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pt[1] >> 12, VMI_PAGE_PT, 0, 0, 0);
 	}
 }
 
@@ -224,8 +213,8 @@ __attribute__((noreturn)) static void to_ring3(void (*fn)(void))
 
 static void map8(uint32_t pde, uint32_t pte0)
 {
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][0], pte0, 0, 0, 0);
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], pde, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][0], pte0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], pde, 0, 0, 0);
 }
 
 static uint32_t rd(uint32_t lin)
@@ -282,7 +271,7 @@ __asm__(".text\n"
 
 static void write_gdt(unsigned idx, uint64_t d)
 {
-	hc(VMI_CALL_WriteGDTEntry, (uint32_t)h_gdt, idx, (uint32_t)d, (uint32_t)(d >> 32), 0);
+	vmi_call5(VMI_CALL_WriteGDTEntry, (uint32_t)h_gdt, idx, (uint32_t)d, (uint32_t)(d >> 32), 0);
 }
 
 static void c_gdt_dpl0_code(void)
@@ -306,7 +295,7 @@ static void c_gdt_int_gate(void) { write_gdt(FREE >> 3, gate(KCS, (uint32_t)h_ri
 static void c_ldt_call_gate(void)
 {
 	h_ldt[0] = gate(KCS, (uint32_t)h_ring1_landing, 0xec);
-	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
 	__asm__ volatile("lcall $0x7, $0");		/* not copied: #GP(4) */
 }
 
@@ -314,8 +303,8 @@ static void c_ldt_gate_write(void)
 {
 	uint64_t g = gate(KCS, (uint32_t)h_ring1_landing, 0xec);
 
-	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
-	hc(VMI_CALL_WriteLDTEntry, (uint32_t)h_ldt, 1, (uint32_t)g, (uint32_t)(g >> 32), 0);
+	vmi_call5(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_WriteLDTEntry, (uint32_t)h_ldt, 1, (uint32_t)g, (uint32_t)(g >> 32), 0);
 }
 
 /* A data segment whose base lies in the reserved top: a write through it
@@ -347,8 +336,8 @@ static void c_gdt_loaded_revoked(void)
 
 	write_gdt(FREE >> 3, seg(0, 0xfffff, 0x92, 0xc));
 	__asm__ volatile("movw %w0, %%gs" : : "r"(FREE));
-	hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0);
-	hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_GetCR0, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_GetCR0, 0, 0, 0, 0, 0);
 	write_gdt(FREE >> 3, seg(0, 0xfffff, 0x12, 0xc));	/* not present */
 	__asm__ volatile("movl %%gs, %0" : "=r"(gs));
 	say("gs after its descriptor went", gs);
@@ -424,7 +413,7 @@ static void c_idt_limit(void)
 {
 	struct dtr d = { 6 * 8 - 1, (uint32_t)h_idt };	/* ends below #UD's gate */
 
-	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
 	__asm__ volatile("ud2");
 }
 
@@ -446,7 +435,7 @@ static void c_tss_iomap(void) { to_ring3(u_debug_exit); }
 static void c_tss_esp0_unmapped(void)
 {
 	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
-	hc(VMI_CALL_UpdateKernelStack, KDS, 0x3f000000u, 0, 0, 0);
+	vmi_call5(VMI_CALL_UpdateKernelStack, KDS, 0x3f000000u, 0, 0, 0);
 	to_ring3(u_int80);
 }
 
@@ -469,10 +458,10 @@ static void c_int80_fresh_kstack(void)
 		say("no direct int $0x80 gate offered; features", *shared_word(VMI_OFF_vmi_shared_page_features));
 	*shared_word(VMI_OFF_vmi_shared_page_guest_flags) |= VMI_SHARED_G_INT80;
 	h_idt[0x80] = gate(KCS, (uint32_t)h_ring1_landing, 0xee);
-	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);	/* the gate is read at SetIDT */
+	vmi_call5(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);	/* the gate is read at SetIDT */
 	/* Supervisor, writable, dirty but not accessed: no shadow entry. */
 	map8((uint32_t)h_pt[0] | P | W | A | 4, (uint32_t)h_fresh_kstack | P | W | D);
-	hc(VMI_CALL_UpdateKernelStack, KDS, FUZZ_LIN(1), 0, 0, 0);
+	vmi_call5(VMI_CALL_UpdateKernelStack, KDS, FUZZ_LIN(1), 0, 0, 0);
 	to_ring3(u_int80);
 }
 
@@ -490,8 +479,8 @@ static void c_int80_gate_after_lidt(void)
 
 	*shared_word(VMI_OFF_vmi_shared_page_guest_flags) |= VMI_SHARED_G_INT80;
 	h_idt[0x80] = gate(KCS, (uint32_t)h_ring1_landing, 0xee);
-	hc(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
-	hc(VMI_CALL_UpdateKernelStack, KDS, (uint32_t)(h_kstack + sizeof(h_kstack)), 0, 0, 0);
+	vmi_call5(VMI_CALL_SetIDT, (uint32_t)&d, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_UpdateKernelStack, KDS, (uint32_t)(h_kstack + sizeof(h_kstack)), 0, 0, 0);
 	for (unsigned v = 0; v < 256; v++)
 		h_idt2[v] = h_idt[v];
 	h_idt2[0x80] &= ~(0x80ull << 40);
@@ -503,7 +492,7 @@ static void c_int80_gate_after_lidt(void)
 static void c_ukstack_user_ss(void)
 {
 	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
-	hc(VMI_CALL_UpdateKernelStack, UDS, (uint32_t)(h_kstack + 4096), 0, 0, 0);
+	vmi_call5(VMI_CALL_UpdateKernelStack, UDS, (uint32_t)(h_kstack + 4096), 0, 0, 0);
 	to_ring3(u_int80);
 }
 
@@ -519,7 +508,7 @@ static void c_tss_ss0_user(void)
 static void c_ukstack_switcher(void)
 {
 	h_idt[0x80] = gate(KCS, h_stubs[3], 0xee);
-	hc(VMI_CALL_UpdateKernelStack, KDS, 0xffd01000u, 0, 0, 0);
+	vmi_call5(VMI_CALL_UpdateKernelStack, KDS, 0xffd01000u, 0, 0, 0);
 	to_ring3(u_int80);
 }
 
@@ -552,12 +541,12 @@ static void c_iret_eip_limit(void)
 	vmi_iret(0x03000000u, FREE | 1, 0x2, 0, 0);
 }
 
-static void c_cr0_pg_off(void) { hc(VMI_CALL_SetCR0, hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0) & ~0x80000000u, 0, 0, 0, 0); }
-static void c_cr0_wp_off(void) { hc(VMI_CALL_SetCR0, hc(VMI_CALL_GetCR0, 0, 0, 0, 0, 0) & ~0x10000u, 0, 0, 0, 0); }
+static void c_cr0_pg_off(void) { vmi_call5(VMI_CALL_SetCR0, vmi_call5(VMI_CALL_GetCR0, 0, 0, 0, 0, 0) & ~0x80000000u, 0, 0, 0, 0); }
+static void c_cr0_wp_off(void) { vmi_call5(VMI_CALL_SetCR0, vmi_call5(VMI_CALL_GetCR0, 0, 0, 0, 0, 0) & ~0x10000u, 0, 0, 0, 0); }
 static void c_cr4_pae(void)
 {
-	hc(VMI_CALL_SetCR4, hc(VMI_CALL_GetCR4, 0, 0, 0, 0, 0) | 0x20, 0, 0, 0, 0);
-	say("cr4 after SetCR4(PAE)", hc(VMI_CALL_GetCR4, 0, 0, 0, 0, 0));
+	vmi_call5(VMI_CALL_SetCR4, vmi_call5(VMI_CALL_GetCR4, 0, 0, 0, 0, 0) | 0x20, 0, 0, 0, 0);
+	say("cr4 after SetCR4(PAE)", vmi_call5(VMI_CALL_GetCR4, 0, 0, 0, 0, 0));
 	survived();
 }
 
@@ -576,8 +565,8 @@ static void c_msr_sysenter_cs(void)
 {
 	uint64_t v;
 
-	hc(VMI_CALL_WRMSR, 0x174, KCS, 0, 0, 0);		/* SYSENTER_CS = our ring-0 code */
-	v = hc(VMI_CALL_RDMSR, 0x174, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_WRMSR, 0x174, KCS, 0, 0, 0);		/* SYSENTER_CS = our ring-0 code */
+	v = vmi_call5(VMI_CALL_RDMSR, 0x174, 0, 0, 0, 0);
 	say("SYSENTER_CS reads", (uint32_t)v);
 	survived();
 }
@@ -589,9 +578,9 @@ static void c_msr_apic_base(void) { __asm__ volatile("wrmsr" : : "c"(0x1b), "a"(
  * neither our read of the switcher nor the hypervisor trips over it. */
 static void c_dr7_switcher(void)
 {
-	hc(VMI_CALL_SetDR, 0, 0xffc00000u, 0, 0, 0);
-	hc(VMI_CALL_SetDR, 7, 0x000f0003u, 0, 0, 0);	/* L0|G0, RW0 = 11 (read/write) */
-	say("dr7 reads", hc(VMI_CALL_GetDR, 7, 0, 0, 0, 0));
+	vmi_call5(VMI_CALL_SetDR, 0, 0xffc00000u, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetDR, 7, 0x000f0003u, 0, 0, 0);	/* L0|G0, RW0 = 11 (read/write) */
+	say("dr7 reads", vmi_call5(VMI_CALL_GetDR, 7, 0, 0, 0, 0));
 	say("switcher word 0 reads", rd(0xffc00000u));
 	survived();
 }
@@ -600,7 +589,7 @@ static void c_dr7_switcher(void)
  * paravirtual way): stopped as unsupported. */
 static void c_dr_mov(void) { __asm__ volatile("movl %0, %%dr7" : : "r"(0x000f0003u)); }
 
-static void c_dr_bad_number(void) { hc(VMI_CALL_SetDR, 9, 0x1, 0, 0, 0); survived(); }
+static void c_dr_bad_number(void) { vmi_call5(VMI_CALL_SetDR, 9, 0x1, 0, 0, 0); survived(); }
 
 static void c_port_pci_config(void)
 {
@@ -637,16 +626,16 @@ static void c_pt_far_frame(void)
 
 static void c_pt_reserved_top(void)
 {
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[1020], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[1020], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
 	rd(0xff000000u);
 }
 
 static void c_pt_switcher_pde(void)
 {
 	/* PDE 1023 is the switcher's: a guest PDE there is never used. */
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[1023], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[1023], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
 	wr(0xffc00000u, 0x12345678);
 }
 
@@ -656,15 +645,15 @@ static void c_pt_pd_as_pt(void)
 {
 	for (unsigned t = 0; t < 4; t++)
 		h_pd2[t] = h_pd[t];
-	hc(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, 0, 0, 0);
 	map8((uint32_t)h_pd2 | P | W | A, 0);
 }
 
 static void c_pt_double_announce(void)
 {
 	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
-	hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
-	hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
 	wr(FUZZ_LIN(0), 0x1234);
 	say("through the twice-announced table", rd((uint32_t)h_page));
 	survived();
@@ -674,7 +663,7 @@ static void c_pt_release_linked(void)
 {
 	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
 	wr(FUZZ_LIN(0), 0x5678);
-	hc(VMI_CALL_ReleasePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_ReleasePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
 	say("after ReleasePage of the linked table, it still reads", rd(FUZZ_LIN(0)));
 	survived();
 }
@@ -685,18 +674,18 @@ static void c_pt_release_linked_idle(void)
 {
 	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
 	wr(FUZZ_LIN(0), 0x5678);
-	hc(VMI_CALL_ReleasePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_ReleasePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
 	survived();
 }
 
-static void c_pt_release_loaded_pd(void) { hc(VMI_CALL_ReleasePage, (uint32_t)h_pd >> 12, VMI_PAGE_PD, 0, 0, 0); }
-static void c_pt_announce_outside(void) { hc(VMI_CALL_AllocatePage, npages, VMI_PAGE_PT, 0, 0, 0); }
-static void c_pt_clone_range(void) { hc(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, (uint32_t)h_pd >> 12, 1000, 100); }
-static void c_pt_cr3_outside(void) { hc(VMI_CALL_SetCR3, npages << 12, 0, 0, 0, 0); }
-static void c_pt_cr3_table(void) { hc(VMI_CALL_SetCR3, (uint32_t)h_pt[0], 0, 0, 0, 0); }
+static void c_pt_release_loaded_pd(void) { vmi_call5(VMI_CALL_ReleasePage, (uint32_t)h_pd >> 12, VMI_PAGE_PD, 0, 0, 0); }
+static void c_pt_announce_outside(void) { vmi_call5(VMI_CALL_AllocatePage, npages, VMI_PAGE_PT, 0, 0, 0); }
+static void c_pt_clone_range(void) { vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, (uint32_t)h_pd >> 12, 1000, 100); }
+static void c_pt_cr3_outside(void) { vmi_call5(VMI_CALL_SetCR3, npages << 12, 0, 0, 0, 0); }
+static void c_pt_cr3_table(void) { vmi_call5(VMI_CALL_SetCR3, (uint32_t)h_pt[0], 0, 0, 0, 0); }
 static void c_pt_4m_page(void)
 {
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], 0x02000000u | P | W | A | PS, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], 0x02000000u | P | W | A | PS, 0, 0, 0);
 	rd(FUZZ_LIN(0));
 }
 
@@ -712,31 +701,31 @@ static void c_pt_rom_table(void)
 		if ((rom[i] & (P | A | PS)) == P && (rom[i] >> 12) < npages)
 			break;
 	say("ROM word with P and not A at index", i);
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], 0x000c0000u | P | W | A, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], 0x000c0000u | P | W | A, 0, 0, 0);
 	rd(FUZZ_LIN(i));
 }
 
-static void c_pt_not_announced_flags(void) { hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PAE | VMI_PAGE_PT, 0, 0, 0); }
+static void c_pt_not_announced_flags(void) { vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PAE | VMI_PAGE_PT, 0, 0, 0); }
 
 /* ---- the shared page's queue ---------------------------------------------- */
 
 static void c_queue_count(void)
 {
 	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = VMI_SHARED_PXE_QUEUE_LEN + 1;
-	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
 }
 
 static void c_queue_count_negative(void)
 {
 	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 0xffffffffu;
-	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
 }
 
 static void c_queue_bad_address(void)
 {
 	*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = 0x3f000000u;
 	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
-	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
 }
 
 static void c_queue_switcher_address(void)
@@ -745,7 +734,7 @@ static void c_queue_switcher_address(void)
 	 * switcher is mapped) but is no page table of the guest's. */
 	*shared_word(VMI_OFF_vmi_shared_page_pxe_queue) = 0xffc00000u;
 	*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
-	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
 	survived();
 }
 
@@ -763,7 +752,7 @@ static void c_queue_changed(void)
 		*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = 1;
 		h_pt[0][0] = 0;
 	} while (*shared_word(VMI_OFF_vmi_shared_page_pxe_count) != 1);
-	hc(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
 	rd(FUZZ_LIN(0));
 }
 
@@ -779,7 +768,7 @@ static void c_queue_changed(void)
 static void flood_directories(void)
 {
 	for (uint32_t i = 0; i < FLOOD_COUNT; i++)
-		hc(VMI_CALL_AllocatePage, FLOOD_BASE + i, VMI_PAGE_PD, 0, 0, 0);
+		vmi_call5(VMI_CALL_AllocatePage, FLOOD_BASE + i, VMI_PAGE_PD, 0, 0, 0);
 }
 
 /* After a flood: the loaded directory still maps, and a new mapping made
@@ -807,7 +796,7 @@ static void c_budget_pd_flood(void)
 static void c_budget_pt_flood(void)
 {
 	for (uint32_t i = 0; i < FLOOD_COUNT; i++)
-		hc(VMI_CALL_AllocatePage, FLOOD_BASE + i, VMI_PAGE_PT, 0, 0, 0);
+		vmi_call5(VMI_CALL_AllocatePage, FLOOD_BASE + i, VMI_PAGE_PT, 0, 0, 0);
 	say("4000 page tables announced; 02000000 reads", still_maps());
 	survived();
 }
@@ -824,9 +813,9 @@ static void c_budget_clone_flood(void)
 		pd = (uint32_t *)((MAPPED_BASE + i) << 12);
 		for (unsigned t = 0; t < 4; t++)
 			pd[t] = h_pd[t];
-		hc(VMI_CALL_AllocatePage, MAPPED_BASE + i, VMI_PAGE_PD, (uint32_t)h_pd >> 12, 0, 4);
+		vmi_call5(VMI_CALL_AllocatePage, MAPPED_BASE + i, VMI_PAGE_PD, (uint32_t)h_pd >> 12, 0, 4);
 	}
-	hc(VMI_CALL_SetCR3, (uint32_t)pd, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetCR3, (uint32_t)pd, 0, 0, 0, 0);
 	h_page[0] = 0x42;
 	say("2000 cloned directories announced; through the last one, h_page reads", rd((uint32_t)h_page));
 	survived();
@@ -844,12 +833,12 @@ static void c_budget_two_directories(void)
 		a[i] = b[i] = h_pd[i];
 	for (unsigned i = 4; i < 1008; i++)
 		a[i] = (next++ << 12) | P | W | A | 4;
-	hc(VMI_CALL_AllocatePage, MAPPED_BASE, VMI_PAGE_PD, 0, 0, 0);
-	hc(VMI_CALL_SetCR3, (uint32_t)a, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, MAPPED_BASE, VMI_PAGE_PD, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetCR3, (uint32_t)a, 0, 0, 0, 0);
 	say("directory of 1008 tables loaded; h_page reads", rd((uint32_t)h_page));
 	for (unsigned i = 4; i < 1008; i++)
 		b[i] = (next++ << 12) | P | W | A | 4;
-	hc(VMI_CALL_AllocatePage, MAPPED_BASE + 1, VMI_PAGE_PD, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, MAPPED_BASE + 1, VMI_PAGE_PD, 0, 0, 0);
 	survived();
 }
 
@@ -863,7 +852,7 @@ static void c_budget_ldt_after_flood(void)
 
 	flood_directories();
 	h_ldt[1] = seg(0, 0xfffff, 0xf2, 0xc);		/* flat data, DPL 3 */
-	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
 	__asm__ volatile("movw %w1, %%fs\n movl %%fs:(%2), %0" : "=r"(v) : "r"(0x0f), "r"(&ldt_word) : "memory");
 	say("after 4000 page directories, the LDT's segment reads", v);
 	survived();
@@ -968,7 +957,7 @@ void s_pf_fix(uint32_t *regs)
 {
 	/* pushal: edi, esi, ebp, esp, ebx, edx, ecx, eax; then error, eip */
 	s_pf_count++;
-	s_pf_cr2 = hc(VMI_CALL_GetCR2, 0, 0, 0, 0, 0);
+	s_pf_cr2 = vmi_call5(VMI_CALL_GetCR2, 0, 0, 0, 0, 0);
 	s_pf_error = regs[8];
 	s_pf_eip = regs[9];
 	s_pf_eax = regs[7];
@@ -978,8 +967,8 @@ void s_pf_fix(uint32_t *regs)
 		say("page fault again at", s_pf_cr2);
 		survived();
 	}
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][1], (uint32_t)h_page2 | P | W | A | D, 0, 0, 0);
-	hc(VMI_CALL_InvalPage, FUZZ_LIN(1), 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][1], (uint32_t)h_page2 | P | W | A | D, 0, 0, 0);
+	vmi_call5(VMI_CALL_InvalPage, FUZZ_LIN(1), 0, 0, 0, 0);
 }
 
 static void c_str_pf_resume(void)
@@ -1018,8 +1007,8 @@ static void c_str_reserved_top(void) { rom3(VMI_CALL_INSB, 0xffc00000u, 0x64, 4)
 /* A guest mapping in the reserved top (as pt-reserved-top). */
 static void c_str_reserved_mapped(void)
 {
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[1020], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
-	hc(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[1020], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[1][0], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
 	rom3(VMI_CALL_OUTSB, 0xff000000u, 0x3f8, 4);
 }
 
@@ -1043,9 +1032,9 @@ static void c_str_endless(void)
 {
 	for (unsigned i = 0; i < 1024; i++)
 		h_pt[0][i] = (uint32_t)h_page | P | A;
-	hc(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
 	for (unsigned i = 8; i < 1008; i++)
-		hc(VMI_CALL_SetPxE, (uint32_t)&h_pd[i], (uint32_t)h_pt[0] | P | W | A, 0, 0, 0);
+		vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[i], (uint32_t)h_pt[0] | P | W | A, 0, 0, 0);
 	say("OUTSB of 2^32-1 bytes from", FUZZ_LIN(0));
 	rom3(VMI_CALL_OUTSB, FUZZ_LIN(0), 0x80, 0xffffffffu);
 }
@@ -1229,7 +1218,7 @@ static void idle_allocate(uint32_t n)
 	h_gdt[7] = seg((uint32_t)h_ldt, sizeof(h_ldt) - 1, 0x82, 0);
 	h_ldt[1] = seg(0, 0xfffff, 0xf2, 0xc);		/* flat data, DPL 3 */
 	__asm__ volatile("lgdt %0" : : "m"(g));
-	hc(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
+	vmi_call5(VMI_CALL_SetLDT, LDT, 0, 0, 0, 0);
 	__asm__ volatile("movw %w1, %%fs\n movl %%fs:(%2), %0" : "=r"(v) : "r"(0x0f), "r"(&word) : "memory");
 	if (regions)
 		lin = (0x1000u + ((n - 1) % regions << 10)) << 12;
@@ -1263,13 +1252,13 @@ static void idle(void)
 	 * IF clear enables it as it halts (as sti; hlt), so a byte that
 	 * arrives between the test and the Halt still wakes us. */
 	for (uint32_t seen = 0;;) {
-		hc(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+		vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
 		if (idle_bytes != seen) {
-			hc(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+			vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
 			idle_allocate(seen = idle_bytes);
 			continue;
 		}
-		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+		vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 	}
 }
 
