@@ -1033,7 +1033,21 @@ static void audit_finds_an_unnotified_guest_edit(void **state)
 /* ---- running out ------------------------------------------------------- */
 
 /* Process i: directory 10 + i, user table 30 + i mapping data page 50 + i
- * at 0x08000000; kernel half cloned from PD1. */
+ * at 0x08000000; kernel half cloned from PD1.  Announced, built and loaded: */
+static void load_process(uint32_t i)
+{
+	uint32_t pd = 10 + i, pt = 30 + i;
+
+	memset(gpage(pd), 0, 4096);
+	assert_int_equal(shadow_announce(&s, pd, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
+	memcpy(&gpage(pd)[768], &gpage(PD1)[768], 256 * 4);
+	assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
+	set_pte(pt, 0x08000000, ((50 + i) << 12) | P | W | U | A | D);
+	set_pde(pd, 0x08000000, (pt << 12) | P | W | U | A);
+	assert_int_equal(shadow_load_cr3(&s, pd << 12, &out), VTLB_FILLED);
+}
+
+/* and as the CPU then sees it. */
 static void check_process_loaded(uint32_t i)
 {
 	const uint32_t *pd = loaded_pd();
@@ -1059,15 +1073,7 @@ static void running_out_of_frames_evicts_old_directories(void **state)
 	 * directory and table, and not much else. */
 	alloc_limit = baseline + 7;
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t pd = 10 + i, pt = 30 + i;
-
-		memset(gpage(pd), 0, 4096);
-		assert_int_equal(shadow_announce(&s, pd, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
-		memcpy(&gpage(pd)[768], &gpage(PD1)[768], 256 * 4);
-		assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
-		set_pte(pt, 0x08000000, ((50 + i) << 12) | P | W | U | A | D);
-		set_pde(pd, 0x08000000, (pt << 12) | P | W | U | A);
-		assert_int_equal(shadow_load_cr3(&s, pd << 12, &out), VTLB_FILLED);
+		load_process(i);
 		check_process_loaded(i);
 		assert_true(s.stats.pages_in_use <= 7);
 	}
@@ -1190,15 +1196,7 @@ static void a_frame_budget_bounds_the_shadows(void **state)
 	load_world();		/* PD1 + 2 tables: 4 frames */
 	assert_int_equal(b.used, shadow_frames());
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t pd = 10 + i, pt = 30 + i;
-
-		memset(gpage(pd), 0, 4096);
-		assert_int_equal(shadow_announce(&s, pd, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
-		memcpy(&gpage(pd)[768], &gpage(PD1)[768], 256 * 4);
-		assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
-		set_pte(pt, 0x08000000, ((50 + i) << 12) | P | W | U | A | D);
-		set_pde(pd, 0x08000000, (pt << 12) | P | W | U | A);
-		assert_int_equal(shadow_load_cr3(&s, pd << 12, &out), VTLB_FILLED);
+		load_process(i);
 		check_process_loaded(i);
 		assert_true(b.used <= b.limit);
 		assert_int_equal(b.used, shadow_frames());
