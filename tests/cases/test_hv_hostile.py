@@ -406,13 +406,27 @@ def boot_pair(t, what, options=""):
     return t.qemu("-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}", fatal=HV_BROKEN)
 
 
+def second_guest_ready(q):
+    """The second guest waits for input (it may get there before or after
+    the first one ends)."""
+    if not re.search(r"\[guest2\] idle: waiting for input", q.output):
+        q.expect(r"\[guest2\] idle: waiting for input", timeout=60)
+
+
+def second_guest_takes(q, key):
+    """A key typed to the second guest (it has the console): it answers,
+    then makes the hypervisor take frames for it (an LDT, a vTLB table)."""
+    q.send(key)
+    q.expect(r"\[guest2\] idle: got %s" % re.escape(key), timeout=30)
+    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e, "
+             r"new page table for [0-9a-f]{8} reads 00000000", timeout=30)
+
+
 def second_guest_answers(t, q, name, statistics=False):
     """After guest 1's end: the second guest still runs and answers a key;
     then (Ctrl-] s, the statistics, and) Ctrl-] q stops it, its frames come
     back, the hypervisor stays up, and the invariants hold."""
-    q.send("y")
-    q.expect(r"\[guest2\] idle: got y", timeout=30)
-    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e, new page table for [0-9a-f]{8} reads 00000000", timeout=30)
+    second_guest_takes(q, "y")
     if statistics:
         q.send("\x1ds")
         q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
@@ -430,12 +444,9 @@ def hold_then_stop(t, q, name, diagnostic):
     takes refused at the limit (it was evicted within it); then the
     console stops it."""
     q.expect(diagnostic + r"(?s:.*)hostile: holding\n", timeout=120)
-    if not re.search(r"\[guest2\] idle: waiting for input", q.output):
-        q.expect(r"\[guest2\] idle: waiting for input", timeout=60)
+    second_guest_ready(q)
     q.send("\x1d2")
-    q.send("a")
-    q.expect(r"\[guest2\] idle: got a", timeout=30)
-    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e", timeout=30)
+    second_guest_takes(q, "a")
     q.send("\x1d1")
     start = len(q.output)
     q.send("\x1ds")
@@ -460,9 +471,7 @@ def run_case(t, name, what, diagnostic, end, options=""):
     if end == HOLD:
         hold_then_stop(t, q, name, diagnostic)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith(("linux:", "vmitest:")) else 60)
-    # The second guest may be ready before or after the first one ends.
-    if not re.search(r"\[guest2\] idle: waiting for input", q.output):
-        q.expect(r"\[guest2\] idle: waiting for input", timeout=60)
+    second_guest_ready(q)
     m = re.search(diagnostic, q.output)
     t.check(m, f"{name}: no /{diagnostic}/ in the output")
     t.check(re.search(END_LINE[end], q.output), f"{name}: the guest did not end {end}")
@@ -574,12 +583,9 @@ def hv_string_io_endless(t):
     eip at the OUTSB slot's int $0x82; the five conditions hold after."""
     q = boot_pair(t, h("str-endless"))
     q.expect(r"hostile: OUTSB of 2\^32-1 bytes from 02000000", timeout=60)
-    if not re.search(r"\[guest2\] idle: waiting for input", q.output):
-        q.expect(r"\[guest2\] idle: waiting for input", timeout=60)
+    second_guest_ready(q)
     q.send("\x1d2")
-    q.send("y")
-    q.expect(r"\[guest2\] idle: got y", timeout=30)
-    q.expect(r"\[guest2\] idle: allocated: the LDT's segment reads 00001d1e, new page table for [0-9a-f]{8} reads 00000000", timeout=30)
+    second_guest_takes(q, "y")
     q.send("\x1d1")
     batches = []
     for _ in range(2):
