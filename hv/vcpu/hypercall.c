@@ -412,8 +412,10 @@ void vcpu_hypercall(struct vcpu *v)
 	account(v, f, call);
 	if ((f->cs & 3) != 1)
 		vcpu_stop(v, "VMI hypercall from ring %u", f->cs & 3);
-	if (vmi_call(v, f, call) || cpu_call(v, f, call) || descriptor_call(v, f, call) ||
-	    paging_call(v, f, call) || device_call(v, f, call))
+	/* The families are disjoint; the busiest (port I/O and alarms, then
+	 * paging) are asked first. */
+	if (device_call(v, f, call) || paging_call(v, f, call) || cpu_call(v, f, call) ||
+	    descriptor_call(v, f, call) || vmi_call(v, f, call))
 		return;
 	/* The end of the guest: guest_stop.c. */
 	switch (call) {
