@@ -22,6 +22,8 @@
 #include "run.h"
 #include "guest_set.h"
 #include "fpu.h"
+#include "acpi.h"
+#include "cpu_list.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -115,9 +117,29 @@ static void idle_loop(void)
 	}
 }
 
+/* The processors the firmware lists, said in the boot log. */
+static void list_cpus(struct cpu_list *cpus)
+{
+	cpu_list_find(cpus);
+	if (acpi_rsdp_address())
+		log_info("ACPI: RSDP at %08x", acpi_rsdp_address());
+	if (!cpus->source) {
+		log_info("CPUs: no ACPI MADT and no MP table: the boot CPU alone");
+		return;
+	}
+	for (unsigned i = 0; i < cpus->n; i++)
+		log_info("CPU found (%s): APIC ID %u%s", cpus->source, cpus->cpu[i].apic_id,
+			 cpus->cpu[i].enabled ? "" : ", disabled by the firmware");
+	if (cpus->left_out)
+		log_warn("CPUs: %u more listed than vmi-hv takes (%u, APIC IDs below 256): left out",
+			 cpus->left_out, CPU_LIST_MAX);
+}
+
 /* The machine: memory, interrupts, time, the console's input. */
 static void machine_init(void)
 {
+	struct cpu_list cpus;
+
 	pic_init();
 	calibrate_tsc();
 	fpu_init();
@@ -131,6 +153,7 @@ static void machine_init(void)
 	irq_enable();
 	hv_timer_check();
 	start_keyboard();
+	list_cpus(&cpus);
 }
 
 /* selftest=two-guests: the first module pair loaded twice; never returns. */
