@@ -24,6 +24,8 @@
 #include "fpu.h"
 #include "acpi.h"
 #include "cpu_list.h"
+#include "smp.h"
+#include "pcpu.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -135,8 +137,16 @@ static void list_cpus(struct cpu_list *cpus)
 			 cpus->left_out, CPU_LIST_MAX);
 }
 
-/* The machine: memory, interrupts, time, the console's input. */
-static void machine_init(void)
+/* A started CPU, until it runs guests: parked with interrupts off. */
+__attribute__((noreturn)) static void cpu_park(struct pcpu *c)
+{
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+/* The machine: memory, interrupts, time, the console's input, the
+ * other CPUs. */
+static void machine_init(unsigned max_cpus)
 {
 	struct cpu_list cpus;
 
@@ -154,6 +164,7 @@ static void machine_init(void)
 	hv_timer_check();
 	start_keyboard();
 	list_cpus(&cpus);
+	smp_start_cpus(&cpus, max_cpus, cpu_park);
 }
 
 /* selftest=two-guests: the first module pair loaded twice; never returns. */
@@ -258,7 +269,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	address_space_init();
 	/* The double-fault task and trap_common switch to it too. */
 	cpu_tables_set_cr3(hv_cr3());
-	machine_init();
+	machine_init(opt.max_cpus);
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);
