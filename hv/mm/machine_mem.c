@@ -34,10 +34,14 @@ static const char *mmap_type_name(uint32_t type)
  * real-mode page must not land on it.  And the RAM the map gives there. */
 #define LOW_LIMIT 0x100000
 #define LOW_MAX 64
-static struct low_memory {
+struct range {
+	uint64_t start, end;
+};
+struct low_memory {
 	unsigned n_used, n_ram;
-	struct { uint64_t start, end; } used[LOW_MAX], ram[8];
-} low;
+	struct range used[LOW_MAX], ram[8];
+};
+static struct low_memory low;
 
 static void reserve(uint64_t start, uint64_t end, const char *what)
 {

@@ -23,7 +23,7 @@ import sys
 
 ALLOWED = {
     # The frame allocator.
-    "mm/machine_mem.c": {"machine_frames", "frame_bitmap"},
+    "mm/machine_mem.c": {"machine_frames", "frame_bitmap", "low"},
     # The hypervisor's own address space.
     "mm/address_space.c": {"hv_page_dir", "low_pt"},
     # The firmware's tables, searched once at start-up, read-only after.
