@@ -26,6 +26,7 @@
 #include "cpu_list.h"
 #include "smp.h"
 #include "pcpu.h"
+#include "spinlock.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -137,13 +138,6 @@ static void list_cpus(struct cpu_list *cpus)
 			 cpus->left_out, CPU_LIST_MAX);
 }
 
-/* A started CPU, until it runs guests: parked with interrupts off. */
-__attribute__((noreturn)) static void cpu_park(struct pcpu *c)
-{
-	for (;;)
-		__asm__ volatile("cli; hlt");
-}
-
 /* The machine: memory, interrupts, time, the console's input, the
  * other CPUs. */
 static void machine_init(unsigned max_cpus)
@@ -164,7 +158,10 @@ static void machine_init(unsigned max_cpus)
 	hv_timer_check();
 	start_keyboard();
 	list_cpus(&cpus);
-	smp_start_cpus(&cpus, max_cpus, cpu_park);
+	if (cpus.n > 1 && !hv_timer_per_cpu())
+		log_info("CPUs: the boot CPU alone: the hypervisor's timer is the PIT, not a local APIC on each CPU");
+	else
+		smp_start_cpus(&cpus, max_cpus, run_cpu);
 }
 
 /* selftest=two-guests: the first module pair loaded twice; never returns. */
@@ -264,6 +261,10 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 			      &opt, err, sizeof(err)))
 		hv_fail("%s", err);
 	console_set_level((enum log_level)opt.loglevel);
+	if (opt.locks_check) {
+		locks_check_enable();
+		log_info("locks=check: the lock order is checked at every take, and no lock may be held across a guest entry");
+	}
 
 	machine_mem_init(mbi);
 	address_space_init();

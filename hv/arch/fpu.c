@@ -71,6 +71,14 @@ void fpu_area_reset(struct fpu_area *a)
 	}
 }
 
+void fpu_save(struct fpu_area *to)
+{
+	if (have_fxsr)
+		__asm__ volatile("fxsave %0" : "=m"(*to));
+	else
+		__asm__ volatile("fnsave %0" : "=m"(*to));
+}
+
 void fpu_switch(struct fpu_area *from, const struct fpu_area *to)
 {
 	if (have_fxsr) {

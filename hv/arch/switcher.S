@@ -71,9 +71,10 @@ trap_common:
 	movw %ax, %fs
 	movw %ax, %gs
 	cld
-	movl pcpus + PCPU_HV_CR3, %eax
 	testl $3, HV_TRAP_FRAME_CS(%esp)
 	jnz from_guest
+	/* Every CPU's hv_cr3 is the same page directory: CPU 0's will do. */
+	movl pcpus + PCPU_HV_CR3, %eax
 	testl %eax, %eax
 	jz 1f
 	movl %cr3, %ebx
@@ -86,9 +87,13 @@ trap_common:
 	addl $4, %esp
 	iret_from_frame
 
+/* Still on the guest's CR3: this CPU's pcpu is at HV_PCPU_PAGE in the
+ * vCPU's view (read-only), so read both before leaving it. */
 from_guest:
+	movl HV_PCPU_PAGE + PCPU_HV_CR3, %eax
+	movl HV_PCPU_PAGE + PCPU_HOST_ESP, %ebx
 	movl %eax, %cr3
-	movl pcpus + PCPU_HOST_ESP, %esp
+	movl %ebx, %esp
 	popl %edi
 	popl %esi
 	popl %ebx
@@ -96,7 +101,7 @@ from_guest:
 	ret
 
 /*
- * void switch_to_guest(uint32_t shadow_cr3): run the guest from the
+ * void switch_to_guest(uint32_t shadow_cr3, struct pcpu *c): run the guest from the
  * registers in the frame at HV_VCPU_FRAME (vcpu.c filled and checked it)
  * until the next trap or interrupt, then return.  Interrupts must be off
  * on entry; the guest's real EFLAGS.IF is 1 (the frame says so), so the
@@ -106,11 +111,12 @@ from_guest:
 switch_to_guest:
 	cli
 	movl 4(%esp), %eax
+	movl 8(%esp), %ecx
 	pushl %ebp
 	pushl %ebx
 	pushl %esi
 	pushl %edi
-	movl %esp, pcpus + PCPU_HOST_ESP
+	movl %esp, PCPU_HOST_ESP(%ecx)
 	movl $HV_VCPU_FRAME, %esp
 	movl %eax, %cr3
 	iret_from_frame

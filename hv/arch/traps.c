@@ -18,7 +18,7 @@
 
 static irq_handler_fn irq_handlers[16];
 /* Local APIC vectors: HV_LOCAL_TIMER_VECTOR and the spurious one. */
-static irq_handler_fn local_timer_handler, local_spurious_handler;
+static irq_handler_fn local_timer_handler, local_spurious_handler, local_ipi_handler;
 static unsigned long long irq_counts[16];
 
 const char *const exception_names[32] = {
@@ -117,6 +117,8 @@ void local_vector_set_handler(unsigned vector, irq_handler_fn fn)
 		local_timer_handler = fn;
 	else if (vector == HV_LOCAL_SPURIOUS_VECTOR)
 		local_spurious_handler = fn;
+	else if (vector == HV_LOCAL_IPI_VECTOR)
+		local_ipi_handler = fn;
 	else
 		hv_panic("no local APIC vector %u", vector);
 }
@@ -150,6 +152,10 @@ bool interrupt_dispatch(unsigned vector)
 	}
 	if (vector == HV_LOCAL_SPURIOUS_VECTOR && local_spurious_handler) {
 		local_spurious_handler();
+		return true;
+	}
+	if (vector == HV_LOCAL_IPI_VECTOR && local_ipi_handler) {
+		local_ipi_handler();
 		return true;
 	}
 	return false;

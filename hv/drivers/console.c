@@ -8,6 +8,8 @@
 #include "io.h"
 #include "hvlib.h"
 #include "timer.h"
+#include "spinlock.h"
+#include "x86.h"
 
 static enum log_level level = LOG_INFO;
 static bool guest_output_last;	/* the guest's bytes were the last on VGA */
@@ -15,6 +17,44 @@ static bool guest_output_last;	/* the guest's bytes were the last on VGA */
  * that each line carries one guest's name (with several) and the
  * hypervisor's lines start on their own (guest_text.h). */
 static struct guest_console *guest_line_owner;
+
+/* One CPU's output at a time, a whole log line at once.  Its holder may
+ * print again inside (a report inside a report, a panic inside a print):
+ * console_enter() then takes nothing. */
+static struct spinlock console_lock = SPINLOCK_INIT("console_lock", LOCK_RANK_CONSOLE);
+
+struct console_hold {
+	bool taken;
+	uint32_t eflags;
+};
+
+static struct console_hold console_enter(void)
+{
+	struct console_hold h = { false, read_eflags() };
+
+	if (spin_held(&console_lock))
+		return h;
+	irq_disable();
+	spin_lock(&console_lock);
+	h.taken = true;
+	return h;
+}
+
+static void console_leave(struct console_hold h)
+{
+	if (h.taken)
+		spin_unlock(&console_lock);
+	if (h.eflags & X86_EFLAGS_IF)
+		irq_enable();
+}
+
+void console_locked_call(void (*fn)(void))
+{
+	struct console_hold h = console_enter();
+
+	fn();
+	console_leave(h);
+}
 
 static void serial_out(char c, void *ctx)
 {
@@ -165,11 +205,13 @@ void vkprintf(const char *fmt, va_list ap)
 
 void kprintf(const char *fmt, ...)
 {
+	struct console_hold h = console_enter();
 	va_list ap;
 
 	va_start(ap, fmt);
 	vkprintf(fmt, ap);
 	va_end(ap);
+	console_leave(h);
 }
 
 void log_msg(enum log_level l, const char *fmt, ...)
@@ -184,10 +226,12 @@ void log_msg(enum log_level l, const char *fmt, ...)
 		[LOG_ERROR] = 0x0c, [LOG_WARN] = 0x0e,
 		[LOG_INFO] = VGA_ATTR_HV, [LOG_DEBUG] = 0x08,
 	};
+	struct console_hold h;
 	va_list ap;
 
 	if (l > level)
 		return;
+	h = console_enter();
 	vga_set_attr(colour[l]);
 	kprintf("%s", prefix[l]);
 	va_start(ap, fmt);
@@ -195,4 +239,5 @@ void log_msg(enum log_level l, const char *fmt, ...)
 	va_end(ap);
 	console_putc('\n');
 	vga_set_attr(VGA_ATTR_HV);
+	console_leave(h);
 }

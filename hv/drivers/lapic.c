@@ -23,6 +23,7 @@
 #include "io.h"
 #include "timer.h"
 #include "hvlib.h"
+#include "pcpu.h"
 
 #define MSR_APIC_BASE      0x1b
 #define APIC_BASE_ENABLE   (1u << 11)
@@ -62,6 +63,14 @@ static void spurious(void)
 	/* No EOI for the spurious vector. */
 }
 
+/* Another CPU's "look at the run queue": the interrupt itself brought
+ * this CPU out of its guest or its halt; the run loop looks. */
+static void ipi(void)
+{
+	this_pcpu()->ipis++;
+	lapic_eoi();
+}
+
 bool lapic_init(const char **why)
 {
 	uint32_t a, b, c, d, base;
@@ -82,6 +91,7 @@ bool lapic_init(const char **why)
 		write_msr(MSR_APIC_BASE, msr | APIC_BASE_ENABLE);
 	regs = (volatile uint32_t *)address_space_map_mmio(base);
 	local_vector_set_handler(HV_LOCAL_SPURIOUS_VECTOR, spurious);
+	local_vector_set_handler(HV_LOCAL_IPI_VECTOR, ipi);
 	wr(REG_TPR, 0);
 	wr(REG_LVT_LINT0, LVT_EXTINT);		/* the 8259's INTR */
 	wr(REG_LVT_LINT1, LVT_NMI);

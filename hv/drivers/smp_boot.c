@@ -21,6 +21,7 @@
 #include "timer.h"
 #include "io.h"
 #include "hvlib.h"
+#include "segments.h"
 #include "stop.h"
 
 extern const char ap_trampoline[], ap_trampoline_end[], ap_trampoline_gdt[],
@@ -59,6 +60,12 @@ __attribute__((noreturn)) void ap_main(void)
 	__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
 	ap_boot.cpu_main(c);
 	hv_panic("CPU %u: its main loop returned", c->index);
+}
+
+void cpu_kick(struct pcpu *c)
+{
+	if (!lapic_send_fixed(c->apic_id, HV_LOCAL_IPI_VECTOR))
+		log_warn("CPU %u: the local APIC did not send the IPI", c->index);
 }
 
 /* A stack of HV_STACK_SIZE aligned to its size, claimed for c. */

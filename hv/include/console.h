@@ -106,4 +106,8 @@ void vga_show(struct vga_screen *s);
 bool vga_shown(const struct vga_screen *s);
 void vga_guest_putc_on(struct vga_screen *s, char c);
 
+/* fn() with console_lock held (lock_selftest=invert takes hv_lock inside
+ * it, the wrong order, for locks=check to catch). */
+void console_locked_call(void (*fn)(void));
+
 #endif

@@ -22,6 +22,8 @@ void fpu_init(void);
 void fpu_cpu_init(void);
 /* The registers as after reset (FNINIT, MXCSR 0x1f80). */
 void fpu_area_reset(struct fpu_area *a);
+/* Save the CPU's registers into to (a vCPU leaving this CPU). */
+void fpu_save(struct fpu_area *to);
 /* Save the CPU's registers into from (unless 0), load to's. */
 void fpu_switch(struct fpu_area *from, const struct fpu_area *to);
 

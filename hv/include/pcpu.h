@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include "segments.h"
 #include "layout.h"
+#include "spinlock.h"
 
 #define HV_NR_PCPUS HV_MAX_CPUS
 
@@ -38,6 +39,9 @@ struct hv_jmp {
 	uint32_t ebx, esi, edi, ebp, esp, eip;
 };
 
+/* Page-aligned: a guest's view maps the first page of the running CPU's
+ * (HV_PCPU_PAGE, read-only), where trap_common reads host_esp and hv_cr3
+ * while the guest's CR3 is still loaded. */
 struct pcpu {
 	/* Hypervisor stack inside switch_to_guest, restored by trap_common
 	 * on an exit. */
@@ -51,10 +55,6 @@ struct pcpu {
 	/* The vCPU running on this CPU, or the one that ran last: its GDT
 	 * entries and switcher pages are the ones loaded. */
 	struct vcpu *current;
-	/* PDE 1023 of every guest address space on this CPU: the switcher,
-	 * read-only but for the current vCPU's stack and shared page. */
-	uint32_t *guest_switcher_pt;
-	uint32_t guest_switcher_pde;
 	/* The run loop's place to come back to when a guest dies. */
 	struct hv_jmp run_jmp;
 	/* TSC when the last exit came back to us, 0 once the CPU slept:
@@ -67,7 +67,16 @@ struct pcpu {
 	uint8_t apic_id;
 	/* Started and running hypervisor code (set by the CPU itself). */
 	volatile bool online;
-};
+	/* The locks it holds (kept with locks=check). */
+	struct lock_stack locks;
+	/* Its one-shot timer (hv_timer.c): the deadline armed (0: none),
+	 * interrupts taken, shots armed. */
+	volatile uint64_t timer_deadline;
+	volatile uint64_t timer_interrupts, timer_arms;
+	uint64_t ipis;			/* IPIs taken (lapic.c) */
+	/* Its TSS.esp0 and hypercall gate are set for guests (pcpu_enter). */
+	bool ready_for_guests;
+} __attribute__((aligned(4096)));
 
 extern struct pcpu pcpus[HV_NR_PCPUS];
 /* How many of pcpus[] are online (the boot CPU and the started ones). */
@@ -93,9 +102,12 @@ static inline uint32_t pcpu_stack_claim(struct pcpu *c, void *base)
 	return (uint32_t)base + HV_STACK_SIZE;
 }
 
-/* Before entering v on CPU c: its GDT entries into c's GDT and its pages
- * into c's switcher (vcpu_switcher.c). */
+/* Before entering v on CPU c: its GDT entries into c's GDT, c's page
+ * into v's switcher view, its FPU registers loaded (vcpu_switcher.c). */
 void pcpu_enter(struct pcpu *c, struct vcpu *v);
+/* c stops running its current vCPU (another CPU may take it next): the
+ * FPU registers saved into it, nothing of it left loaded on c. */
+void pcpu_leave(struct pcpu *c);
 
 #endif
 #endif

@@ -31,6 +31,7 @@
 #define HV_IRQ_COM1         4
 /* The local APIC's own interrupts, apart from the PIC's (lapic.c). */
 #define HV_LOCAL_TIMER_VECTOR    0x30
+#define HV_LOCAL_IPI_VECTOR      0x31	/* another CPU's "look at the run queue" */
 #define HV_LOCAL_SPURIOUS_VECTOR 0xff
 
 #endif

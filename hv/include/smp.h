@@ -18,4 +18,8 @@ struct pcpu;
 void smp_start_cpus(const struct cpu_list *cpus, unsigned max_cpus,
 		    void (*cpu_main)(struct pcpu *c));
 
+/* An IPI to c (HV_LOCAL_IPI_VECTOR): leave the guest or the halt and
+ * look at the run queue. */
+void cpu_kick(struct pcpu *c);
+
 #endif

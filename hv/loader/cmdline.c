@@ -425,6 +425,8 @@ static const struct option_word fault_words[] = {
 	{ "divide", FAULT_DIVIDE }, { "double", FAULT_DOUBLE }, { NULL, 0 }
 };
 static const struct option_word on_off_words[] = { { "on", true }, { "off", false }, { NULL, 0 } };
+static const struct option_word locks_words[] = { { "check", true }, { "off", false }, { NULL, 0 } };
+static const struct option_word lock_selftest_words[] = { { "invert", true }, { "off", false }, { NULL, 0 } };
 static const struct option_word two_guests_words[] = { { "two-guests", true }, { NULL, 0 } };
 static const struct option_word audit_action_words[] = { { "stop", false }, { "log", true }, { NULL, 0 } };
 
@@ -447,6 +449,9 @@ static const struct option_spec options_table[] = {
 	CHOICE("strict_pt", struct hv_options, strict_pt, on_off_words, "strict_pt is on or off"),
 	PARSED("vmi_refuse", parse_refuse_all),
 	PARSED("cpus", parse_cpus),
+	CHOICE("locks", struct hv_options, locks_check, locks_words, "locks is check or off"),
+	CHOICE("lock_selftest", struct hv_options, lock_selftest, lock_selftest_words,
+	       "lock_selftest is invert or off"),
 };
 #define NR_OPTIONS (sizeof(options_table) / sizeof(options_table[0]))
 

@@ -34,6 +34,10 @@
  *                         Init, IRET and SYSEXIT cannot be refused.
  *   cpus=N                use at most N of the machine's CPUs (1-HV_MAX_CPUS,
  *                         default: every CPU the ACPI MADT or MP table lists)
+ *   locks=check|off       check the lock order at every take and that no
+ *                         lock is held across a guest entry (default off)
+ *   lock_selftest=invert  debug: take two locks in the wrong order at boot
+ *                         (locks=check must catch it)
  *   strict_pt=on|off      every page the guest announced as a page table is
  *                         read-only in the shadows: a direct write to it (not
  *                         through the ROM's calls) stops the guest with the
@@ -121,6 +125,8 @@ struct hv_options {
 	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
 	uint32_t slice_ms;		/* the scheduler's time slice */
 	unsigned max_cpus;		/* cpus=: at most this many CPUs; 0: all */
+	bool locks_check;		/* locks=check */
+	bool lock_selftest;		/* lock_selftest=invert */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

@@ -11,18 +11,29 @@
  *
  * A vCPU that wakes from a halt is placed at most half a slice behind the
  * least vruntime of the others, so sleeping banks no credit beyond that;
- * if that puts it behind the one running, it preempts it at once.  An
- * interactive or idle guest therefore runs as soon as its interrupt
- * arrives, and its steal stays near 0 beside a busy guest.
+ * it goes to an idle CPU if there is one, else, if that puts it behind a
+ * running one, it preempts it at once.  An interactive or idle guest
+ * therefore runs as soon as its interrupt arrives, and its steal stays
+ * near 0 beside a busy guest.
+ *
+ * Several CPUs share the one queue (the run loops call in under hv_lock):
+ * each picks for itself, among the runnable vCPUs no other CPU runs, so
+ * weights hold across CPUs (a vCPU gets at most one CPU), and a vCPU
+ * migrates whenever another CPU picks it.  With a few CPUs and at most
+ * SCHED_MAX vCPUs the scans are short; per-CPU queues would need a
+ * balancer to approach the same shares.
  */
 #include "sched.h"
 
 /* vruntime advances by cycles * inv_weight >> WEIGHT_SHIFT. */
 #define WEIGHT_SHIFT 16
 
-void sched_init(struct sched *s, uint64_t slice_cycles)
+void sched_init(struct sched *s, uint64_t slice_cycles, unsigned ncpus)
 {
-	*s = (struct sched){ .current = -1, .last = -1, .slice = slice_cycles ? slice_cycles : 1 };
+	*s = (struct sched){ .slice = slice_cycles ? slice_cycles : 1,
+			     .ncpus = ncpus < 1 ? 1 : ncpus > SCHED_MAX_CPUS ? SCHED_MAX_CPUS : ncpus };
+	for (unsigned c = 0; c < SCHED_MAX_CPUS; c++)
+		s->cpu[c] = (struct sched_cpu){ .current = -1, .last = -1 };
 }
 
 static uint64_t weighted(const struct sched_entity *e, uint64_t cycles)
@@ -60,15 +71,19 @@ bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned we
 	*e = (struct sched_entity){ .owner = owner, .weight = weight,
 				    .inv_weight = (1u << WEIGHT_SHIFT) / weight,
 				    .vruntime = s->min_vruntime,
-				    .state = SCHED_READY, .start = now, .since = now };
+				    .state = SCHED_READY, .start = now, .since = now, .cpu = -1 };
 	s->e[s->n++] = e;
 	return true;
 }
 
 static void leave_cpu(struct sched *s, struct sched_entity *e, enum sched_state st, uint64_t now)
 {
-	if (s->current >= 0 && s->e[s->current] == e)
-		s->current = -1;
+	if (e->state == SCHED_RUNNING && e->cpu >= 0) {
+		struct sched_cpu *c = &s->cpu[e->cpu];
+
+		if (c->current >= 0 && s->e[c->current] == e)
+			c->current = -1;
+	}
 	set_state(e, st, now);
 }
 
@@ -78,21 +93,40 @@ void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now)
 		leave_cpu(s, e, SCHED_HALTED, now);
 }
 
-void sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
+int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
 {
-	uint64_t credit = s->slice / 2, floor;
+	uint64_t credit = s->slice / 2, floor, worst_vr = 0;
+	int worst = -1;
 
 	if (e->state != SCHED_HALTED)
-		return;
+		return -1;
 	set_state(e, SCHED_READY, now);
 	e->wakeups++;
 	floor = s->min_vruntime > credit ? s->min_vruntime - credit : 0;
 	if (e->vruntime < floor)
 		e->vruntime = floor;
-	if (s->current >= 0 && e->vruntime < vruntime(s->e[s->current], now)) {
-		s->slice_end = now;	/* the next sched_pick() hands over */
-		e->preemptions++;
+	/* An idle CPU takes it, the last one it ran on first. */
+	if (e->cpu >= 0 && (unsigned)e->cpu < s->ncpus && s->cpu[e->cpu].current < 0)
+		return e->cpu;
+	for (unsigned c = 0; c < s->ncpus; c++)
+		if (s->cpu[c].current < 0)
+			return (int)c;
+	/* Else it preempts the running vCPU furthest ahead, if it is
+	 * behind that one. */
+	for (unsigned c = 0; c < s->ncpus; c++) {
+		uint64_t vr = vruntime(s->e[s->cpu[c].current], now);
+
+		if (worst < 0 || vr > worst_vr) {
+			worst = (int)c;
+			worst_vr = vr;
+		}
 	}
+	if (worst >= 0 && e->vruntime < worst_vr) {
+		s->cpu[worst].slice_end = now;	/* its next sched_pick() hands over */
+		e->preemptions++;
+		return worst;
+	}
+	return -1;
 }
 
 void sched_gone(struct sched *s, struct sched_entity *e, uint64_t now)
@@ -101,31 +135,36 @@ void sched_gone(struct sched *s, struct sched_entity *e, uint64_t now)
 		leave_cpu(s, e, SCHED_GONE, now);
 }
 
-static struct sched_entity *give_cpu(struct sched *s, int i, uint64_t now)
+static struct sched_entity *give_cpu(struct sched *s, unsigned cpu, int i, uint64_t now)
 {
 	struct sched_entity *e = s->e[i];
+	struct sched_cpu *c = &s->cpu[cpu];
 
 	if (e->state != SCHED_RUNNING) {
 		set_state(e, SCHED_RUNNING, now);
 		e->switches_in++;
+		if (e->cpu >= 0 && e->cpu != (int)cpu)
+			e->migrations++;
+		e->cpu = (int)cpu;
 	}
-	s->current = i;
-	s->last = i;
-	s->slice_end = now + s->slice;
+	c->current = i;
+	c->last = i;
+	c->slice_end = now + s->slice;
 	return e;
 }
 
-struct sched_entity *sched_pick(struct sched *s, uint64_t now)
+struct sched_entity *sched_pick(struct sched *s, unsigned cpu, uint64_t now)
 {
-	int cur = s->current, best = -1;
+	struct sched_cpu *c = &s->cpu[cpu];
+	int cur = c->current, best = -1;
 	uint64_t best_vr = 0;
 
-	if (cur >= 0 && now < s->slice_end)
+	if (cur >= 0 && now < c->slice_end)
 		return s->e[cur];
 	/* The least vruntime among the runnable ones; on a tie the first in
-	 * turn after the one that ran last, so equals alternate. */
+	 * turn after the one that ran last here, so equals alternate. */
 	for (unsigned k = 1; k <= s->n; k++) {
-		int i = (int)((unsigned)(s->last + (int)k) % s->n);
+		int i = (int)((unsigned)(c->last + (int)k) % s->n);
 		uint64_t vr;
 
 		if (i != cur && s->e[i]->state != SCHED_READY)
@@ -140,19 +179,35 @@ struct sched_entity *sched_pick(struct sched *s, uint64_t now)
 		return 0;	/* nobody is runnable: the CPU may halt */
 	if (best_vr > s->min_vruntime)
 		s->min_vruntime = best_vr;
-	if (cur >= 0 && best != cur)
+	if (cur >= 0 && best != cur) {
 		set_state(s->e[cur], SCHED_READY, now);
-	return give_cpu(s, best, now);
+		c->current = -1;
+	}
+	return give_cpu(s, cpu, best, now);
 }
 
-uint64_t sched_next_event(const struct sched *s)
+uint64_t sched_next_event(const struct sched *s, unsigned cpu)
 {
-	if (s->current < 0)
+	if (s->cpu[cpu].current < 0)
 		return UINT64_MAX;
 	for (unsigned i = 0; i < s->n; i++)
 		if (s->e[i]->state == SCHED_READY)
-			return s->slice_end;
-	return UINT64_MAX;	/* alone: no slice end to enforce */
+			return s->cpu[cpu].slice_end;
+	return UINT64_MAX;	/* nobody waits: no slice end to enforce */
+}
+
+int sched_idle_cpu_for_waiting(const struct sched *s, unsigned self)
+{
+	bool waiting = false;
+
+	for (unsigned i = 0; i < s->n && !waiting; i++)
+		waiting = s->e[i]->state == SCHED_READY;
+	if (!waiting)
+		return -1;
+	for (unsigned c = 0; c < s->ncpus; c++)
+		if (c != self && s->cpu[c].current < 0)
+			return (int)c;
+	return -1;
 }
 
 uint64_t sched_charge(struct sched_entity *from, struct sched_entity *to, uint64_t cycles, uint64_t now)

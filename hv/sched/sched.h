@@ -1,8 +1,9 @@
 /*
  * sched.h - the vCPU scheduler (sched.c, pure, tests/unit/test_sched.c):
  * preemptive and weighted-fair (by virtual runtime, with wake-up
- * preemption) over one physical CPU, and each vCPU's time split into
- * running, halted and stolen (runnable but not running).
+ * preemption) over the physical CPUs, one queue for all of them, and each
+ * vCPU's time split into running, halted and stolen (runnable but not
+ * running on any CPU).
  *
  * Times are TSC cycles passed in by the caller (`now`), so the logic runs
  * on the host too.  For each vCPU, since it was added:
@@ -16,6 +17,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "layout.h"
 
 /* SCHED_RUNNING is 0: a vCPU outside any scheduler (before the run loop
  * adds it) counts all its time as its own. */
@@ -38,17 +40,26 @@ struct sched_entity {
 	uint64_t vruntime;		/* running cycles / weight, until since */
 	uint64_t switches_in;		/* times it was given the CPU */
 	uint64_t wakeups, preemptions;	/* woken from a halt; and took the CPU at once */
+	int cpu;			/* the CPU it runs on (RUNNING), else the last one, -1 none */
+	uint64_t migrations;		/* times it ran on another CPU than the last */
 };
 
-#define SCHED_MAX 8
+#define SCHED_MAX 16
+#define SCHED_MAX_CPUS HV_MAX_CPUS
+
+/* One physical CPU as the scheduler sees it. */
+struct sched_cpu {
+	int current;			/* index into e[] of the RUNNING one, or -1 */
+	int last;			/* index of the one that ran last */
+	uint64_t slice_end;		/* when the current one's slice ends */
+};
 
 struct sched {
 	struct sched_entity *e[SCHED_MAX];
 	unsigned n;
-	int current;			/* index into e[] of the RUNNING one, or -1 */
-	int last;			/* index of the one that ran last */
+	unsigned ncpus;
+	struct sched_cpu cpu[SCHED_MAX_CPUS];
 	uint64_t slice;			/* slice in cycles */
-	uint64_t slice_end;		/* when the current one's slice ends */
 	uint64_t min_vruntime;		/* grows with the least runnable vruntime */
 };
 
@@ -57,23 +68,29 @@ struct sched_times {
 	uint64_t real, running, halted, stolen;
 };
 
-void sched_init(struct sched *s, uint64_t slice_cycles);
+void sched_init(struct sched *s, uint64_t slice_cycles, unsigned ncpus);
 /* Add a runnable vCPU (weight >= 1); false when SCHED_MAX are there. */
 bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now);
 /* The running vCPU halted (hlt, VMI Halt): not runnable until woken. */
 void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now);
-/* A halted vCPU has an interrupt to take: runnable again, and it takes
- * the CPU at the next sched_pick() if it is owed time (see sched.c). */
-void sched_wake(struct sched *s, struct sched_entity *e, uint64_t now);
+/* A halted vCPU has an interrupt to take: runnable again.  Returns the
+ * CPU that should pick it up now (-1: none need be told): an idle one,
+ * or the one whose vCPU it preempts (see sched.c); the caller sends that
+ * CPU an IPI unless it is the caller. */
+int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now);
 /* Its guest ended: never runnable again (repeating is harmless). */
 void sched_gone(struct sched *s, struct sched_entity *e, uint64_t now);
-/* Who runs now: the current vCPU until its slice ends (or a woken vCPU
- * preempts it), then the runnable one with the least virtual runtime
- * (equals in turn); 0 when none is runnable (the CPU may halt). */
-struct sched_entity *sched_pick(struct sched *s, uint64_t now);
-/* When the scheduler next needs the CPU back from the running vCPU: its
+/* Who runs on cpu now: its current vCPU until its slice ends (or a woken
+ * vCPU preempts it), then the runnable one not running elsewhere with the
+ * least virtual runtime (equals in turn); 0 when none is runnable (the
+ * CPU may halt). */
+struct sched_entity *sched_pick(struct sched *s, unsigned cpu, uint64_t now);
+/* When the scheduler next needs cpu back from its running vCPU: its
  * slice end if another one is waiting, else UINT64_MAX. */
-uint64_t sched_next_event(const struct sched *s);
+uint64_t sched_next_event(const struct sched *s, unsigned cpu);
+/* An idle CPU (nothing running) other than `self` while a runnable vCPU
+ * waits for one; -1 if none: the caller sends it an IPI. */
+int sched_idle_cpu_for_waiting(const struct sched *s, unsigned self);
 
 /* cycles of the running vCPU `from`'s time (up to now) were spent on work
  * that belongs to `to` (another guest's alarm): they count as stolen from

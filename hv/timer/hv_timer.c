@@ -24,6 +24,7 @@
 #include "console.h"
 #include "stop.h"
 #include "lapic.h"
+#include "pcpu.h"
 
 #define PIT_CH0  0x40
 #define PIT_CMD  0x43
@@ -32,16 +33,17 @@
 
 /* The deadline (TSC) the PIT is counting down to; NO_DEADLINE when it is
  * not counting (it fired, or was never armed). */
-#define NO_DEADLINE UINT64_MAX
-static volatile uint64_t armed_deadline = NO_DEADLINE;
-static volatile uint64_t interrupts, arms;
+/* Each CPU arms its own local APIC timer; what is armed and the counts
+ * are per CPU (struct pcpu: timer_deadline, 0 for none). */
 static bool use_lapic;
 static uint32_t lapic_hz;
 
 static void timer_irq(void)
 {
-	interrupts++;
-	armed_deadline = NO_DEADLINE;
+	struct pcpu *c = this_pcpu();
+
+	c->timer_interrupts++;
+	c->timer_deadline = 0;
 }
 
 static void use_pit(void)
@@ -71,14 +73,23 @@ static uint64_t read_counter(const volatile uint64_t *p)
 	return v;
 }
 
+/* Over every CPU. */
 uint64_t hv_timer_interrupts(void)
 {
-	return read_counter(&interrupts);
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < HV_NR_PCPUS; i++)
+		n += read_counter(&pcpus[i].timer_interrupts);
+	return n;
 }
 
 uint64_t hv_timer_arms(void)
 {
-	return read_counter(&arms);
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < HV_NR_PCPUS; i++)
+		n += read_counter(&pcpus[i].timer_arms);
+	return n;
 }
 
 static void pit_oneshot(uint32_t count)
@@ -119,7 +130,9 @@ void hv_timer_arm(uint64_t deadline)
 
 	/* Called with interrupts off.  A shot already due at or before the
 	 * deadline will bring the loop round in time: leave it. */
-	if (deadline >= armed_deadline)
+	struct pcpu *c = this_pcpu();
+
+	if (c->timer_deadline && deadline >= c->timer_deadline)
 		return;
 	now = rdtsc();
 	left = deadline > now ? deadline - now : 0;
@@ -127,11 +140,16 @@ void hv_timer_arm(uint64_t deadline)
 		lapic_timer_oneshot(lapic_count_for(left));
 	else
 		pit_oneshot(pit_count_for(left));
-	armed_deadline = deadline;
-	arms++;
+	c->timer_deadline = deadline ? deadline : 1;
+	c->timer_arms++;
 }
 
 /* The local APIC timer where there is one, else the PIT. */
+bool hv_timer_per_cpu(void)
+{
+	return use_lapic;
+}
+
 void hv_timer_start(void)
 {
 	const char *why = 0;
@@ -158,7 +176,7 @@ static bool shot_arrives(uint64_t shot_us, uint64_t *took_us)
 	uint64_t before = hv_timer_interrupts(), c0, limit = tsc_hz() * 2;
 
 	irq_disable();
-	armed_deadline = NO_DEADLINE;
+	this_pcpu()->timer_deadline = 0;
 	c0 = rdtsc();
 	hv_timer_arm(c0 + udiv64(tsc_hz() * shot_us, 1000000));
 	irq_enable();

@@ -3,6 +3,7 @@
 #define VMI_HV_TIMER_H
 
 #include <stdint.h>
+#include <stdbool.h>
 
 #define PIT_HZ        1193182u	/* the 8254's input clock */
 
@@ -32,6 +33,8 @@ void hv_timer_check(void);
 /* With interrupts off: make sure IRQ0 comes by the TSC time `deadline`
  * (an earlier shot already armed stays). */
 void hv_timer_arm(uint64_t deadline);
+/* Each CPU has its own one-shot timer (the local APIC's), not the PIT. */
+bool hv_timer_per_cpu(void);
 /* Timer interrupts taken, and PIT reprogrammings, since boot. */
 uint64_t hv_timer_interrupts(void);
 uint64_t hv_timer_arms(void);

@@ -22,6 +22,15 @@
  * the slice's end when another vCPU waits): there is no periodic tick.
  * What is typed on the console is console_keys.c's; selftest=two-guests
  * (run_selftest.c) drives the same step() with one guest at a time.
+ *
+ * Every CPU runs this loop over the one scheduler queue, under hv_lock
+ * (run_loop.h).  The boot CPU keeps the machine's time and devices: it
+ * polls the alarms and the console (its 8259 brings COM1 and the
+ * keyboard) and arms its timer for the next alarm; every CPU arms its own
+ * for its running vCPU's slice end.  A CPU that makes work for another
+ * (a woken vCPU, an interrupt for a vCPU running there, a runnable vCPU
+ * while it idles) sends it an IPI (HV_LOCAL_IPI_VECTOR), which makes it
+ * leave its guest or its halt and look again.
  */
 #include "run.h"
 #include "run_loop.h"
@@ -35,6 +44,20 @@
 #include "hvlib.h"
 #include "exit_codes.h"
 #include "vmi_abi.h"
+#include "smp.h"
+
+struct spinlock hv_lock = SPINLOCK_INIT("hv_lock", LOCK_RANK_HV);
+/* The run the other CPUs join, once the boot CPU has set it up. */
+static struct run *volatile published_run;
+
+/* Tell CPU k to look at the queue, once until it has looked. */
+static void kick(struct run *r, int k)
+{
+	if (k < 0 || (unsigned)k == this_pcpu()->index || (unsigned)k >= r->ncpus || r->cpu[k].kicked)
+		return;
+	r->cpu[k].kicked = true;
+	cpu_kick(&pcpus[k]);
+}
 
 /*
  * The vCPU `ran` left the guest for a hardware interrupt, and the loop
@@ -53,9 +76,24 @@ static void charge_alarm_work(struct vcpu *ran, struct guest *g)
 	g->valarm.charged += sched_charge(&ran->sched, &g->vcpus[0]->sched, now - exit_tsc, now);
 }
 
-/* With interrupts off: expired alarms into their vPICs, console lines
- * held back long enough out, console input.  ran: the vCPU whose exit
- * brought the loop round, if any. */
+/* A vCPU running on another CPU with an interrupt to take: that CPU
+ * makes it leave the guest, so that the interrupt goes in at the entry. */
+static void kick_for_interrupts(struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++) {
+		struct guest *g = r->guests[i];
+
+		if (!guest_alive(g) || !vpic_pending(&g->vpic))
+			continue;
+		for (unsigned j = 0; j < g->nr_vcpus; j++)
+			if (g->vcpus[j]->sched.state == SCHED_RUNNING)
+				kick(r, g->vcpus[j]->sched.cpu);
+	}
+}
+
+/* With interrupts off, on the boot CPU: expired alarms into their vPICs,
+ * console lines held back long enough out, console input.  ran: the
+ * vCPU whose exit brought the loop round, if any. */
 static void poll_devices(struct run *r, struct vcpu *ran)
 {
 	for (unsigned i = 0; i < r->n; i++)
@@ -65,6 +103,7 @@ static void poll_devices(struct run *r, struct vcpu *ran)
 			console_guest_flush_due(&r->guests[i]->vuart.console, rdtsc());
 		}
 	console_keys_poll(&r->keys);
+	kick_for_interrupts(r);
 }
 
 void run_start(struct guest *g, bool several)
@@ -114,9 +153,9 @@ static void reap(struct run *r)
  */
 static void arm_next_event(struct run *r, uint64_t now)
 {
-	uint64_t next = sched_next_event(&r->sched);
+	uint64_t next = sched_next_event(&r->sched, this_pcpu()->index);
 
-	for (unsigned i = 0; i < r->n; i++) {
+	for (unsigned i = 0; i < r->n && this_pcpu()->index == 0; i++) {
 		struct guest *g = r->guests[i];
 		uint64_t at;
 
@@ -159,7 +198,7 @@ static void wake_halted(struct run *r, uint64_t now)
 
 			if (v->halted && vpic_pending(&g->vpic)) {
 				v->halted = false;
-				sched_wake(&r->sched, &v->sched, now);
+				kick(r, sched_wake(&r->sched, &v->sched, now));
 			}
 		}
 	}
@@ -209,6 +248,29 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 }
 
 /*
+ * Nothing to run on this CPU: its vCPU's registers saved (another CPU may
+ * take it), hv_lock released, and the CPU halted until an interrupt: its
+ * timer, an IPI, or (the boot CPU) a device.  sti takes effect after hlt
+ * has begun: no wake-up is lost between the decision and the halt.
+ */
+static void idle(struct run *r, struct pcpu *c)
+{
+	if (c->index == 0) {
+		bool any = false;
+
+		for (unsigned i = 0; i < r->n; i++)
+			any |= guest_alive(r->guests[i]);
+		if (!any)
+			no_guest_left(r);
+	}
+	pcpu_leave(c);
+	c->exit_tsc = 0;	/* sleeping is not exit handling */
+	spin_unlock(&hv_lock);
+	__asm__ volatile("sti; hlt; cli" ::: "memory");
+	spin_lock(&hv_lock);
+}
+
+/*
  * One turn of the loop: poll, let the scheduler choose, enter that vCPU
  * once; or, after a quiet exit, enter the same vCPU again at once.  A
  * guest's death comes back here through run_jmp from wherever in the
@@ -217,58 +279,55 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 void run_step(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
+	struct run_cpu *rc = &r->cpu[c->index];
 	struct loop_inputs before;
 	struct sched_entity *e;
 	struct vcpu *v;
 
 	if (hv_setjmp(&c->run_jmp)) {
-		r->again = 0;
+		rc->again = 0;
 		reap(r);
 		return;
 	}
 	irq_disable();
-	v = r->again;
-	r->again = 0;
+	v = rc->again;
+	rc->again = 0;
 	if (!v) {
-		poll_devices(r, r->ran);
+		if (c->index == 0)
+			poll_devices(r, rc->ran);
 		wake_halted(r, rdtsc());
-		e = sched_pick(&r->sched, rdtsc());
+		rc->kicked = false;
+		e = sched_pick(&r->sched, c->index, rdtsc());
+		kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
 		arm_next_event(r, rdtsc());
 		if (!e) {
-			bool any = false;
-
-			for (unsigned i = 0; i < r->n; i++)
-				any |= guest_alive(r->guests[i]);
-			if (!any)
-				no_guest_left(r);
-			c->exit_tsc = 0;	/* sleeping is not exit handling */
-			/* sti takes effect after hlt has begun: no wake-up is
-			 * lost between the poll and the halt. */
-			__asm__ volatile("sti; hlt; cli" ::: "memory");
+			idle(r, c);
 			return;
 		}
 		v = e->owner;
 	}
+	if (c->current && c->current != v)
+		pcpu_leave(c);	/* saved before another CPU can take it */
 	note_loop_inputs(v, &before);
-	r->ran = 0;		/* until it has exited */
+	rc->ran = 0;		/* until it has exited */
 	vcpu_run_once(v);
-	r->ran = v;
+	rc->ran = v;
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */
 		console_guest_flush(&v->guest->vuart.console);
 	}
 	if (quiet_exit(v, &before)) {
-		r->again = v;
+		rc->again = v;
 		v->stats.quiet_exits++;
 	}
 }
 
 void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_us)
 {
-	*r = (struct run){ .guests = guests, .n = n,
+	*r = (struct run){ .guests = guests, .n = n, .ncpus = nr_online_cpus,
 			   .keys = { .guests = guests, .n = n, .console = n ? guests[0] : 0 } };
-	sched_init(&r->sched, udiv64(tsc_hz() * slice_us, 1000000));
+	sched_init(&r->sched, udiv64(tsc_hz() * slice_us, 1000000), r->ncpus);
 	for (unsigned i = 0; i < n; i++) {
 		for (unsigned j = 0; j < guests[i]->nr_vcpus; j++)
 			if (!sched_add(&r->sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
@@ -281,14 +340,35 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 {
 	struct run r;
 
+	irq_disable();
+	spin_lock(&hv_lock);
 	for (unsigned i = 0; i < n; i++)
 		run_start(guests[i], n > 1);
 	run_init(&r, guests, n, slice_us);
 	if (n > 1) {
 		vga_show(&r.keys.console->screen);
-		log_info("%u guests share the CPU: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
-			 n, slice_us);
+		if (r.ncpus == 1)
+			log_info("%u guests share the CPU: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
+				 n, slice_us);
+		else
+			log_info("%u guests share %u CPUs: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
+				 n, r.ncpus, slice_us);
 	}
+	published_run = &r;
+	for (unsigned k = 1; k < r.ncpus; k++)
+		kick(&r, (int)k);
 	for (;;)
 		run_step(&r);
+}
+
+void run_cpu(struct pcpu *c)
+{
+	struct run *r;
+
+	/* Parked until the boot CPU has the guests running (its IPI). */
+	while (!(r = published_run))
+		__asm__ volatile("sti; hlt; cli" ::: "memory");
+	spin_lock(&hv_lock);
+	for (;;)
+		run_step(r);
 }

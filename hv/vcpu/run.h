@@ -18,6 +18,9 @@ __attribute__((noreturn)) void hv_longjmp(struct hv_jmp *j, int val);
  * left, sharing the CPU in slices of slice_us times each guest's weight;
  * never returns. */
 __attribute__((noreturn)) void run_guests(struct guest **guests, unsigned n, uint32_t slice_us);
+/* A CPU other than the boot CPU (smp_boot.c starts it here): it waits
+ * for run_guests to start, then runs the same loop; never returns. */
+__attribute__((noreturn)) void run_cpu(struct pcpu *c);
 
 /* selftest=two-guests: enter two guests loaded from the same bzImage in
  * turn, a few thousand exits each, and check that their devices and

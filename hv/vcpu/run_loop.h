@@ -9,6 +9,28 @@
 #include "guest.h"
 #include "sched.h"
 #include "console_keys.h"
+#include "spinlock.h"
+
+/*
+ * hv_lock: the one lock of the run loops (docs/ARCHITECTURE.md, "Who owns
+ * what on several CPUs").  A CPU holds it whenever it runs hypervisor
+ * code for the guests: from an exit to the next entry, through polls,
+ * scheduling and reports; it lets go only inside the guest (vcpu.c, around
+ * switch_to_guest) and while it idles.  Guests run in parallel; their
+ * exits are handled one at a time.
+ */
+extern struct spinlock hv_lock;
+
+/* What one CPU's loop keeps between turns. */
+struct run_cpu {
+	/* The vCPU whose last exit left the loop nothing to decide
+	 * (quiet_exit): entered again at once. */
+	struct vcpu *again;
+	/* The vCPU that made the last exit (charge_alarm_work). */
+	struct vcpu *ran;
+	/* Told to look at the queue (an IPI sent, not yet looked). */
+	bool kicked;
+};
 
 struct run {
 	struct guest **guests;
@@ -16,11 +38,8 @@ struct run {
 	struct sched sched;
 	struct console_keys keys;
 	struct guest *last_ended;
-	/* The vCPU whose last exit left the loop nothing to decide
-	 * (quiet_exit): entered again at once. */
-	struct vcpu *again;
-	/* The vCPU that made the last exit (charge_alarm_work). */
-	struct vcpu *ran;
+	unsigned ncpus;			/* the CPUs running this loop */
+	struct run_cpu cpu[HV_MAX_CPUS];
 };
 
 /* A guest's devices in their power-on state and its vCPUs' clocks
@@ -29,7 +48,8 @@ void run_start(struct guest *g, bool several);
 /* A run of guests already started, each in the scheduler, with slices
  * of slice_us. */
 void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_us);
-/* One turn of the loop (run.c has the whole story). */
+/* One turn of this CPU's loop, with hv_lock held (run.c has the whole
+ * story). */
 void run_step(struct run *r);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "run.h"
 #include "run_loop.h"
+#include "io.h"
 #include "vcpu_state.h"
 #include "vcpu_mmu.h"
 #include "console.h"
@@ -70,6 +71,7 @@ static const char *turn(struct guest *run, struct guest *other, uint64_t exits,
 
 	snap(other, &before);
 	run_init(&r, &run, 1, SELFTEST_SLICE_US);
+	r.ncpus = r.sched.ncpus = 1;	/* the boot CPU alone steps this run */
 	while (guest_alive(run) && v->stats.exits < until)
 		run_step(&r);
 	if (!guest_alive(run))
@@ -86,6 +88,8 @@ void run_selftest_two_guests(struct guest *a, struct guest *b)
 	struct snapshot sa, sb;
 	const char *why = 0;
 
+	irq_disable();
+	spin_lock(&hv_lock);	/* as run_guests: run_step is called with it */
 	run_start(a, false);
 	run_start(b, false);
 	for (int round = 0; round < 2 && !why; round++) {

@@ -42,8 +42,9 @@
 #include "vuart.h"
 #include "valarm.h"
 #include "pcpu.h"
+#include "run_loop.h"
 
-void switch_to_guest(uint32_t shadow_cr3);
+void switch_to_guest(uint32_t shadow_cr3, struct pcpu *c);
 uint32_t vcpu_switcher_init(struct vcpu *v);
 
 struct vcpu *vcpu_create(struct guest *g)
@@ -72,8 +73,6 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 		 HV_VCPU_SHARED_PAGE,
 		 g->fastpaths ? "on (virtual IF, CR2, page-table updates, cycle counters, port reads, IRET, empty flushes)" :
 		 "off (fastpaths=off)");
-	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
-	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
 
 	/* Protected mode, paging off: the vTLB maps guest-physical 1:1 on
 	 * demand ("physical mode").  ET is hard-wired on every CPU since the
@@ -293,21 +292,27 @@ static void count_hv_time(struct pcpu *c)
 void vcpu_run_once(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
+	struct pcpu *c = this_pcpu();
 	char why[128];
-	uint32_t cr2;
+	uint32_t cr2, cr3;
 
 	inject_interrupt(v);
 	sanitize_eflags(f);
 	if (!vcpu_check_frame(v, why, sizeof(why)))
 		vcpu_stop(v, "cannot resume the guest: %s", why);
 	vcpu_share_state(v);
-	pcpu_enter(this_pcpu(), v);
+	pcpu_enter(c, v);
 	vcpu_syscall_gate_install(v);
-	count_hv_time(this_pcpu());
-	switch_to_guest(vcpu_mmu_cr3(v));
+	count_hv_time(c);
+	cr3 = vcpu_mmu_cr3(v);
+	/* The guest runs beside the other CPUs' hypervisor work. */
+	spin_unlock(&hv_lock);
+	locks_assert_none_held();
+	switch_to_guest(cr3, c);
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
-	this_pcpu()->exit_tsc = rdtsc();
+	c->exit_tsc = rdtsc();
+	spin_lock(&hv_lock);
 	v->exit_vector = f->vector;
 	vcpu_take_shared_state(v);
 	vcpu_syscall_entry_window(v, f);

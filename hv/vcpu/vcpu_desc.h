@@ -41,7 +41,7 @@ bool vcpu_ldt_slot(const struct vcpu *v, unsigned idx);
 struct pcpu;
 /* Entering v on c: its LDT pages in the switcher, the LDT descriptor in
  * c's GDT, lldt (after pcpu_enter has copied the GDT). */
-void vcpu_ldt_enter(struct pcpu *c, struct vcpu *v, bool other_vcpu);
+void vcpu_ldt_enter(struct pcpu *c, struct vcpu *v);
 uint32_t vcpu_seg_base(struct vcpu *v, uint16_t sel);
 /* Is eip inside the limit of code selector cs in our GDT?  Must hold for
  * every resume: the switcher's iret would raise #GP at CPL 0 otherwise. */

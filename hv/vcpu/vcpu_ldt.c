@@ -34,7 +34,6 @@
 
 #define PER_PAGE (HV_PAGE_SIZE / 8)
 
-extern uint32_t switcher_page_table[1024];
 
 static uint64_t *slot(const struct vcpu *v, unsigned idx)
 {
@@ -172,27 +171,22 @@ void vcpu_ldt_entry_written(struct vcpu *v, uint32_t table, uint32_t idx)
 	*slot(v, idx) = guest_desc_convert(d);
 }
 
-/* The LDT frames in the switcher, in our view and (read-only) in the
- * guests'; cleared for a vCPU without them, so that no guest ever sees
- * another's table. */
-static void map_pages(struct pcpu *c, struct vcpu *v)
+/* The LDT frames in the vCPU's own view of the switcher, read-only
+ * (vcpu_switcher.c); the entry's CR3 load flushes the old entries. */
+static void map_pages(struct vcpu *v)
 {
-	for (unsigned i = 0; i < VCPU_LDT_PAGES; i++) {
-		uint32_t pte = v->ldt.page[i] ? virt_to_phys(v->ldt.page[i]) | PTE_P : 0;
-
-		switcher_page_table[HV_VCPU_LDT_PTE + i] = pte;
-		c->guest_switcher_pt[HV_VCPU_LDT_PTE + i] = pte;
-		__asm__ volatile("invlpg (%0)" : : "r"(HV_VCPU_LDT_BASE + i * HV_PAGE_SIZE) : "memory");
-	}
+	for (unsigned i = 0; i < VCPU_LDT_PAGES; i++)
+		v->switcher_pt[HV_VCPU_LDT_PTE + i] =
+			v->ldt.page[i] ? virt_to_phys(v->ldt.page[i]) | PTE_P : 0;
 	v->ldt.remap = false;
 }
 
-void vcpu_ldt_enter(struct pcpu *c, struct vcpu *v, bool other_vcpu)
+void vcpu_ldt_enter(struct pcpu *c, struct vcpu *v)
 {
 	uint16_t sel = 0;
 
-	if (other_vcpu || v->ldt.remap)
-		map_pages(c, v);
+	if (v->ldt.remap)
+		map_pages(v);
 	if (v->ldt.count) {
 		sel = v->ldtr;
 		c->gdt[sel >> 3] = guest_desc_make_ldt(HV_VCPU_LDT_BASE, v->ldt.count);

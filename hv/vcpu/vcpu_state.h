@@ -104,6 +104,11 @@ struct vcpu {
 	 * the trap frame, and the VMI shared page. */
 	void *stack_page, *shared_page;
 	struct trap_frame *frame;	/* the guest's registers, at the stack page's top */
+	/* Its own page table for PDE 1023 of its address spaces: the
+	 * switcher read-only, its stack, shared and LDT pages, and the page of
+	 * the CPU it runs on that the trap path reads (vcpu_switcher.c). */
+	uint32_t *switcher_pt;
+	struct pcpu *switcher_cpu;	/* whose page switcher_pt maps now */
 	struct vtlb vtlb;		/* shadow paging before activation */
 	bool shadows_active;		/* guest->shadow serves from activation on */
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */

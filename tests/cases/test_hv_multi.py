@@ -102,12 +102,18 @@ def prompt(name):
     return r"\[%s\] [^\n]*vmi-guest# " % re.escape(name)
 
 
-def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append="", monitor=False, cpu=None):
+# A machine of several CPUs runs with MTTCG: one host thread per CPU.
+MTTCG = "tcg,thread=multi"
+
+
+def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append="", monitor=False, cpu=None, smp=1):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     mods = guest_modules() + "," + guest_modules(cmdline=second_cmdline)
-    return t.qemu(*(("-cpu", cpu) if cpu else ()), "-m", "400", "-kernel", paths.HV_ELF, "-initrd", mods, "-append",
+    return t.qemu(*(("-cpu", cpu) if cpu else ()), *(("-smp", str(smp)) if smp > 1 else ()),
+                  "-m", "400", "-kernel", paths.HV_ELF, "-initrd", mods, "-append",
                   f"guest_mem=64M guest1.name=one guest2.name=two {append}".strip(),
-                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], monitor=monitor)
+                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], monitor=monitor,
+                  accel=MTTCG if smp > 1 else "tcg")
 
 
 def type_into(t, q, n, name, word):
@@ -345,8 +351,8 @@ def end_both(q):
     q.expect(r"has ended; 0 others go on", timeout=60)
 
 
-def at_shells(t, append="", cpu=None):
-    q = two_linux_guests(t, append=append, cpu=cpu)
+def at_shells(t, append="", cpu=None, smp=1):
+    q = two_linux_guests(t, append=append, cpu=cpu, smp=smp)
     expect_all(q, [prompt("one"), prompt("two")], timeout=400)
     return q
 
@@ -407,6 +413,30 @@ def hv_multi_stolen_time(t):
                 f"guest {name}: /proc/stat steal {guest[name]:.1%} and STOLEN {hv_share:.1%} differ by more than 5 points")
     end_both(q)
     stays_responsive(t, q)
+
+
+@test("hv-smp-two-busy-guests")
+def smp_two_busy_guests(t):
+    """Two busy guests on -smp 2: each has a CPU of its own, so each one's
+    /proc/stat steal over an 8 s spin is at most 10% (50% on one CPU,
+    hv-multi-stolen-time), and the hypervisor's STOLEN agrees."""
+    q = at_shells(t, smp=2)
+    t.check("2 guests share 2 CPUs" in q.output, "the hypervisor did not run the guests on 2 CPUs")
+    start_busy(q, 1, "one")
+    start_busy(q, 2, "two")
+    time.sleep(2)
+    before = Sample(t, q)
+    start_steal_window(q, 1, "one", printk_probe=False)
+    start_steal_window(q, 2, "two", printk_probe=False)
+    steal = {name: guest_window(t, q, name)[0] for name in ("one", "two")}
+    after = Sample(t, q)
+    for name in ("one", "two"):
+        d = after.since(before, name)
+        hv_share = d["stolen"] / d["real"] if d["real"] else 0
+        t.note(f"guest {name}: /proc/stat steal {steal[name]:.1%}, hypervisor STOLEN {hv_share:.1%}")
+        t.check(steal[name] <= 0.10, f"guest {name}: /proc/stat steal {steal[name]:.1%}, expected at most 10%")
+        t.check(hv_share <= 0.10, f"guest {name}: hypervisor STOLEN {hv_share:.1%}, expected at most 10%")
+    end_both(q)
 
 
 @test("hv-multi-weights")

@@ -7,7 +7,7 @@ MTTCG (one host thread per CPU), as `make run SMP=N` does."""
 import re
 
 from vmitest import paths, test
-from hvguest import PROMPT, boot_hv
+from hvguest import PROMPT
 
 MTTCG = "tcg,thread=multi"
 
@@ -46,3 +46,4 @@ def smp_cpus_limit(t):
     q.expect(r"CPU found \(ACPI MADT\): APIC ID 0\n", timeout=60)
     q.wait_exit(timeout=60)
     t.check(started(q.output) == [], f"CPUs started on -smp 1: {started(q.output)}")
+

@@ -31,10 +31,15 @@ ALLOWED = {
     # Starting the other CPUs: the started CPU's boot parameters (one CPU
     # at a time) and how many are online (written before they run guests).
     "drivers/smp_boot.c": {"ap_boot", "nr_online_cpus"},
+    # locks=check, set at start-up before the other CPUs run.
+    "lib/spinlock.c": {"checking"},
+    # The run loops' lock, and the run the other CPUs join (run_loop.h).
+    "vcpu/run.c": {"hv_lock", "published_run"},
     # The per-CPU array (GDT, IDT, TSS, switcher state, current vCPU).
     "arch/cpu_tables.c": {"pcpus"},
     # The host's interrupt plumbing.
-    "arch/traps.c": {"irq_handlers", "irq_counts", "local_timer_handler", "local_spurious_handler"},
+    "arch/traps.c": {"irq_handlers", "irq_counts", "local_timer_handler", "local_spurious_handler",
+                     "local_ipi_handler"},
     # The host's devices and time base.
     "drivers/console.c": {"level", "guest_output_last", "guest_line_owner"},
     "drivers/serial.c": {"present", "rx_buf", "rx_head", "rx_tail", "rx_total"},

@@ -50,7 +50,7 @@ static void advance(uint64_t now)
 
 static void add(unsigned n, const unsigned *weights)
 {
-	sched_init(&s, SLICE);
+	sched_init(&s, SLICE, 1);
 	book_now = 0;
 	for (unsigned i = 0; i < n; i++) {
 		assert_true(sched_add(&s, &e[i], &owners[i], weights ? weights[i] : 1, 0));
@@ -66,7 +66,7 @@ static struct sched_entity *pick(uint64_t now)
 	struct sched_entity *p;
 
 	advance(now);
-	p = sched_pick(&s, now);
+	p = sched_pick(&s, 0, now);
 	for (unsigned i = 0; i < s.n; i++) {
 		if (p == &e[i])
 			book[i].state = L_RUNNING;
@@ -226,13 +226,13 @@ static void sleeping_banks_no_credit(void **state)
 static void next_event_only_when_contended(void **state)
 {
 	add(2, 0);
-	assert_int_equal(sched_next_event(&s), UINT64_MAX);	/* nobody runs */
+	assert_int_equal(sched_next_event(&s, 0), UINT64_MAX);	/* nobody runs */
 	pick(0);
-	assert_int_equal(sched_next_event(&s), SLICE);		/* e[1] waits */
+	assert_int_equal(sched_next_event(&s, 0), SLICE);		/* e[1] waits */
 	halt(1, 10);				/* never ran: fine */
-	assert_true(sched_next_event(&s) == UINT64_MAX);	/* alone */
+	assert_true(sched_next_event(&s, 0) == UINT64_MAX);	/* alone */
 	wake(1, 20);
-	assert_true(sched_next_event(&s) <= SLICE);
+	assert_true(sched_next_event(&s, 0) <= SLICE);
 }
 
 static void halted_is_not_runnable(void **state)
@@ -311,10 +311,97 @@ static void full(void **state)
 {
 	struct sched_entity extra[SCHED_MAX + 1];
 
-	sched_init(&s, SLICE);
+	sched_init(&s, SLICE, 1);
 	for (unsigned i = 0; i < SCHED_MAX; i++)
 		assert_true(sched_add(&s, &extra[i], 0, 1, 0));
 	assert_false(sched_add(&s, &extra[SCHED_MAX], 0, 1, 0));
+}
+
+/* Several CPUs over the one queue: ncpus CPUs, n busy vCPUs of the
+ * given weights, each CPU asking sched_pick() at its own slice ends
+ * (staggered, as real CPUs are); the running cycles each vCPU got. */
+static struct sched_entity me[8];
+
+static void simulate(unsigned ncpus, unsigned n, const unsigned *weights, uint64_t until,
+		     uint64_t *ran)
+{
+	struct sched_entity *on[SCHED_MAX_CPUS] = { 0 };
+	uint64_t next[SCHED_MAX_CPUS];
+
+	sched_init(&s, SLICE, ncpus);
+	for (unsigned i = 0; i < n; i++)
+		assert_true(sched_add(&s, &me[i], &owners[0], weights[i], 0));
+	for (unsigned c = 0; c < ncpus; c++)
+		next[c] = c * SLICE / ncpus;
+	for (;;) {
+		unsigned c = 0;
+
+		for (unsigned k = 1; k < ncpus; k++)
+			if (next[k] < next[c])
+				c = k;
+		if (next[c] >= until)
+			break;
+		on[c] = sched_pick(&s, c, next[c]);
+		assert_non_null(on[c]);
+		for (unsigned k = 0; k < ncpus; k++)	/* never one vCPU on two CPUs */
+			if (k != c)
+				assert_true(on[k] != on[c] || on[k]->cpu == (int)k);
+		assert_int_equal(on[c]->cpu, c);
+		next[c] = s.cpu[c].slice_end;
+	}
+	for (unsigned i = 0; i < n; i++)
+		ran[i] = sched_times(&me[i], until).running;
+}
+
+/* Two busy vCPUs on two CPUs: each has a CPU all the time, no steal. */
+static void two_cpus_two_busy(void **state)
+{
+	const unsigned w[2] = { 1, 1 };
+	uint64_t ran[2];
+
+	simulate(2, 2, w, 1000 * SLICE, ran);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_true(ran[i] >= 1000 * SLICE - SLICE);
+		assert_true(sched_stolen(&me[i], 1000 * SLICE) <= SLICE);
+	}
+}
+
+/* Four busy vCPUs, weights 2:1:1:1, on two CPUs: 40/20/20/20 of the two
+ * CPUs (the weight-2 one gets 0.8 of a CPU), within 2 points; each
+ * migrates between the CPUs. */
+static void two_cpus_weights_hold(void **state)
+{
+	const unsigned w[4] = { 2, 1, 1, 1 };
+	const uint64_t until = 10000 * SLICE;
+	uint64_t ran[4], total = 2 * until;
+
+	simulate(2, 4, w, until, ran);
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t want = i == 0 ? 40 : 20, got = ran[i] * 100 / total;
+
+		print_message("vCPU %u (weight %u): %llu%% of two CPUs, %llu migrations\n", i, w[i],
+			      (unsigned long long)got, (unsigned long long)me[i].migrations);
+		assert_true(got + 2 >= want && got <= want + 2);
+		assert_true(me[i].migrations > 0);
+	}
+}
+
+/* A vCPU that wakes goes to the idle CPU, not onto the busy one. */
+static void wake_goes_to_the_idle_cpu(void **state)
+{
+	sched_init(&s, SLICE, 2);
+	assert_true(sched_add(&s, &me[0], &owners[0], 1, 0));
+	assert_true(sched_add(&s, &me[1], &owners[1], 1, 0));
+	assert_ptr_equal(sched_pick(&s, 0, 0), &me[0]);
+	assert_ptr_equal(sched_pick(&s, 1, 0), &me[1]);
+	sched_halt(&s, &me[1], 10);
+	assert_null(sched_pick(&s, 1, 10));		/* CPU 1 idles */
+	assert_int_equal(sched_idle_cpu_for_waiting(&s, 0), -1);	/* nobody waits */
+	assert_int_equal(sched_wake(&s, &me[1], 20), 1);	/* CPU 1 is told */
+	assert_int_equal(sched_idle_cpu_for_waiting(&s, 0), 1);
+	assert_ptr_equal(sched_pick(&s, 1, 21), &me[1]);
+	assert_ptr_equal(sched_pick(&s, 0, 21), &me[0]);	/* CPU 0 kept its own */
+	assert_int_equal(sched_stolen(&me[1], 21), 1);	/* woken at 20, ran at 21 */
 }
 
 int main(void)
@@ -330,6 +417,9 @@ int main(void)
 		cmocka_unit_test(alone_keeps_the_cpu),
 		cmocka_unit_test(alarm_work_charged_to_its_owner),
 		cmocka_unit_test(full),
+		cmocka_unit_test(two_cpus_two_busy),
+		cmocka_unit_test(two_cpus_weights_hold),
+		cmocka_unit_test(wake_goes_to_the_idle_cpu),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }

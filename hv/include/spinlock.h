@@ -1,0 +1,52 @@
+/*
+ * spinlock.h - the hypervisor's locks (hv/lib/spinlock.c).
+ *
+ * Taken with interrupts off (the hypervisor runs with them off but for
+ * its idle halt), never held across a guest entry.  Each lock has a rank:
+ * a CPU takes locks in increasing rank only, which rules out deadlock.
+ * The ranks and what each lock protects are in docs/ARCHITECTURE.md,
+ * "Who owns what on several CPUs".  With locks=check every take checks
+ * the order and every guest entry checks that the CPU holds nothing; a
+ * violation is a hypervisor bug and panics, naming both locks.
+ */
+#ifndef VMI_HV_SPINLOCK_H
+#define VMI_HV_SPINLOCK_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct spinlock {
+	volatile uint32_t locked;
+	int owner;		/* the holding CPU's index, -1 when free */
+	unsigned rank;		/* taken in increasing rank only */
+	const char *name;
+};
+
+/* The ranks, lowest (outermost) first. */
+enum lock_rank {
+	LOCK_RANK_HV = 10,		/* hv_lock: the run loops' shared state */
+	LOCK_RANK_CONSOLE = 20,		/* console_lock: one output line at a time */
+};
+
+#define SPINLOCK_INIT(n, r) { .locked = 0, .owner = -1, .rank = (r), .name = (n) }
+
+#define LOCKS_HELD_MAX 8
+
+/* Per CPU (struct pcpu): the locks it holds, in the order taken. */
+struct lock_stack {
+	unsigned n;
+	const struct spinlock *held[LOCKS_HELD_MAX];
+};
+
+void spin_lock(struct spinlock *l);
+void spin_unlock(struct spinlock *l);
+/* Does this CPU hold l? */
+bool spin_held(const struct spinlock *l);
+/* locks=check: order and guest-entry assertions on (boot, before the
+ * other CPUs start). */
+void locks_check_enable(void);
+bool locks_checking(void);
+/* Before a guest entry: with locks=check, panics if a lock is held. */
+void locks_assert_none_held(void);
+
+#endif
