@@ -27,6 +27,7 @@
 #include "smp.h"
 #include "pcpu.h"
 #include "spinlock.h"
+#include "run_loop.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -87,6 +88,23 @@ static void calibrate_tsc(void)
 		 udiv64(r.hz, 1000000), udiv64(r.hz, 1000) % 1000, r.clean, r.window_ms, r.tries);
 	if (r.cpuid_hz)
 		log_info("CPUID.15h says TSC %llu Hz", r.cpuid_hz);
+}
+
+/* lock_selftest=invert: hv_lock (rank 10) taken inside console_lock
+ * (rank 20), the wrong order; locks=check stops the hypervisor. */
+static void take_hv_lock(void)
+{
+	spin_lock(&hv_lock);
+	spin_unlock(&hv_lock);
+}
+
+static void lock_order_selftest(void)
+{
+	log_info("lock_selftest: taking hv_lock while holding console_lock, against the lock order");
+	irq_disable();
+	console_locked_call(take_hv_lock);
+	irq_enable();
+	log_info("lock_selftest: the inversion went unnoticed (locks=check is off)");
 }
 
 /* The PS/2 keyboard is optional: say once which console input there is. */
@@ -274,6 +292,8 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);
+	if (opt.lock_selftest)
+		lock_order_selftest();
 	if (opt.two_guests)
 		two_guests_selftest(mbi, &opt);
 

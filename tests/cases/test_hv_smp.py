@@ -7,7 +7,7 @@ MTTCG (one host thread per CPU), as `make run SMP=N` does."""
 import re
 
 from vmitest import paths, test
-from hvguest import PROMPT
+from hvguest import PANIC, PROMPT
 
 MTTCG = "tcg,thread=multi"
 
@@ -47,3 +47,27 @@ def smp_cpus_limit(t):
     q.wait_exit(timeout=60)
     t.check(started(q.output) == [], f"CPUs started on -smp 1: {started(q.output)}")
 
+
+
+@test("hv-smp-locks-check")
+def smp_locks_check(t):
+    """locks=check catches a lock taken against the order: lock_selftest=invert
+    takes hv_lock inside console_lock, and the hypervisor stops naming both;
+    without locks=check the same inversion goes unnoticed.  A guest boots
+    under locks=check on -smp 2 (every take and entry checked)."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "locks=check lock_selftest=invert",
+               fatal=[])
+    q.expect(r"locks=check: lock order inversion: hv_lock \(rank 10\) taken while holding "
+             r"console_lock \(rank 20\)", timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == PANIC, f"exit status {status}, expected {PANIC} (internal error)")
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "lock_selftest=invert after_load=stop")
+    q.expect(r"lock_selftest: the inversion went unnoticed \(locks=check is off\)", timeout=60)
+    q.wait_exit(timeout=60)
+    q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-initrd",
+               f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}", "-append", "locks=check",
+               accel=MTTCG)
+    q.expect(PROMPT, timeout=300)
+    q.send("ls /proc > /dev/null; echo locks-$((6 * 7))\n")
+    q.expect(r"locks-42", timeout=60)

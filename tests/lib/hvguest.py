@@ -104,7 +104,8 @@ EXIT_CODES = _defines("exit_codes.h", "HV_EXIT_")
 _VECTORS = _defines("segments.h", "HV_")
 HV_INTERRUPT_VECTORS = (set(range(_VECTORS["HV_IRQ_BASE"], _VECTORS["HV_IRQ_BASE"] + 8))
                         | set(range(_VECTORS["HV_IRQ_SLAVE_BASE"], _VECTORS["HV_IRQ_SLAVE_BASE"] + 8))
-                        | {_VECTORS["HV_LOCAL_TIMER_VECTOR"], _VECTORS["HV_LOCAL_SPURIOUS_VECTOR"]})
+                        | {_VECTORS["HV_LOCAL_TIMER_VECTOR"], _VECTORS["HV_LOCAL_IPI_VECTOR"],
+                           _VECTORS["HV_LOCAL_SPURIOUS_VECTOR"]})
 
 
 def qemu_status(name):
@@ -116,6 +117,7 @@ DONE = qemu_status("DONE")
 BAD_INPUT = qemu_status("BAD_INPUT")
 EXCEPTION = qemu_status("CPU_EXCEPTION")
 DOUBLE_FAULT = qemu_status("DOUBLE_FAULT")
+PANIC = qemu_status("PANIC")
 GUEST_STOPPED = qemu_status("GUEST_STOPPED")
 GUEST_REBOOT = qemu_status("GUEST_REBOOT")
 GUEST_SHUTDOWN = qemu_status("GUEST_SHUTDOWN")
