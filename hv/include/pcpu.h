@@ -74,6 +74,9 @@ struct pcpu {
 	volatile uint64_t timer_deadline;
 	volatile uint64_t timer_interrupts, timer_arms;
 	uint64_t ipis;			/* IPIs taken (lapic.c) */
+	/* Its time since it joined the run loop, by where it went (the rest
+	 * is the hypervisor's): Ctrl-] s. */
+	uint64_t joined_tsc, guest_cycles, idle_cycles;
 	/* Its TSS.esp0 and hypercall gate are set for guests (pcpu_enter). */
 	bool ready_for_guests;
 } __attribute__((aligned(4096)));

@@ -11,6 +11,8 @@
 #include "io.h"
 #include "timer.h"
 #include "hvlib.h"
+#include "pcpu.h"
+#include "smp.h"
 
 /*
  * The hypervisor's console while guests run (what arrives on COM1 and
@@ -39,6 +41,20 @@ static const char *guest_state_name(const struct guest *g)
 	return "?";
 }
 
+/* Stopping frees the guest's shadows: a vCPU inside the guest on another
+ * CPU is stopped there, at the exit the IPI causes. */
+static void stop_from_console(struct vcpu *v)
+{
+	static const char why[] = "stopped from the console (Ctrl-] q)";
+
+	if (v->sched.state == SCHED_RUNNING && v->sched.cpu != (int)this_pcpu()->index) {
+		v->stop_requested = why;
+		cpu_kick(&pcpus[v->sched.cpu]);
+		return;
+	}
+	vcpu_stop(v, why);
+}
+
 static void list_guests(const struct console_keys *r)
 {
 	kprintf("vmi-hv: %u guest%s (Ctrl-] N gives guest N the console):\n", r->n,
@@ -46,9 +62,36 @@ static void list_guests(const struct console_keys *r)
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct guest *g = r->guests[i];
 
-		kprintf("    %c %u %-15s %-9s weight %u, %llu exits\n",
+		const struct sched_entity *e = &g->vcpus[0]->sched;
+
+		kprintf("    %c %u %-15s %-9s weight %u, %llu exits, %s CPU %d, %llu migrations\n",
 			g == r->console ? '*' : ' ', i + 1, g->name, guest_state_name(g),
-			g->weight, (unsigned long long)g->vcpus[0]->stats.exits);
+			g->weight, (unsigned long long)g->vcpus[0]->stats.exits,
+			e->state == SCHED_RUNNING ? "on" : "last on", e->cpu,
+			(unsigned long long)e->migrations);
+	}
+}
+
+/* Each CPU's time since it joined: in guests, idle, and the rest in the
+ * hypervisor (exits, polls, scheduling, waiting for hv_lock). */
+static void print_cpus(void)
+{
+	const uint64_t now = rdtsc();
+
+	for (unsigned i = 0; i < nr_online_cpus; i++) {
+		const struct pcpu *c = &pcpus[i];
+		uint64_t up = now - c->joined_tsc, guest = c->guest_cycles, idle = c->idle_cycles;
+		uint64_t hv = up > guest + idle ? up - guest - idle : 0;
+
+		if (!c->joined_tsc || !up)
+			continue;
+		kprintf("vmi-hv: cpu %u (APIC ID %u): busy in guests %llu.%llu%%, hypervisor %llu.%llu%%, idle %llu.%llu%% of %llu ms; %llu timer interrupts, %llu IPIs\n",
+			i, c->apic_id,
+			udiv64(guest * 100, up), udiv64(guest * 1000, up) % 10,
+			udiv64(hv * 100, up), udiv64(hv * 1000, up) % 10,
+			udiv64(idle * 100, up), udiv64(idle * 1000, up) % 10,
+			(unsigned long long)(tsc_to_us(up) / 1000),
+			(unsigned long long)c->timer_interrupts, (unsigned long long)c->ipis);
 	}
 }
 
@@ -122,10 +165,11 @@ void console_keys_poll(struct console_keys *r)
 				(unsigned long long)hv_timer_interrupts());
 			vcpu_print_counters(g->vcpus[0]);
 			print_times(r);
+			print_cpus();
 		} else if (c == 'r') {
 			vcpu_mmu_reset_peaks(g->vcpus[0]);
 		} else if (c == 'q') {
-			vcpu_stop(g->vcpus[0], "stopped from the console (Ctrl-] q)");
+			stop_from_console(g->vcpus[0]);
 		} else if (c >= '1' && c <= '9') {
 			focus(r, (unsigned)(c - '0'));
 			g = r->console;

@@ -255,6 +255,8 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
  */
 static void idle(struct run *r, struct pcpu *c)
 {
+	uint64_t slept;
+
 	if (c->index == 0) {
 		bool any = false;
 
@@ -266,7 +268,9 @@ static void idle(struct run *r, struct pcpu *c)
 	pcpu_leave(c);
 	c->exit_tsc = 0;	/* sleeping is not exit handling */
 	spin_unlock(&hv_lock);
+	slept = rdtsc();
 	__asm__ volatile("sti; hlt; cli" ::: "memory");
+	c->idle_cycles += rdtsc() - slept;
 	spin_lock(&hv_lock);
 }
 
@@ -354,6 +358,7 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 			log_info("%u guests share %u CPUs: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
 				 n, r.ncpus, slice_us);
 	}
+	this_pcpu()->joined_tsc = rdtsc();
 	published_run = &r;
 	for (unsigned k = 1; k < r.ncpus; k++)
 		kick(&r, (int)k);
@@ -369,6 +374,7 @@ void run_cpu(struct pcpu *c)
 	while (!(r = published_run))
 		__asm__ volatile("sti; hlt; cli" ::: "memory");
 	spin_lock(&hv_lock);
+	c->joined_tsc = rdtsc();
 	for (;;)
 		run_step(r);
 }

@@ -295,6 +295,7 @@ void vcpu_run_once(struct vcpu *v)
 	struct pcpu *c = this_pcpu();
 	char why[128];
 	uint32_t cr2, cr3;
+	uint64_t entry_tsc;
 
 	inject_interrupt(v);
 	sanitize_eflags(f);
@@ -308,11 +309,15 @@ void vcpu_run_once(struct vcpu *v)
 	/* The guest runs beside the other CPUs' hypervisor work. */
 	spin_unlock(&hv_lock);
 	locks_assert_none_held();
+	entry_tsc = rdtsc();
 	switch_to_guest(cr3, c);
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
 	c->exit_tsc = rdtsc();
+	c->guest_cycles += c->exit_tsc - entry_tsc;
 	spin_lock(&hv_lock);
+	if (v->stop_requested)
+		vcpu_stop(v, "%s", v->stop_requested);
 	v->exit_vector = f->vector;
 	vcpu_take_shared_state(v);
 	vcpu_syscall_entry_window(v, f);

@@ -171,6 +171,9 @@ struct vcpu {
 	/* Halted (hlt, VMI Halt) until an interrupt can be delivered: the
 	 * run loop enters it no more and idles the CPU. */
 	bool halted;
+	/* Ctrl-] q while it ran on another CPU: that CPU stops it at its
+	 * next exit (the guest's frames must not go while a CPU uses them). */
+	const char *stop_requested;
 	/* The vector of the last exit (the trap frame's, as the switcher
 	 * pushed it), for the run loop: an external interrupt needs it. */
 	unsigned exit_vector;
