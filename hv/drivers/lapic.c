@@ -190,11 +190,12 @@ bool lapic_send_fixed(uint8_t apic_id, uint8_t vector)
 
 void lapic_init_secondary(void)
 {
+	/* Enabled first: while software-disabled, LVT writes cannot unmask. */
+	wr(REG_SVR, SVR_ENABLE | HV_LOCAL_SPURIOUS_VECTOR);
 	wr(REG_TPR, 0);
 	wr(REG_LVT_LINT0, LVT_MASKED);		/* the 8259 talks to the boot CPU only */
 	wr(REG_LVT_LINT1, LVT_NMI);
 	wr(REG_LVT_TIMER, HV_LOCAL_TIMER_VECTOR);	/* one-shot, unmasked, stopped */
 	wr(REG_TIMER_DIV, TIMER_DIV_16);
 	wr(REG_TIMER_INIT, 0);
-	wr(REG_SVR, SVR_ENABLE | HV_LOCAL_SPURIOUS_VECTOR);
 }

@@ -307,17 +307,22 @@ static const struct option_spec guest_options_table[] = {
 };
 #define NR_GUEST_OPTIONS (sizeof(guest_options_table) / sizeof(guest_options_table[0]))
 
-_Static_assert(HV_MAX_GUESTS == 4, "the message below names the guests");
+_Static_assert(HV_MAX_GUESTS == 16, "the message below names the guests");
 
-/* "guestN." with N in 1..9: N, else 0 (the caller checks HV_MAX_GUESTS). */
+/* "guestN." with N in 1..99, no leading zero: N, else 0 (the caller
+ * checks HV_MAX_GUESTS). */
 static unsigned guest_prefix(const char *w, size_t klen, size_t *plen)
 {
-	unsigned n;
+	unsigned n = 0;
+	size_t i = 5;
 
-	if (klen < 7 || strncmp(w, "guest", 5) || w[5] < '1' || w[5] > '9' || w[6] != '.')
+	if (klen < 7 || strncmp(w, "guest", 5) || w[5] < '1' || w[5] > '9')
 		return 0;
-	n = (unsigned)(w[5] - '0');
-	*plen = 7;
+	while (i < klen && i < 7 && w[i] >= '0' && w[i] <= '9')
+		n = n * 10 + (unsigned)(w[i++] - '0');
+	if (i >= klen || w[i] != '.')
+		return 0;
+	*plen = i + 1;
 	return n;
 }
 
@@ -489,7 +494,7 @@ static bool parse_option(const char *w, size_t len, struct hv_options *o,
 	if (n) {
 		if (n > HV_MAX_GUESTS)
 			return set_error(err, errlen,
-				"option '%.*s': at most 4 guests (guest1 to guest4)", w, len);
+				"option '%.*s': at most 16 guests (guest1 to guest16)", w, len);
 		s = find_option(guest_options_table, NR_GUEST_OPTIONS, w + plen, klen - plen);
 		return s ? apply_option(s, &a, &o->guests[n - 1])
 			 : unknown_option(w, len, true, err, errlen);

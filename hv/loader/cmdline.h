@@ -74,7 +74,7 @@ enum selftest_fault {
 enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 
 /* The most guests one hypervisor runs (module pairs). */
-#define HV_MAX_GUESTS 4
+#define HV_MAX_GUESTS 16
 #define GUEST_NAME_LEN 16		/* with the NUL */
 #define GUEST_WEIGHT_MAX 100
 #define SLICE_MS_DEFAULT 10

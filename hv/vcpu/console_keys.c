@@ -80,17 +80,18 @@ static void print_cpus(void)
 
 	for (unsigned i = 0; i < nr_online_cpus; i++) {
 		const struct pcpu *c = &pcpus[i];
-		uint64_t up = now - c->joined_tsc, guest = c->guest_cycles, idle = c->idle_cycles;
+		/* In ms: udiv64 divides by 32 bits. */
+		uint64_t up = c->joined_tsc ? tsc_to_us(now - c->joined_tsc) / 1000 : 0;
+		uint64_t guest = tsc_to_us(c->guest_cycles) / 1000, idle = tsc_to_us(c->idle_cycles) / 1000;
 		uint64_t hv = up > guest + idle ? up - guest - idle : 0;
 
-		if (!c->joined_tsc || !up)
+		if (!up || up > UINT32_MAX)
 			continue;
 		kprintf("vmi-hv: cpu %u (APIC ID %u): busy in guests %llu.%llu%%, hypervisor %llu.%llu%%, idle %llu.%llu%% of %llu ms; %llu timer interrupts, %llu IPIs\n",
 			i, c->apic_id,
 			udiv64(guest * 100, up), udiv64(guest * 1000, up) % 10,
 			udiv64(hv * 100, up), udiv64(hv * 1000, up) % 10,
-			udiv64(idle * 100, up), udiv64(idle * 1000, up) % 10,
-			(unsigned long long)(tsc_to_us(up) / 1000),
+			udiv64(idle * 100, up), udiv64(idle * 1000, up) % 10, (unsigned long long)up,
 			(unsigned long long)c->timer_interrupts, (unsigned long long)c->ipis);
 	}
 }

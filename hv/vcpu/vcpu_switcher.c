@@ -85,12 +85,24 @@ static void pcpu_ready_for_guests(struct pcpu *c)
 	c->ready_for_guests = true;
 }
 
+/* The real CR4's OSFXSR/OSXMMEXCPT stay on once a guest asked for them
+ * (vcpu_ops.c's mov to cr4): on the CPU it asked on, and on any CPU its
+ * vCPU moves to later. */
+static void sse_bits_for(const struct vcpu *v)
+{
+	uint32_t want = v->cr4 & (X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT), real = read_cr4();
+
+	if (want & ~real)
+		__asm__ volatile("mov %0, %%cr4" : : "r"(real | want) : "memory");
+}
+
 void pcpu_enter(struct pcpu *c, struct vcpu *v)
 {
 	bool other = c->current != v;
 
 	if (!c->ready_for_guests)
 		pcpu_ready_for_guests(c);
+	sse_bits_for(v);
 	if (v->switcher_cpu != c) {
 		/* The entry's CR3 load flushes the old translation. */
 		v->switcher_pt[HV_PCPU_PTE] = hv_translate((uint32_t)c) | PTE_P;

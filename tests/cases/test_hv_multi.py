@@ -258,14 +258,14 @@ class Sample:
     available is running + halted and real their sum with stolen, by the
     code that prints them, so those sums prove nothing)."""
 
-    def __init__(self, t, q):
+    def __init__(self, t, q, guests=2):
         self.t = t
         q.send("\x1ds")
         m = q.expect(STATS_HEADER, timeout=60)
         self.host_s = time.monotonic()
         self.ms, self.timer_irqs = int(m.group(1)), int(m.group(2))
         self.guests = {}
-        for _ in range(2):
+        for _ in range(guests):
             m = q.expect(TIME_LINE, timeout=60)
             real, avail, stolen, running, halted, real_ms, alarms, late, mean_late, wakeups, _ = \
                 map(int, m.groups()[2:])
@@ -415,28 +415,162 @@ def hv_multi_stolen_time(t):
     stays_responsive(t, q)
 
 
+# ---- several CPUs (docs/HV.md, "More than one CPU") ----
+
+def linux_guests(t, names, smp=2, mem="512", guest_mem="48M", append=""):
+    """len(names) Linux guests from the same bzImage, on an -smp machine
+    with MTTCG; at their shells."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    opts = " ".join(f"guest{i + 1}.name={n}" for i, n in enumerate(names))
+    q = t.qemu("-smp", str(smp), "-m", mem, "-kernel", paths.HV_ELF,
+               "-initrd", ",".join(guest_modules() for _ in names),
+               "-append", f"guest_mem={guest_mem} {opts} {append}".strip(),
+               fatal=GUEST_FATAL, accel=MTTCG if smp > 1 else "tcg")
+    expect_all(q, [prompt(n) for n in names], timeout=600)
+    return q
+
+
+def steal_windows(t, q, names):
+    """Each guest's /proc/stat steal over one WINDOW_S window, all at once."""
+    for i, n in enumerate(names):
+        start_steal_window(q, i + 1, n, printk_probe=False)
+    return {n: guest_window(t, q, n)[0] for n in names}
+
+
+def cpu_lines(q, since, cpus=2):
+    """Ctrl-] s's per-CPU lines after since (the last CPU's awaited):
+    {cpu: (guests%, hv%, idle%)}."""
+    q.expect(r"vmi-hv: cpu %d \(APIC ID \d+\): [^\n]* IPIs\n" % (cpus - 1), timeout=60)
+    return {int(m.group(1)): tuple(float(m.group(i)) for i in (2, 3, 4))
+            for m in re.finditer(r"vmi-hv: cpu (\d+) \(APIC ID \d+\): busy in guests ([\d.]+)%, "
+                                 r"hypervisor ([\d.]+)%, idle ([\d.]+)%", q.output[since:])}
+
+
 @test("hv-smp-two-busy-guests")
 def smp_two_busy_guests(t):
     """Two busy guests on -smp 2: each has a CPU of its own, so each one's
     /proc/stat steal over an 8 s spin is at most 10% (50% on one CPU,
-    hv-multi-stolen-time), and the hypervisor's STOLEN agrees."""
+    hv-multi-stolen-time), and the hypervisor's STOLEN agrees; Ctrl-] l
+    shows them on different CPUs and Ctrl-] s both CPUs busy in guests.
+    Idle first: two idle guests on two CPUs cost no more timer interrupts
+    than their alarms need, as on one CPU (hv-multi-idle-busy)."""
     q = at_shells(t, smp=2)
     t.check("2 guests share 2 CPUs" in q.output, "the hypervisor did not run the guests on 2 CPUs")
+    time.sleep(2)
+    a = Sample(t, q)
+    time.sleep(WINDOW_S)
+    b = Sample(t, q)
+    secs = (b.ms - a.ms) / 1000
+    idle_rate = (b.timer_irqs - a.timer_irqs) / secs
+    needed = sum(b.since(a, n)["alarms"] / secs for n in ("one", "two"))
+    t.note(f"two idle guests on 2 CPUs: {idle_rate:.1f} timer interrupts/s over all CPUs, "
+           f"for {needed:.1f} alarms/s")
+    t.check(idle_rate <= 1.5 * needed + 2,
+            f"{idle_rate:.1f} timer interrupts/s with both guests idle, for {needed:.1f} alarms/s")
     start_busy(q, 1, "one")
     start_busy(q, 2, "two")
     time.sleep(2)
     before = Sample(t, q)
-    start_steal_window(q, 1, "one", printk_probe=False)
-    start_steal_window(q, 2, "two", printk_probe=False)
-    steal = {name: guest_window(t, q, name)[0] for name in ("one", "two")}
+    steal = steal_windows(t, q, ("one", "two"))
+    mark = len(q.output)
     after = Sample(t, q)
+    cpus = cpu_lines(q, mark)
+    t.note(f"per CPU since they joined (guests%, hypervisor%, idle%): {cpus}")
+    t.check(sorted(cpus) == [0, 1], f"Ctrl-] s listed CPUs {sorted(cpus)}")
     for name in ("one", "two"):
         d = after.since(before, name)
         hv_share = d["stolen"] / d["real"] if d["real"] else 0
         t.note(f"guest {name}: /proc/stat steal {steal[name]:.1%}, hypervisor STOLEN {hv_share:.1%}")
         t.check(steal[name] <= 0.10, f"guest {name}: /proc/stat steal {steal[name]:.1%}, expected at most 10%")
         t.check(hv_share <= 0.10, f"guest {name}: hypervisor STOLEN {hv_share:.1%}, expected at most 10%")
+    q.send("\x1dl")
+    on = expect_all(q, [r"  1 one +running +weight 1, \d+ exits, on CPU (\d)",
+                        r"\* 2 two +running +weight 1, \d+ exits, on CPU (\d)"], timeout=60)
+    t.check(on[0].group(1) != on[1].group(1), f"both guests on CPU {on[0].group(1)}")
     end_both(q)
+
+
+FOUR = ("one", "two", "three", "four")
+
+
+def four_busy(t, weights):
+    """Four busy guests on -smp 2 with these weights: each one's steal over
+    one window and its share of the two CPUs by the hypervisor's
+    AVAILABLE (running) over the same time."""
+    q = linux_guests(t, FOUR, append=" ".join(f"guest{i + 1}.weight={w}" for i, w in enumerate(weights)))
+    for i, n in enumerate(FOUR):
+        start_busy(q, i + 1, n)
+    time.sleep(3)
+    before = Sample(t, q, guests=4)
+    steal = steal_windows(t, q, FOUR)
+    after = Sample(t, q, guests=4)
+    ran = {n: after.since(before, n)["running"] for n in FOUR}
+    total = sum(ran.values())
+    share = {n: ran[n] / total if total else 0 for n in FOUR}
+    for n in FOUR:
+        t.note(f"guest {n} (weight {weights[FOUR.index(n)]}): /proc/stat steal {steal[n]:.1%}, "
+               f"{share[n]:.1%} of the two CPUs' guest time")
+    return steal, share
+
+
+@test("hv-smp-four-busy-guests")
+def smp_four_busy_guests(t):
+    """Four busy guests of equal weight on -smp 2: two CPUs for four, so
+    each guest's /proc/stat steal is 50% +- 12 points."""
+    steal, _ = four_busy(t, (1, 1, 1, 1))
+    for n in FOUR:
+        t.check(0.38 <= steal[n] <= 0.62, f"guest {n}: steal {steal[n]:.1%}, expected 50% +- 12 points")
+
+
+@test("hv-smp-four-weights")
+def smp_four_weights(t):
+    """Weights 2:1:1:1 over four busy guests on -smp 2: 40/20/20/20% of
+    the two CPUs, +- 8 points (the weights hold across CPUs: one queue)."""
+    _, share = four_busy(t, (2, 1, 1, 1))
+    for n, want in zip(FOUR, (0.40, 0.20, 0.20, 0.20)):
+        t.check(abs(share[n] - want) <= 0.08, f"guest {n}: {share[n]:.1%} of the CPUs, expected {want:.0%} +- 8")
+
+
+@test("hv-smp-eight-guests")
+def smp_eight_guests(t):
+    """Eight Linux guests on -smp 2 in a 512 MiB machine: each boots to
+    its shell and answers a command typed to it."""
+    names = tuple(f"g{i}" for i in range(1, 9))
+    q = linux_guests(t, names, guest_mem="32M")
+    t.check("8 guests share 2 CPUs" in q.output, "the 8 guests did not share 2 CPUs")
+    for i, n in enumerate(names):
+        type_into(t, q, i + 1, n, f"hello{i + 1}")
+
+
+@test("hv-smp-migration")
+def smp_migration(t):
+    """Three busy guests on two CPUs with 1 ms slices: their vCPUs move
+    between the CPUs thousands of times, with the shadow audit on at every
+    exit: no mismatch, and fpukeep (registers checked while switched and
+    moved) stays clean in every guest."""
+    names = ("one", "two", "three")
+    q = linux_guests(t, names, append="slice=1 audit=exit")
+    for i, n in enumerate(names[1:]):
+        start_busy(q, i + 2, n)
+    for i, n in enumerate(names):
+        give_console(q, i + 1, n)
+        q.send(f"/tests/fpukeep 15 {i + 7}\n")
+    found = expect_all(q, [r"\[%s\] FPUKEEP ([^\n]*)\n" % n for n in names], timeout=300)
+    for n, m in zip(names, found):
+        t.note(f"guest {n}: FPUKEEP {m.group(1)}")
+        t.check(m.group(1).startswith("ok"), f"guest {n}'s registers changed under it: FPUKEEP {m.group(1)}")
+    q.send("\x1dl")
+    moves = [int(m.group(1)) for m in
+             (q.expect(r"%s +\w+ +weight 1, \d+ exits, (?:on|last on) CPU \d, (\d+) migrations" % n, timeout=60)
+              for n in names)]
+    t.note(f"migrations: {dict(zip(names, moves))}")
+    t.check(sum(moves) >= 2000, f"only {sum(moves)} migrations between the CPUs")
+    # A mismatch would have stopped its guest (audit_action=stop, a fatal
+    # line here); the audit must have run, and found none.
+    q.send("\x1ds")
+    m = q.expect(r"continuous audit \(exit\): (\d+) audits, (\d+) entries checked, (\d+) mismatches", timeout=60)
+    t.note(f"continuous audit of guest one: {m.group(1)} audits, {m.group(2)} entries, {m.group(3)} mismatches")
+    t.check(int(m.group(1)) > 1000 and m.group(3) == "0", f"audit: {m.group(0)}")
 
 
 @test("hv-multi-weights")

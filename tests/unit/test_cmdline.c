@@ -261,8 +261,11 @@ static void vmi_refuse_errors(void **state)
 	assert_non_null(strstr(err, "(IRET) cannot be refused: it is entered with jmp"));
 	assert_false(hv_parse_cmdline("x guest1.vmi_refuse=RESERVED0", true, &o, err, sizeof(err)));
 	assert_non_null(strstr(err, "(RESERVED0) cannot be refused: slot 0 is the ROM header"));
-	assert_false(hv_parse_cmdline("x guest5.vmi_refuse=IODelay", true, &o, err, sizeof(err)));
-	assert_non_null(strstr(err, "at most 4 guests"));
+	assert_false(hv_parse_cmdline("x guest17.vmi_refuse=IODelay", true, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "at most 16 guests"));
+	assert_true(hv_parse_cmdline("x guest16.weight=3 guest10.name=ten", true, &o, err, sizeof(err)));
+	assert_int_equal(o.guests[15].weight, 3);
+	assert_string_equal(o.guests[9].name, "ten");
 }
 
 int main(void)

@@ -68,8 +68,8 @@ static void unpaired_module_names_the_guest(void **state)
 static void too_many_guests(void **state)
 {
 	parse("");
-	assert_false(guest_set_plan(10, &o, MIB_FRAMES(4096), RESERVE, g, &n, err, sizeof(err)));
-	assert_non_null(strstr(err, "10 modules given: that is 5 guests, at most 4"));
+	assert_false(guest_set_plan(34, &o, MIB_FRAMES(4096), RESERVE, g, &n, err, sizeof(err)));
+	assert_non_null(strstr(err, "34 modules given: that is 17 guests, at most 16"));
 	assert_int_equal(n, 0);
 }
 
@@ -130,10 +130,10 @@ static void too_little_for_the_default_guests(void **state)
 static void guest_option_syntax(void **state)
 {
 	const char *bad[] = {
-		"guest0.mem=64M", "guest5.name=x", "guest1.mem=8M", "guest1.mem=64Q",
+		"guest0.mem=64M", "guest17.name=x", "guest01.name=x", "guest100.name=x", "guest1.mem=8M", "guest1.mem=64Q",
 		"guest1.name=", "guest1.name=a/b", "guest1.name=abcdefghijklmnop",
 		"guest1.weight=0", "guest1.weight=101", "guest1.weight=x", "guest1.color=red",
-		"guest12.mem=64M", "slice=0", "slice=1001", "slice=5ms",
+		"guest42.mem=64M", "slice=0", "slice=1001", "slice=5ms",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
