@@ -617,6 +617,11 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+	kprintf("vmi-hv: hidden faults by cause: %llu fills: %llu set D, %llu set A, %llu found the entry derived by the drain at that exit, %llu other; %llu neighbours a prefetch could have filled\n",
+		(unsigned long long)s->fills, (unsigned long long)s->dirty_faults,
+		(unsigned long long)s->accessed_faults, (unsigned long long)s->drained_faults,
+		(unsigned long long)(s->fills - s->dirty_faults - s->accessed_faults - s->drained_faults),
+		(unsigned long long)s->prefetchable);
 	if (v->guest->strict_pt)
 		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
 			(unsigned long long)s->strict_revoked);
