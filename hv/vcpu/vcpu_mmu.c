@@ -520,7 +520,7 @@ static uint32_t drain_call(struct vcpu *v, const struct vmi_shared_page *sh, uin
 void vcpu_mmu_drain(struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
-	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call;
+	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0;
 	struct queued_releases rel = { 0 };
 	struct vtlb_outcome out;
 
@@ -545,6 +545,7 @@ void vcpu_mmu_drain(struct vcpu *v)
 			i += drain_call(v, sh, i, n, call) - 1;
 			continue;
 		}
+		entries++;
 		v->stats.pxe_by_kind[kind]++;
 		/* The ROM wrote the entry through this address, with the
 		 * guest's mapping, before queueing it. */
@@ -562,7 +563,7 @@ void vcpu_mmu_drain(struct vcpu *v)
 	sh->pxe_count = 0;
 	if (v->shadows_active)
 		count_ops(v, n);
-	v->stats.pxe_drained += n;
+	v->stats.pxe_drained += entries;	/* the calls: pxe_calls */
 	v->stats.pxe_drains++;
 	if (n > v->stats.pxe_max_batch)
 		v->stats.pxe_max_batch = n;
