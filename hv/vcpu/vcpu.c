@@ -70,7 +70,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	vcpu_shared_init(v, g->fastpaths);
 	log_info("vcpu: VMI shared page at %08x, ROM fast paths %s",
 		 HV_VCPU_SHARED_PAGE,
-		 g->fastpaths ? "on (virtual IF, CR2, page-table updates, cycle counters, port reads, IRET, empty flushes)" :
+		 g->fastpaths ? "on (virtual IF, CR2, page-table updates and lifecycle calls, cycle counters, port reads, IRET, empty flushes and invalidations)" :
 		 "off (fastpaths=off)");
 	cpu_tables_set_ring0_stack(HV_VCPU_STACK_TOP);
 	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
