@@ -317,6 +317,12 @@ CASES = [
      STOPPED + r"shared page: queued AllocatePage at entry 0 of 3 is cut short \(5 argument words\)", STOP),
     ("life-not-queued", h("life-not-queued"),
      STOPPED + r"shared page: queued entry 0 of 2 is VMI call %d, which is not queued" % _vmi_calls()["SetCR3"], STOP),
+    # A run of InvalPages through the ROM after queued writes: every page
+    # reads its new frame, and the run made at most one InvalPage hypercall
+    # (F_INVAL; none if a host interrupt drained the queue first).
+    ("life-inval-run", h("life-inval-run"),
+     r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n(?s:.*?)"
+     r"vmi-hv: VMI calls:(?![^\n]*InvalPage=(?!1\b)\d)[^\n]*\n", SHUTDOWN),
     # ---- VMI calls ----
     ("vmi-unimplemented", "tguest=vmi", STOPPED + r"unimplemented VMI call 84 \(WallclockUpdated\)", STOP),
     ("vmi-unsupported-slot", h("refuse"), STOPPED + r"unimplemented VMI call 48 \(SetPxELong\): the ROM has no code for it", STOP),

@@ -847,6 +847,37 @@ static void c_life_not_queued(void)
 	queue_words(q, 2, 0);
 }
 
+/* A run of InvalPages after entry writes queued by the ROM (F_INVAL): 16
+ * pages remapped from their own frames to h_page through the ROM's
+ * SetPxE, then flushed through the ROM's InvalPage, as Linux flushes a
+ * range.  Every page must then read h_page: the first InvalPage found
+ * the queue full and made the hypercall, which drained it; the others
+ * had nothing to do (the VMI calls line shows at most one).  The old
+ * frames, 8 MiB up, are written through the identity map first. */
+#define RUN_BASE	0x800u
+
+static void c_life_inval_run(void)
+{
+	uint32_t same = 0;
+
+	for (uint32_t i = 0; i < 16; i++) {
+		wr((RUN_BASE + i) << 12, 0xaaaa0000u + i);
+		vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][i], (RUN_BASE + i) << 12 | P | W | A | D, 0, 0, 0);
+	}
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], (uint32_t)h_pt[0] | P | W | A, 0, 0, 0);
+	for (uint32_t i = 0; i < 16; i++)
+		rd(FUZZ_LIN(i));		/* in the shadow now */
+	wr((uint32_t)h_page, 0x1616);
+	for (uint32_t i = 0; i < 16; i++)
+		ROM_SLOT(VMI_CALL_SetPxE)((uint32_t)&h_pt[0][i], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	for (uint32_t i = 0; i < 16; i++)
+		ROM_SLOT(VMI_CALL_InvalPage)(FUZZ_LIN(i), 0, 0, 0, 0);
+	for (uint32_t i = 0; i < 16; i++)
+		same += rd(FUZZ_LIN(i)) == 0x1616;
+	say("pages reading the new frame after 16 queued writes and 16 InvalPages", same);
+	survived();
+}
+
 /* ---- frame budgets (docs/HV.md, "Frame budgets") ------------------------------ */
 
 /* Guest frames from 16 MiB up: zero pages, mapped by no table of ours, to
@@ -1257,6 +1288,7 @@ static const struct h_case cases[] = {
 	{ "life-512", 1, c_life_512 },
 	{ "life-cut-short", 1, c_life_cut_short },
 	{ "life-not-queued", 1, c_life_not_queued },
+	{ "life-inval-run", 1, c_life_inval_run },
 	{ "refuse", 0, c_refuse },
 	{ "str-io", 1, c_str_io },
 	{ "str-pf-resume", 1, c_str_pf_resume },
