@@ -57,6 +57,12 @@ def statistics(q):
 
     calls = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: VMI calls:([^\n]*)", block).group(1)))
     s = {name: int(calls.get(name, 0)) for name in PT_CALLS}
+    # AllocatePage and ReleasePage the ROM queued (F_PTLIFE) are operations
+    # too, made without a hypercall.
+    life = re.search(r"lifecycle calls queued without an exit: AllocatePage=(\d+) ReleasePage=(\d+)", block)
+    if life:
+        s["AllocatePage"] += int(life.group(1))
+        s["ReleasePage"] += int(life.group(2))
     s["queued"] = int(re.search(r"without an exit: (\d+) queued entries", block).group(1))
     kinds = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: queued page-table updates by call:([^\n]*)",
                                                      block).group(1)))

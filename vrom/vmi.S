@@ -417,6 +417,163 @@ hc_FlushDeferredCalls:
 	HYPERCALL VMI_CALL_FlushDeferredCalls
 
 /*
+ * AllocatePage and ReleasePage (F_PTLIFE, with F_PXE and F_VIF): queued in
+ * pxe_queue beside the entry writes, in program order, no exit.  A call
+ * takes 1 + its argument words: VMI_SHARED_PXE_CALL | call << 2 (an
+ * address in the reserved top, which no entry can have), then the
+ * arguments as the call got them; every word's pxe_site is the kernel's
+ * return address.  The hypervisor applies them at the next exit, in
+ * order with the entries around them (docs/HV.md, "Queued page-table
+ * lifecycle calls").  A queue without room for the whole call, or no
+ * F_PTLIFE, means the hypercall, which drains the queue first.
+ */
+#define PXE_CALL(n)	(VMI_SHARED_PXE_CALL | ((n) << 2))
+
+/*
+ * Append edx words at esi (on the stack) to the queue, each with the site
+ * edi; ecx = the shared page.  Like PXE_ENTER and pxe_queue_and_return:
+ * the virtual IF is cleared around it, the words are stored above the
+ * count first and the count moves with cmpxchg, again if an exit drained
+ * the queue meanwhile.  eax = 0 when queued; 1 (nothing queued, IF as it
+ * was) without F_VIF or room for all edx words.  Clobbers eax, ebx and
+ * flags; keeps ecx, edx, esi, edi.
+ */
+pxe_queue_call:
+	testl	$VMI_SHARED_F_VIF, SH_FEATURES(%ecx)
+	jz	8f
+	pushl	SH_IF(%ecx)
+	movl	$0, SH_IF(%ecx)
+	movl	$VMI_SHARED_PXE_QUEUE_LEN, %eax
+	subl	%edx, %eax
+	cmpl	%eax, SH_PXE_COUNT(%ecx)	/* room: count + n <= LEN */
+	ja	7f
+	pushl	%ebp
+1:	movl	SH_PXE_COUNT(%ecx), %eax
+	leal	SH_PXE_QUEUE(%ecx,%eax,4), %ebp
+	xorl	%ebx, %ebx
+2:	pushl	(%esi,%ebx,4)
+	popl	%ds:(%ebp,%ebx,4)	/* ds, as every other store to the page */
+	movl	%edi, %ds:(SH_PXE_SITE - SH_PXE_QUEUE)(%ebp,%ebx,4)
+	incl	%ebx
+	cmpl	%edx, %ebx
+	jb	2b
+	leal	(%eax,%edx), %ebx
+	cmpxchgl %ebx, SH_PXE_COUNT(%ecx)	/* an exit can only have emptied it */
+	jne	1b
+	popl	%ebp
+	popl	%eax			/* the caller's virtual IF */
+	movl	%eax, SH_IF(%ecx)
+	testl	%eax, %eax
+	jz	3f
+	cmpl	$0, SH_PENDING(%ecx)	/* as EnableInterrupts: set, then look */
+	je	3f
+	pushl	%edi
+	movl	$VMI_CALL_EnableInterrupts, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+3:	xorl	%eax, %eax
+	ret
+7:	popl	SH_IF(%ecx)
+8:	movl	$1, %eax
+	ret
+
+/* In: eax = ppn, edx = flags, ecx = orig, 4(%esp) = base, 8(%esp) = count. */
+fast_AllocatePage:
+	pushl	%ecx
+	SHARED_PAGE VMI_SHARED_F_PTLIFE, 9f
+	pushl	%ebx
+	pushl	%esi
+	pushl	%edi
+	pushl	24(%esp)		/* count (past edi, esi, ebx, orig, ret, base) */
+	pushl	24(%esp)		/* base */
+	pushl	20(%esp)		/* orig */
+	pushl	%edx
+	pushl	%eax
+	pushl	$PXE_CALL(VMI_CALL_AllocatePage)
+	movl	40(%esp), %edi		/* the kernel's return address */
+	movl	%esp, %esi
+	movl	$6, %edx
+	call	pxe_queue_call
+	movl	4(%esp), %ecx		/* the arguments again, for the slow side */
+	movl	8(%esp), %edx
+	movl	12(%esp), %ebx
+	addl	$24, %esp
+	xchgl	%eax, %ecx		/* eax = ppn, ecx = 0 when queued */
+	popl	%edi
+	popl	%esi
+	testl	%ecx, %ecx
+	movl	%ebx, %ecx		/* orig */
+	popl	%ebx
+	jnz	9f
+	popl	%ecx
+	ret
+9:	popl	%ecx			/* orig, for the hypercall */
+hc_AllocatePage:
+	pushl	%ebx
+	pushl	%esi
+	pushl	%edi
+	movl	16(%esp), %ebx		/* stack arguments 1 and 2, as VSLOT_HC n, 2 */
+	movl	20(%esp), %esi
+	movl	$VMI_CALL_AllocatePage, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	popl	%esi
+	popl	%ebx
+	ret
+
+/* In: eax = ppn, edx = flags. */
+fast_ReleasePage:
+	SHARED_PAGE VMI_SHARED_F_PTLIFE, hc_ReleasePage
+	pushl	%ebx
+	pushl	%esi
+	pushl	%edi
+	pushl	%edx
+	pushl	%eax
+	pushl	$PXE_CALL(VMI_CALL_ReleasePage)
+	movl	24(%esp), %edi		/* the kernel's return address */
+	movl	%esp, %esi
+	movl	$3, %edx
+	call	pxe_queue_call
+	movl	%eax, %ecx
+	movl	4(%esp), %eax		/* the arguments again, for the slow side */
+	movl	8(%esp), %edx
+	addl	$12, %esp
+	popl	%edi
+	popl	%esi
+	popl	%ebx
+	testl	%ecx, %ecx
+	jnz	hc_ReleasePage
+	ret
+hc_ReleasePage:
+	HYPERCALL VMI_CALL_ReleasePage
+
+/*
+ * InvalPage and FlushTLB (F_INVAL): the hypervisor publishes F_INVAL only
+ * while its shadows follow the guest's tables (after activation), where
+ * these calls have nothing to do but apply what is queued: with the
+ * queue empty every shadow entry is already what the guest's entry says,
+ * so there is nothing stale to drop, and the call returns at once.  With
+ * anything queued it makes the hypercall, which drains the queue first:
+ * the first call of a run of InvalPages exits, the rest find the queue
+ * empty (docs/HV.md, "Invalidations without an exit").  In: eax.
+ */
+fast_InvalPage:
+	SHARED_PAGE VMI_SHARED_F_INVAL, hc_InvalPage
+	cmpl	$0, SH_PXE_COUNT(%ecx)
+	jne	hc_InvalPage
+	ret
+hc_InvalPage:
+	HYPERCALL VMI_CALL_InvalPage
+
+fast_FlushTLB:
+	SHARED_PAGE VMI_SHARED_F_INVAL, hc_FlushTLB
+	cmpl	$0, SH_PXE_COUNT(%ecx)
+	jne	hc_FlushTLB
+	ret
+hc_FlushTLB:
+	HYPERCALL VMI_CALL_FlushTLB
+
+/*
  * GetCycleCounter (F_TIME).  REAL is the TSC itself (the hypervisor gives
  * the guest the machine's TSC, CR4.TSD clear); AVAILABLE = REAL - STOLEN;
  * STOLEN is published on the page and only changes while the vCPU does not

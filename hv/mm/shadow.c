@@ -537,6 +537,21 @@ uint32_t shadow_cr3(const struct shadow *s)
 	return s->current ? frame_addr(s->pages[s->current - 1].mfn) : 0;
 }
 
+/* The neighbours of entry i that a prefetch would fill now (shadow.h,
+ * prefetchable): measured, not filled, since the derivations above leave
+ * none but those of unnotified writes, which the guest must flush. */
+static void count_prefetchable(struct shadow *s, struct shadow_page *pt, unsigned i)
+{
+	const uint32_t *g = guest_table(s, pt->gfn);
+	const uint32_t *spt = shadow_table(s, pt);
+	unsigned lo = i > SHADOW_PREFETCH_WINDOW ? i - SHADOW_PREFETCH_WINDOW : 0;
+	unsigned hi = i + SHADOW_PREFETCH_WINDOW < PT_ENTRIES ? i + SHADOW_PREFETCH_WINDOW : PT_ENTRIES - 1;
+
+	for (unsigned j = lo; j <= hi; j++)
+		if (j != i && (shadow_derive_pte(s, g[j]) & ~spt[j] & (PTE_P | PTE_W | PTE_U)))
+			s->stats.prefetchable++;
+}
+
 enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
 {
@@ -614,6 +629,11 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	s->stats.fills++;
 	if (write && !(gpte_before & PTE_D) && (gpt[pte_index(lin)] & PTE_D))
 		s->stats.dirty_faults++;
+	else if (!(gpte_before & PTE_A) && (gpt[pte_index(lin)] & PTE_A))
+		s->stats.accessed_faults++;
+	else if (!progress)
+		s->stats.drained_faults++;
+	count_prefetchable(s, pt, pte_index(lin));
 	return VTLB_FILLED;
 }
 

@@ -102,6 +102,9 @@ enum shadow_op {
 	SHADOW_OP_COUNT
 };
 
+/* Entries looked at on each side of a hidden fault for prefetchable. */
+#define SHADOW_PREFETCH_WINDOW 16u
+
 /* Shadow pages noted as changed between two continuous audits; past
  * this many the next audit checks every shadow page. */
 #define SHADOW_TOUCHED_MAX 256u
@@ -151,6 +154,18 @@ struct shadow_stats {
 	uint64_t untracked_writes; /* notified writes to a page that is not a known table */
 	uint64_t fills;		/* hidden faults resolved by deriving an entry again */
 	uint64_t dirty_faults;	/* of those: write faults that set a guest D bit */
+	/* Why the other fills faulted (docs/HV.md, "Hidden faults by cause"):
+	 * the walk set A in the guest PTE (an old entry: fork marks the
+	 * child's so), or the entry had already been derived again by the
+	 * drain at this very exit (the retry after a queued write). */
+	uint64_t accessed_faults;
+	uint64_t drained_faults;
+	/* What a prefetch could fill: neighbours (SHADOW_PREFETCH_WINDOW each
+	 * side) whose guest entry derives to more than their shadow entry at
+	 * a fill, i.e. present and accessed in the guest but not (or less) in
+	 * the shadow.  Every table is derived whole and every notified entry
+	 * at once, so this stays 0 unless the guest writes entries unnotified. */
+	uint64_t prefetchable;
 	uint64_t guest_faults;	/* #PFs reflected into the guest */
 	uint64_t cr3_loads;
 	uint64_t cr3_hits;	/* CR3 loads that found the directory already shadowed */

@@ -65,6 +65,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SWAP],
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_SET],
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_CLEAR]);
+	kprintf("vmi-hv: page-table lifecycle calls queued without an exit: AllocatePage=%llu ReleasePage=%llu\n",
+		(unsigned long long)s->pxe_calls[0], (unsigned long long)s->pxe_calls[1]);
 	kprintf("vmi-hv: IRETs in the ROM without an exit: %llu (%llu finished by the hypervisor at an exit inside the ROM's IRET window)\n",
 		(unsigned long long)s->rom_irets, (unsigned long long)s->rom_iret_finished);
 	kprintf("vmi-hv: Halt calls: %llu with the virtual IF clear (Halt enabled it), %llu with it set; %llu found an interrupt pending (woken at once)\n",

@@ -71,7 +71,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	vcpu_shared_init(v, g->fastpaths);
 	log_info("vcpu: VMI shared page at %08x, ROM fast paths %s",
 		 HV_VCPU_SHARED_PAGE,
-		 g->fastpaths ? "on (virtual IF, CR2, page-table updates, cycle counters, port reads, IRET, empty flushes)" :
+		 g->fastpaths ? "on (virtual IF, CR2, page-table updates and lifecycle calls, cycle counters, port reads, IRET, empty flushes and invalidations)" :
 		 "off (fastpaths=off)");
 
 	/* Protected mode, paging off: the vTLB maps guest-physical 1:1 on

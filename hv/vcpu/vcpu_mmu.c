@@ -219,6 +219,12 @@ void vcpu_mmu_activate(struct vcpu *v)
 	check(v, shadow_load_cr3(&v->guest->shadow, v->cr3, &out), &out, "VMI activation");
 	vtlb_flush(&v->vtlb);
 	v->shadows_active = true;
+	/* From now on every guest entry is notified or queued, so with the
+	 * queue empty the shadows are exact and InvalPage / FlushTLB have
+	 * nothing to do: the ROM answers them (vmi.S, fast_InvalPage).  The
+	 * vTLB, a real TLB, needs them, hence not before. */
+	if (v->guest->fastpaths)
+		v->shared->features |= VMI_SHARED_F_INVAL;
 	log_info("shadow paging: notification-driven from now on; page directory %08x adopted with %u shadow pages",
 		 v->cr3, v->guest->shadow.stats.pages_in_use);
 }
@@ -409,61 +415,12 @@ static const enum shadow_op queued_op[VMI_SHARED_PXE_KIND_MASK + 1] = {
 	[VMI_SHARED_PXE_TEST_CLEAR] = SHADOW_OP_QUEUED_TEST_AND_CLEAR,
 };
 
-/*
- * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
- * entry themselves and queue its linear address (with the call in its
- * low bits) and the kernel's call site in the shared page.  Run
- * at every exit before the exit is handled, so everything the hypervisor
- * does (fault handling, hypercalls, the audit) sees shadows that follow
- * the guest's tables exactly as if each write had been a hypercall.  Why
- * the entries may wait until then: docs/HV.md, "The VMI shared page".
- */
-void vcpu_mmu_drain(struct vcpu *v)
-{
-	struct vmi_shared_page *sh = v->shared;
-	uint32_t n = *(volatile uint32_t *)&sh->pxe_count;
-	struct vtlb_outcome out;
-
-	if (!n)
-		return;
-	if (n > VMI_SHARED_PXE_QUEUE_LEN)
-		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
-			  n, VMI_SHARED_PXE_QUEUE_LEN);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
-		uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
-
-		v->stats.pxe_by_kind[kind]++;
-		/* The ROM wrote the entry through this address, with the
-		 * guest's mapping, before queueing it. */
-		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
-			vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
-				  i, n, lin);
-		if (!v->shadows_active)
-			continue;
-		note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
-		if (selftest_drops(v, gpa, lin))
-			continue;
-		check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
-		      "a queued page-table entry write");
-	}
-	sh->pxe_count = 0;
-	if (v->shadows_active)
-		count_ops(v, n);
-	v->stats.pxe_drained += n;
-	v->stats.pxe_drains++;
-	if (n > v->stats.pxe_max_batch)
-		v->stats.pxe_max_batch = n;
-}
-
-void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
-		       uint32_t base, uint32_t count)
+static void announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
+		     uint32_t base, uint32_t count, uint32_t eip)
 {
 	struct vtlb_outcome out;
 	enum shadow_kind kind;
 
-	if (!v->shadows_active)
-		return;		/* the vTLB serves (paging was off at Init): nothing to track */
 	/* API 13.0 has no other flags for a non-PAE guest (PAE, PDP and
 	 * PML4 belong to paging modes we do not run). */
 	if (flags == VMI_PAGE_PT)
@@ -474,20 +431,158 @@ void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t or
 		vcpu_stop(v, "AllocatePage(%x, flags %x): a non-PAE guest announces a page table (%x) or a page directory (%x)",
 			  ppn, flags, VMI_PAGE_PT, VMI_PAGE_PD);
 	check(v, shadow_announce(&v->guest->shadow, ppn, kind, orig, base, count, &out), &out, "AllocatePage");
-	if (auditing(v))
-		note(v, ppn, SHADOW_OP_ALLOCATE, call_site(v, 3));
+	note(v, ppn, SHADOW_OP_ALLOCATE, eip);
+}
+
+static void release(struct vcpu *v, uint32_t ppn, uint32_t eip)
+{
+	struct vtlb_outcome out;
+
+	note(v, ppn, SHADOW_OP_RELEASE, eip);
+	check(v, shadow_release(&v->guest->shadow, ppn, &out), &out, "ReleasePage");
+}
+
+/* Argument words of VMI call n (the definition's word count). */
+static uint32_t call_words(uint32_t n)
+{
+	switch (n) {
+#define V(num, name, kind, ret, words, sw) case num: return words;
+	VMI_CALL_LIST(V)
+#undef V
+	default: return 0;
+	}
+}
+
+/* Queue entry i is a queued call (VMI_SHARED_PXE_CALL | call << 2, vmi.S
+ * pxe_queue_call), not an entry's address; *call its number. */
+static bool queued_call(uint32_t word, uint32_t *call)
+{
+	if ((word & ~(uint32_t)0xffc) != VMI_SHARED_PXE_CALL)
+		return false;
+	*call = (word & 0xffc) >> 2;
+	return true;
+}
+
+/* Releases in one queue, by position: an entry written in a table that
+ * the same queue releases later is not derived (below). */
+struct queued_releases {
+	uint32_t n;
+	uint32_t at[VMI_SHARED_PXE_QUEUE_LEN / 3 + 1], ppn[VMI_SHARED_PXE_QUEUE_LEN / 3 + 1];
+};
+
+static bool released_after(const struct queued_releases *r, uint32_t i, uint32_t gfn)
+{
+	for (uint32_t k = 0; k < r->n; k++)
+		if (r->at[k] > i && r->ppn[k] == gfn)
+			return true;
+	return false;
+}
+
+/*
+ * One queued call at entry i of n (AllocatePage and ReleasePage, queued by
+ * the ROM with F_PTLIFE): checked like the hypercall, applied in its place
+ * among the entries.  Returns the entries it took.
+ */
+static uint32_t drain_call(struct vcpu *v, const struct vmi_shared_page *sh, uint32_t i, uint32_t n,
+			   uint32_t call)
+{
+	const uint32_t *a = &sh->pxe_queue[i + 1];
+	uint32_t words = call_words(call);
+
+	if (call != VMI_CALL_AllocatePage && call != VMI_CALL_ReleasePage)
+		vcpu_stop(v, "shared page: queued entry %u of %u is VMI call %u, which is not queued", i, n, call);
+	if (words >= n - i)
+		vcpu_stop(v, "shared page: queued %s at entry %u of %u is cut short (%u argument words)",
+			  vmi_call_name(call), i, n, words);
+	v->stats.pxe_calls[call == VMI_CALL_AllocatePage ? 0 : 1]++;
+	if (v->shadows_active) {
+		if (call == VMI_CALL_AllocatePage)
+			announce(v, a[0], a[1], a[2], a[3], a[4], sh->pxe_site[i]);
+		else
+			release(v, a[0], sh->pxe_site[i]);
+	}
+	return 1 + words;
+}
+
+/*
+ * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
+ * entry themselves and queue its linear address (with the call in its
+ * low bits) and the kernel's call site in the shared page; with F_PTLIFE
+ * AllocatePage and ReleasePage join the same queue.  Run
+ * at every exit before the exit is handled, so everything the hypervisor
+ * does (fault handling, hypercalls, the audit) sees shadows that follow
+ * the guest's tables exactly as if each call had been a hypercall, in
+ * the order the guest made them.  One difference: an entry written in a
+ * table that the queue releases later is not derived, since the release
+ * drops that shadow anyway and the page may already hold other data.
+ * Why all this may wait until the exit: docs/HV.md, "The VMI shared page".
+ */
+void vcpu_mmu_drain(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0;
+	struct queued_releases rel = { 0 };
+	struct vtlb_outcome out;
+
+	if (!n)
+		return;
+	if (n > VMI_SHARED_PXE_QUEUE_LEN)
+		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
+			  n, VMI_SHARED_PXE_QUEUE_LEN);
+	for (uint32_t i = 0; i < n; i++)
+		if (queued_call(sh->pxe_queue[i], &call)) {
+			if (call == VMI_CALL_ReleasePage && i + 1 < n && rel.n < ARRAY_SIZE(rel.at)) {
+				rel.at[rel.n] = i;
+				rel.ppn[rel.n++] = sh->pxe_queue[i + 1];
+			}
+			i += call_words(call);
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
+		uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
+
+		if (queued_call(sh->pxe_queue[i], &call)) {
+			i += drain_call(v, sh, i, n, call) - 1;
+			continue;
+		}
+		entries++;
+		v->stats.pxe_by_kind[kind]++;
+		/* The ROM wrote the entry through this address, with the
+		 * guest's mapping, before queueing it. */
+		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
+			vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
+				  i, n, lin);
+		if (!v->shadows_active || released_after(&rel, i, page_frame(gpa)))
+			continue;
+		note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
+		if (selftest_drops(v, gpa, lin))
+			continue;
+		check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
+		      "a queued page-table entry write");
+	}
+	sh->pxe_count = 0;
+	if (v->shadows_active)
+		count_ops(v, n);
+	v->stats.pxe_drained += entries;	/* the calls: pxe_calls */
+	v->stats.pxe_drains++;
+	if (n > v->stats.pxe_max_batch)
+		v->stats.pxe_max_batch = n;
+}
+
+void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
+		       uint32_t base, uint32_t count)
+{
+	if (!v->shadows_active)
+		return;		/* the vTLB serves (paging was off at Init): nothing to track */
+	announce(v, ppn, flags, orig, base, count, auditing(v) ? call_site(v, 3) : 0);
 	count_ops(v, 1);
 }
 
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
 {
-	struct vtlb_outcome out;
-
 	if (!v->shadows_active)
 		return;
-	if (auditing(v))
-		note(v, ppn, SHADOW_OP_RELEASE, call_site(v, 1));
-	check(v, shadow_release(&v->guest->shadow, ppn, &out), &out, "ReleasePage");
+	release(v, ppn, auditing(v) ? call_site(v, 1) : 0);
 	count_ops(v, 1);
 }
 
@@ -523,6 +618,11 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+	kprintf("vmi-hv: hidden faults by cause: %llu fills: %llu set D, %llu set A, %llu found the entry derived by the drain at that exit, %llu other; %llu neighbours a prefetch could have filled\n",
+		(unsigned long long)s->fills, (unsigned long long)s->dirty_faults,
+		(unsigned long long)s->accessed_faults, (unsigned long long)s->drained_faults,
+		(unsigned long long)(s->fills - s->dirty_faults - s->accessed_faults - s->drained_faults),
+		(unsigned long long)s->prefetchable);
 	if (v->guest->strict_pt)
 		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
 			(unsigned long long)s->strict_revoked);

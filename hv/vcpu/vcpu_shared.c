@@ -27,10 +27,11 @@ _Static_assert(VROM_OFF_iret_window / 4096 == (VROM_OFF_iret_window_end - 1) / 4
 
 /* Every fast path the hypervisor honours (fastpaths=on); F_PXE, F_IRET
  * need F_VIF (the ROM masks or restores the virtual IF in the page),
- * F_FLUSH needs F_PXE (it looks at the queue). */
+ * F_FLUSH and F_PTLIFE need F_PXE (they look at or add to the queue).
+ * F_INVAL is added once the shadows serve (vcpu_mmu_activate). */
 #define SHARED_FEATURES_ALL (VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 | VMI_SHARED_F_PXE | \
 			     VMI_SHARED_F_TIME | VMI_SHARED_F_INB | VMI_SHARED_F_IRET | \
-			     VMI_SHARED_F_FLUSH | VMI_SHARED_F_INT80)
+			     VMI_SHARED_F_FLUSH | VMI_SHARED_F_INT80 | VMI_SHARED_F_PTLIFE)
 
 void vcpu_shared_init(struct vcpu *v, bool fastpaths)
 {
@@ -42,7 +43,8 @@ void vcpu_shared_init(struct vcpu *v, bool fastpaths)
 	 * the ROM must not write entries itself; its page-table calls become
 	 * hypercalls, and the hypervisor writes the entries. */
 	if (v->guest->strict_pt)
-		v->shared->features &= ~(uint32_t)(VMI_SHARED_F_PXE | VMI_SHARED_F_FLUSH);
+		v->shared->features &= ~(uint32_t)(VMI_SHARED_F_PXE | VMI_SHARED_F_FLUSH |
+						   VMI_SHARED_F_PTLIFE);
 }
 
 /* The ports whose reads have no side effect, and their values now; again

@@ -53,6 +53,7 @@ struct vcpu_stats {
 	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
 	uint64_t pxe_drained, pxe_drains, pxe_max_batch;
 	uint64_t pxe_by_kind[VMI_SHARED_PXE_KIND_MASK + 1];	/* by VMI_SHARED_PXE_* */
+	uint64_t pxe_calls[2];	/* F_PTLIFE: queued AllocatePage, ReleasePage */
 	/* F_IRET: exits that caught the ROM inside its IRET window, whose
 	 * iret the hypervisor then finished (vcpu_shared.c). */
 	uint64_t rom_iret_finished;

@@ -304,6 +304,25 @@ CASES = [
     ("queue-switcher-address", h("queue-switcher-address"),
      STOPPED + r"shared page: queued page-table entry 0 of 1 at ffc00000 does not translate", STOP),
     ("queue-changed", h("queue-changed"), DELIVERED % (14, 0) + r"eip [0-9a-f]{8} cs 00000011 cr2 02000000", SHUTDOWN),
+    # ---- round 3: queued lifecycle calls ----
+    # AllocatePage and ReleasePage in the shared page's queue (F_PTLIFE,
+    # docs/HV.md "Queued page-table lifecycle calls").
+    ("life-release-reused", h("life-release-reused"),
+     r"hostile: released directory reused as data before the drain; 02000000 reads 00004242\n", SHUTDOWN),
+    ("life-pt-and-pd", h("life-pt-and-pd"),
+     r"hostile: announced as PT and PD in one batch; frame 0*([0-9a-f]+)\n(?s:.*)" + STOPPED +
+     r"a page-table entry write breaks the rules: directory 0x[0-9a-f]+ PDE 8 names directory 0x\1 as a page table", STOP),
+    ("life-512", h("life-512"), r"hostile: after 512 lifecycle calls, 02000000 reads 00005120\n", SHUTDOWN),
+    ("life-cut-short", h("life-cut-short"),
+     STOPPED + r"shared page: queued AllocatePage at entry 0 of 3 is cut short \(5 argument words\)", STOP),
+    ("life-not-queued", h("life-not-queued"),
+     STOPPED + r"shared page: queued entry 0 of 2 is VMI call %d, which is not queued" % _vmi_calls()["SetCR3"], STOP),
+    # A run of InvalPages through the ROM after queued writes: every page
+    # reads its new frame, and the run made at most one InvalPage hypercall
+    # (F_INVAL; none if a host interrupt drained the queue first).
+    ("life-inval-run", h("life-inval-run"),
+     r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n(?s:.*?)"
+     r"vmi-hv: VMI calls:(?![^\n]*InvalPage=(?!1\b)\d)[^\n]*\n", SHUTDOWN),
     # ---- VMI calls ----
     ("vmi-unimplemented", "tguest=vmi", STOPPED + r"unimplemented VMI call 84 \(WallclockUpdated\)", STOP),
     ("vmi-unsupported-slot", h("refuse"), STOPPED + r"unimplemented VMI call 48 \(SetPxELong\): the ROM has no code for it", STOP),

@@ -756,6 +756,128 @@ static void c_queue_changed(void)
 	rd(FUZZ_LIN(0));
 }
 
+/* ---- round 3: queued lifecycle calls ---- */
+
+/* The ROM's own slot for call n, called as Linux does (regparm(3), the
+ * rest on the stack), so F_PTLIFE queues it without an exit. */
+typedef void (*rom_call5)(uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
+	__attribute__((regparm(3)));
+#define ROM_SLOT(n)	((rom_call5)(0xc0000u + (n) * VROM_CALL_LEN))
+#define QCALL(n)	(VMI_SHARED_PXE_CALL | (uint32_t)(n) << 2)
+
+/* Put words[0..n-1] in the queue as the ROM would and let the next exit
+ * drain them; again if an exit came between (it drains what is there
+ * and sets the count to 0).  after() runs once the count is set. */
+static void queue_words(const uint32_t *words, uint32_t n, void (*after)(void))
+{
+	do {
+		for (uint32_t i = 0; i < n; i++) {
+			shared_word(VMI_OFF_vmi_shared_page_pxe_queue)[i] = words[i];
+			shared_word(VMI_OFF_vmi_shared_page_pxe_site)[i] = 0xc0de0000u + i;
+		}
+		*shared_word(VMI_OFF_vmi_shared_page_pxe_count) = n;
+		if (after)
+			after();
+	} while (*shared_word(VMI_OFF_vmi_shared_page_pxe_count) != n);
+	vmi_call5(VMI_CALL_GetCR3, 0, 0, 0, 0, 0);	/* an exit: the drain */
+}
+
+/* The released directory's page, reused as data before the drain: PDE 8
+ * now "names" our loaded directory as a page table, which the drain must
+ * not derive (the queue releases the page after that write). */
+static void reuse_pd2_as_data(void) { h_pd2[8] = (uint32_t)h_pd | P | W | A; }
+
+static void c_life_release_reused(void)
+{
+	const uint32_t q[] = { (uint32_t)&h_pd2[8] | VMI_SHARED_PXE_SET,
+			       QCALL(VMI_CALL_ReleasePage), (uint32_t)h_pd2 >> 12, VMI_PAGE_PD };
+
+	vmi_call5(VMI_CALL_AllocatePage, (uint32_t)h_pd2 >> 12, VMI_PAGE_PD, 0, 0, 0);
+	h_pd2[8] = 0;
+	queue_words(q, 4, reuse_pd2_as_data);
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	wr(FUZZ_LIN(0), 0x4242);
+	say("released directory reused as data before the drain; 02000000 reads", rd(FUZZ_LIN(0)));
+	survived();
+}
+
+/* One page announced as a page table and as a page directory in one
+ * batch, then used as a table: the second announcement wins, and the
+ * PDE that links the page as a table afterwards is a rule break. */
+static void c_life_pt_and_pd(void)
+{
+	const uint32_t q[] = { QCALL(VMI_CALL_AllocatePage), (uint32_t)h_pt[1] >> 12, VMI_PAGE_PT, 0, 0, 0,
+			       QCALL(VMI_CALL_AllocatePage), (uint32_t)h_pt[1] >> 12, VMI_PAGE_PD, 0, 0, 0 };
+
+	h_pt[1][0] = (uint32_t)h_page | P | W | A | D;
+	queue_words(q, 12, 0);
+	say("announced as PT and PD in one batch; frame", (uint32_t)h_pt[1] >> 12);
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], (uint32_t)h_pt[1] | P | W | A, 0, 0, 0);
+}
+
+/* 512 lifecycle calls through the ROM without an exit of their own (the
+ * queue takes 149 ReleasePages at a time; a full one is the hypercall),
+ * then the table is used. */
+static void c_life_512(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		ROM_SLOT(VMI_CALL_ReleasePage)((uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+		ROM_SLOT(VMI_CALL_AllocatePage)((uint32_t)h_pt[0] >> 12, VMI_PAGE_PT, 0, 0, 0);
+	}
+	say("512 lifecycle calls queued; queue holds", *shared_word(VMI_OFF_vmi_shared_page_pxe_count));
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	wr(FUZZ_LIN(0), 0x5120);
+	say("after 512 lifecycle calls, 02000000 reads", rd(FUZZ_LIN(0)));
+	survived();
+}
+
+/* A queue that ends inside a call's arguments. */
+static void c_life_cut_short(void)
+{
+	const uint32_t q[] = { QCALL(VMI_CALL_AllocatePage), (uint32_t)h_pt[1] >> 12, VMI_PAGE_PT };
+
+	queue_words(q, 3, 0);
+}
+
+/* A call the ROM never queues. */
+static void c_life_not_queued(void)
+{
+	const uint32_t q[] = { QCALL(VMI_CALL_SetCR3), (uint32_t)h_pd };
+
+	queue_words(q, 2, 0);
+}
+
+/* A run of InvalPages after entry writes queued by the ROM (F_INVAL): 16
+ * pages remapped from their own frames to h_page through the ROM's
+ * SetPxE, then flushed through the ROM's InvalPage, as Linux flushes a
+ * range.  Every page must then read h_page: the first InvalPage found
+ * the queue full and made the hypercall, which drained it; the others
+ * had nothing to do (the VMI calls line shows at most one).  The old
+ * frames, 8 MiB up, are written through the identity map first. */
+#define RUN_BASE	0x800u
+
+static void c_life_inval_run(void)
+{
+	uint32_t same = 0;
+
+	for (uint32_t i = 0; i < 16; i++) {
+		wr((RUN_BASE + i) << 12, 0xaaaa0000u + i);
+		vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pt[0][i], (RUN_BASE + i) << 12 | P | W | A | D, 0, 0, 0);
+	}
+	vmi_call5(VMI_CALL_SetPxE, (uint32_t)&h_pd[8], (uint32_t)h_pt[0] | P | W | A, 0, 0, 0);
+	for (uint32_t i = 0; i < 16; i++)
+		rd(FUZZ_LIN(i));		/* in the shadow now */
+	wr((uint32_t)h_page, 0x1616);
+	for (uint32_t i = 0; i < 16; i++)
+		ROM_SLOT(VMI_CALL_SetPxE)((uint32_t)&h_pt[0][i], (uint32_t)h_page | P | W | A | D, 0, 0, 0);
+	for (uint32_t i = 0; i < 16; i++)
+		ROM_SLOT(VMI_CALL_InvalPage)(FUZZ_LIN(i), 0, 0, 0, 0);
+	for (uint32_t i = 0; i < 16; i++)
+		same += rd(FUZZ_LIN(i)) == 0x1616;
+	say("pages reading the new frame after 16 queued writes and 16 InvalPages", same);
+	survived();
+}
+
 /* ---- frame budgets (docs/HV.md, "Frame budgets") ------------------------------ */
 
 /* Guest frames from 16 MiB up: zero pages, mapped by no table of ours, to
@@ -1160,6 +1282,13 @@ static const struct h_case cases[] = {
 	{ "queue-bad-address", 1, c_queue_bad_address },
 	{ "queue-switcher-address", 1, c_queue_switcher_address },
 	{ "queue-changed", 1, c_queue_changed },
+	/* ---- round 3: queued lifecycle calls ---- */
+	{ "life-release-reused", 1, c_life_release_reused },
+	{ "life-pt-and-pd", 1, c_life_pt_and_pd },
+	{ "life-512", 1, c_life_512 },
+	{ "life-cut-short", 1, c_life_cut_short },
+	{ "life-not-queued", 1, c_life_not_queued },
+	{ "life-inval-run", 1, c_life_inval_run },
 	{ "refuse", 0, c_refuse },
 	{ "str-io", 1, c_str_io },
 	{ "str-pf-resume", 1, c_str_pf_resume },

@@ -7,7 +7,7 @@
  * gate has DPL 0), so a SIGSEGV handler plays the hypervisor: it records
  * the registers the ROM handed over and returns canned results.
  *
- * Usage: romexec32 ROM slots|fast|noreturn|pxe
+ * Usage: romexec32 ROM slots|fast|noreturn|pxe|life
  * Prints "ok <what>" or "FAIL <what>: <why>" per check; exit 0 when no FAIL.
  */
 #define _GNU_SOURCE
@@ -875,6 +875,265 @@ static void check_pxe_single_step(long rom_len)
 	       "%u bad runs of %u", bad, runs);
 }
 
+/* ---- lifecycle calls in the queue (F_PTLIFE), invalidations (F_INVAL) ------ */
+
+#define QCALL(n) (VMI_SHARED_PXE_CALL | (uint32_t)(n) << 2)
+
+/* Call slot n with eax, edx, ecx and the stack words args[0..1]. */
+static void run_args(unsigned int n, uint32_t eax, uint32_t edx, uint32_t ecx,
+		     uint32_t a0, uint32_t a1, struct frame *out)
+{
+	struct frame in;
+	const char *why;
+
+	setup(out, n);
+	out->eax = eax;
+	out->edx = edx;
+	out->ecx = ecx;
+	out->args[0] = a0;
+	out->args[1] = a1;
+	in = *out;
+	call_slot();
+	why = abi_broken(&in, out, 0);
+	if (why)
+		result(0, vmi_call_name(n), "%s", why);
+}
+
+/* queue[at..] holds exactly words[0..n-1], each with the call's site. */
+static int queued(unsigned int at, const uint32_t *words, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (shared.pxe_queue[at + i] != words[i] ||
+		    shared.pxe_site[at + i] != (uint32_t)call_slot_ret)
+			return 0;
+	return 1;
+}
+
+static void check_lifecycle_basic(void)
+{
+	static const uint32_t alloc[6] = { QCALL(VMI_CALL_AllocatePage), 0x1234, VMI_PAGE_PD,
+					   0x777, 768, 256 };
+	static const uint32_t rel[3] = { QCALL(VMI_CALL_ReleasePage), 0x4321, VMI_PAGE_PT };
+	struct frame f;
+
+	((VROMHeader *)rom)->reserved3 = (uint32_t)&shared;
+	shared.magic = VMI_SHARED_MAGIC;
+	shared.version = VMI_SHARED_VERSION;
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PXE | VMI_SHARED_F_PTLIFE;
+	shared.eflags_if = VMI_EFLAGS_IF;
+	shared.irq_pending = 0;
+	shared.pxe_count = 0;
+
+	/* In program order with the entry writes around them. */
+	run2(VMI_CALL_SetPxE, PTEP(20), 0x20, &f);
+	run_args(VMI_CALL_AllocatePage, 0x1234, VMI_PAGE_PD, 0x777, 768, 256, &f);
+	result(hc.count == 0 && shared.pxe_count == 7 && queued(1, alloc, 6) &&
+	       shared.eflags_if == VMI_EFLAGS_IF,
+	       "fast AllocatePage queues its call and 5 arguments after the entry before it",
+	       "hc %d, count %u, queue[1..6] %#x %#x %#x %#x %#x %#x, site[1] %#x, eflags_if %#x",
+	       hc.count, shared.pxe_count, shared.pxe_queue[1], shared.pxe_queue[2],
+	       shared.pxe_queue[3], shared.pxe_queue[4], shared.pxe_queue[5], shared.pxe_queue[6],
+	       shared.pxe_site[1], shared.eflags_if);
+	run_args(VMI_CALL_ReleasePage, 0x4321, VMI_PAGE_PT, 0, 0, 0, &f);
+	run2(VMI_CALL_SetPxE, PTEP(21), 0x21, &f);
+	result(hc.count == 0 && shared.pxe_count == 11 && queued(7, rel, 3) &&
+	       shared.pxe_queue[10] == PTEP(21),
+	       "fast ReleasePage queues its call and 2 arguments, the next entry after it",
+	       "hc %d, count %u, queue[7..10] %#x %#x %#x %#x", hc.count, shared.pxe_count,
+	       shared.pxe_queue[7], shared.pxe_queue[8], shared.pxe_queue[9], shared.pxe_queue[10]);
+
+	/* IF clear stays clear; IF set with an interrupt pending: queued,
+	 * then EnableInterrupts lets the hypervisor deliver. */
+	shared.eflags_if = 0;
+	shared.irq_pending = 1;
+	run_args(VMI_CALL_ReleasePage, 0x4321, VMI_PAGE_PT, 0, 0, 0, &f);
+	result(hc.count == 0 && shared.eflags_if == 0 && shared.pxe_count == 14,
+	       "fast ReleasePage with IF clear leaves it clear", "hc %d, eflags_if %#x, count %u",
+	       hc.count, shared.eflags_if, shared.pxe_count);
+	shared.eflags_if = VMI_EFLAGS_IF;
+	run_args(VMI_CALL_AllocatePage, 0x1234, VMI_PAGE_PD, 0x777, 768, 256, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_EnableInterrupts && shared.pxe_count == 20 &&
+	       queued(14, alloc, 6) && shared.eflags_if == VMI_EFLAGS_IF,
+	       "fast AllocatePage with a pending irq enters hv after queueing",
+	       "hc %d edi %u, count %u, eflags_if %#x", hc.count, hc.edi, shared.pxe_count,
+	       shared.eflags_if);
+	shared.irq_pending = 0;
+
+	/* Room for the whole call or the hypercall, with every argument. */
+	shared.pxe_count = VMI_SHARED_PXE_QUEUE_LEN - 6;
+	run_args(VMI_CALL_AllocatePage, 0x1234, VMI_PAGE_PD, 0x777, 768, 256, &f);
+	result(hc.count == 0 && shared.pxe_count == VMI_SHARED_PXE_QUEUE_LEN &&
+	       queued(VMI_SHARED_PXE_QUEUE_LEN - 6, alloc, 6),
+	       "fast AllocatePage fills the last 6 places", "hc %d, count %u", hc.count,
+	       shared.pxe_count);
+	shared.pxe_count = VMI_SHARED_PXE_QUEUE_LEN - 5;
+	run_args(VMI_CALL_AllocatePage, 0x1234, VMI_PAGE_PD, 0x777, 768, 256, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_AllocatePage && hc.eax == 0x1234 &&
+	       hc.edx == VMI_PAGE_PD && hc.ecx == 0x777 && hc.ebx == 768 && hc.esi == 256 &&
+	       shared.pxe_count == VMI_SHARED_PXE_QUEUE_LEN - 5 && shared.eflags_if == VMI_EFLAGS_IF,
+	       "AllocatePage without room for 6 enters hv with its 5 arguments",
+	       "hc %d edi %u eax %#x edx %#x ecx %#x ebx %#x esi %#x, count %u", hc.count, hc.edi,
+	       hc.eax, hc.edx, hc.ecx, hc.ebx, hc.esi, shared.pxe_count);
+	shared.pxe_count = VMI_SHARED_PXE_QUEUE_LEN - 2;
+	run_args(VMI_CALL_ReleasePage, 0x4321, VMI_PAGE_PT, 0, 0, 0, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_ReleasePage && hc.eax == 0x4321 &&
+	       hc.edx == VMI_PAGE_PT && shared.pxe_count == VMI_SHARED_PXE_QUEUE_LEN - 2,
+	       "ReleasePage without room for 3 enters hv with its arguments",
+	       "hc %d edi %u eax %#x edx %#x, count %u", hc.count, hc.edi, hc.eax, hc.edx,
+	       shared.pxe_count);
+
+	/* Without F_PTLIFE, or without F_VIF: the hypercalls. */
+	for (unsigned int i = 0; i < 2; i++) {
+		shared.features = i ? VMI_SHARED_F_PXE | VMI_SHARED_F_PTLIFE : VMI_SHARED_F_VIF | VMI_SHARED_F_PXE;
+		shared.pxe_count = 0;
+		run_args(VMI_CALL_AllocatePage, 0x1234, VMI_PAGE_PT, 0x55, 1, 2, &f);
+		result(hc.count == 1 && hc.edi == VMI_CALL_AllocatePage && hc.eax == 0x1234 &&
+		       hc.edx == VMI_PAGE_PT && hc.ecx == 0x55 && hc.ebx == 1 && hc.esi == 2 &&
+		       shared.pxe_count == 0,
+		       i ? "AllocatePage without F_VIF enters hv" : "AllocatePage without F_PTLIFE enters hv",
+		       "hc %d edi %u eax %#x edx %#x ecx %#x ebx %#x esi %#x, count %u", hc.count,
+		       hc.edi, hc.eax, hc.edx, hc.ecx, hc.ebx, hc.esi, shared.pxe_count);
+	}
+	shared.features = 0;
+	shared.pxe_count = 0;
+}
+
+/* InvalPage and FlushTLB (F_INVAL): nothing to do with the queue empty,
+ * the hypercall (which drains) with anything queued or without F_INVAL. */
+static void check_invalidations(void)
+{
+	static const unsigned int calls[2] = { VMI_CALL_InvalPage, VMI_CALL_FlushTLB };
+	struct frame f;
+
+	((VROMHeader *)rom)->reserved3 = (uint32_t)&shared;
+	for (unsigned int i = 0; i < 2; i++) {
+		char what[80];
+
+		shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PXE | VMI_SHARED_F_INVAL;
+		shared.pxe_count = 0;
+		run(calls[i], 0xb7001000u, &f);
+		snprintf(what, sizeof(what), "fast %s with the queue empty", vmi_call_name(calls[i]));
+		result(hc.count == 0, what, "hc %d edi %u", hc.count, hc.edi);
+
+		shared.pxe_count = 1;
+		run(calls[i], 0xb7002000u, &f);
+		snprintf(what, sizeof(what), "%s with an entry queued enters hv", vmi_call_name(calls[i]));
+		result(hc.count == 1 && hc.edi == calls[i] && hc.eax == 0xb7002000u, what,
+		       "hc %d edi %u eax %#x", hc.count, hc.edi, hc.eax);
+
+		shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PXE;
+		shared.pxe_count = 0;
+		run(calls[i], 0xb7003000u, &f);
+		snprintf(what, sizeof(what), "%s without F_INVAL enters hv", vmi_call_name(calls[i]));
+		result(hc.count == 1 && hc.edi == calls[i] && hc.eax == 0xb7003000u, what,
+		       "hc %d edi %u eax %#x", hc.count, hc.edi, hc.eax);
+	}
+	shared.features = 0;
+	shared.pxe_count = 0;
+}
+
+/*
+ * Exits anywhere, with the lifecycle calls between the entry writes: a
+ * timer drains the queue at random instructions (as in check_pxe_exits);
+ * the drain here reads the calls too.  Each ReleasePage(ppn) and
+ * AllocatePage(ppn, ...) must be drained exactly once, with all of its
+ * arguments, and in order after the SetPxE made just before it.
+ */
+static volatile uint64_t life_bad, life_seen[2], life_order_bad;
+static uint32_t life_last_set;	/* the entry index the last drained SetPxE named */
+
+static void life_drain(void)
+{
+	uint32_t n = shared.pxe_count;
+
+	if (n > VMI_SHARED_PXE_QUEUE_LEN) {
+		life_bad++;
+		n = VMI_SHARED_PXE_QUEUE_LEN;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t w = shared.pxe_queue[i];
+
+		if (w == QCALL(VMI_CALL_ReleasePage) || w == QCALL(VMI_CALL_AllocatePage)) {
+			int alloc = w == QCALL(VMI_CALL_AllocatePage);
+			uint32_t words = alloc ? 5 : 2;
+			const uint32_t *a = &shared.pxe_queue[i + 1];
+
+			if (i + words >= n || a[0] != life_last_set ||
+			    a[1] != (alloc ? VMI_PAGE_PT : VMI_PAGE_PD) ||
+			    (alloc && (a[2] != ~a[0] || a[3] != 3 || a[4] != 4)))
+				life_bad++;
+			else
+				life_seen[alloc]++;
+			i += words;
+		} else if (w >= PTEP(0) && w < PTEP(4096)) {
+			life_last_set = (w - PTEP(0)) / 4;
+		} else {
+			life_bad++;
+		}
+	}
+	shared.pxe_count = 0;
+}
+
+static void life_tick(int sig)
+{
+	(void)sig;
+	ticks++;
+	life_drain();
+}
+
+static void check_lifecycle_exits(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	uint64_t calls[2] = { 0, 0 };
+
+	((VROMHeader *)rom)->reserved3 = (uint32_t)&shared;
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PXE | VMI_SHARED_F_PTLIFE;
+	shared.eflags_if = 0;	/* no nested handler: the order check needs one stream */
+	shared.irq_pending = 0;
+	shared.pxe_count = 0;
+	ticks = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = life_tick;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (ticks < 2000 && calls[0] + calls[1] < 50000000u) {
+		for (uint32_t i = 0; i < 3000; i++) {
+			uint32_t e = i & 2047;
+			struct frame f;
+
+			/* A full queue means the hypercall: drain, as its exit would. */
+			if (shared.pxe_count + 6 > VMI_SHARED_PXE_QUEUE_LEN) {
+				sigset_t block, old;
+
+				sigemptyset(&block);
+				sigaddset(&block, SIGALRM);
+				sigprocmask(SIG_BLOCK, &block, &old);
+				life_drain();
+				sigprocmask(SIG_SETMASK, &old, NULL);
+			}
+			ROM_FN(VMI_CALL_SetPxE)(&table[e], i);
+			if (i & 1)
+				run_args(VMI_CALL_AllocatePage, e, VMI_PAGE_PT, ~e, 3, 4, &f);
+			else
+				run_args(VMI_CALL_ReleasePage, e, VMI_PAGE_PD, 0, 0, 0, &f);
+			calls[i & 1]++;
+		}
+	}
+	it.it_value.tv_usec = it.it_interval.tv_usec = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	life_drain();
+	printf("# %llu AllocatePage, %llu ReleasePage, %llu timer exits, %llu hypercalls\n",
+	       (unsigned long long)calls[1], (unsigned long long)calls[0], (unsigned long long)ticks,
+	       (unsigned long long)hc.count);
+	result(ticks >= 100 && life_bad == 0 && life_seen[0] == calls[0] && life_seen[1] == calls[1] &&
+	       hc.count == 0, "no lifecycle call lost, doubled or reordered with exits anywhere",
+	       "%llu bad, drained %llu/%llu ReleasePage %llu/%llu AllocatePage, %d hypercalls",
+	       (unsigned long long)life_bad, (unsigned long long)life_seen[0],
+	       (unsigned long long)calls[0], (unsigned long long)life_seen[1],
+	       (unsigned long long)calls[1], hc.count);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
@@ -882,7 +1141,7 @@ int main(int argc, char **argv)
 	long len;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: romexec32 ROM slots|fast|noreturn|pxe\n");
+		fprintf(stderr, "usage: romexec32 ROM slots|fast|noreturn|pxe|life\n");
 		return 2;
 	}
 	fp = fopen(argv[1], "rb");
@@ -913,7 +1172,11 @@ int main(int argc, char **argv)
 		check_fast();
 	else if (!strcmp(argv[2], "noreturn"))
 		check_noreturn();
-	else if (!strcmp(argv[2], "pxe")) {
+	else if (!strcmp(argv[2], "life")) {
+		check_lifecycle_basic();
+		check_invalidations();
+		check_lifecycle_exits();
+	} else if (!strcmp(argv[2], "pxe")) {
 		check_pxe_basic();
 		check_flush();
 		check_pxe_exits();

@@ -847,6 +847,47 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	assert_int_equal(s.stats.dirty_faults, 2);
 }
 
+/*
+ * Hidden faults by cause, and the prefetch measurement (shadow.h,
+ * prefetchable): a fill counts as "set A", "set D" or "found the entry
+ * already derived" (the retry after a queued write, drained at this very
+ * exit); at each fill, the neighbours within SHADOW_PREFETCH_WINDOW whose
+ * guest entry grants more than their shadow entry are counted, not
+ * filled.  With every write notified there are none; only entries the
+ * guest wrote without telling show up.
+ */
+static void hidden_faults_by_cause_and_what_a_prefetch_could_fill(void **state)
+{
+	const uint32_t old = ULIN + 0x3000;	/* index 4 */
+
+	load_world();
+	set_pte(UPT, old, (26 << 12) | P | W | U);		/* no A: as fork leaves a child's */
+	assert_int_equal(shadow_fault(&s, &gp, old, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.accessed_faults, 1);
+	assert_int_equal(s.stats.prefetchable, 0);
+
+	/* Two neighbours written behind the shadow's back, one far away. */
+	poke_pte(UPT, ULIN + 0x4000, (27 << 12) | P | U | A);
+	poke_pte(UPT, ULIN + 0x5000, (28 << 12) | P | W | U | A | D);
+	poke_pte(UPT, ULIN + 0x30000, (29 << 12) | P | U | A);	/* index 49 */
+	/* Already derived (as the drain would have): no progress, the
+	 * retry's cause. */
+	set_pte(UPT, ULIN + 0x6000, (30 << 12) | P | U | A);	/* index 7 */
+	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.drained_faults, 1);
+	assert_int_equal(s.stats.prefetchable, 2);
+	/* Counted, not filled: the shadow stays what the notifications made. */
+	assert_int_equal(shadow_pte(ULIN + 0x4000), 0);
+	assert_int_equal(shadow_pte(ULIN + 0x5000), 0);
+
+	/* A write to a clean page: the D cause. */
+	set_pte(UPT, old, (26 << 12) | P | W | U | A);
+	assert_int_equal(shadow_fault(&s, &gp, old, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.dirty_faults, 1);
+	assert_int_equal(s.stats.fills, 3);
+	assert_int_equal(s.stats.accessed_faults + s.stats.drained_faults + s.stats.dirty_faults, 3);
+}
+
 static void user_write_to_read_only_page_is_reflected(void **state)
 {
 	load_world();
@@ -1585,6 +1626,7 @@ int main(void)
 		T(fault_on_unaccessed_pte_sets_a_and_fills),
 		T(fault_on_unaccessed_pde_links_and_fills),
 		T(write_fault_on_clean_page_sets_d_and_upgrades),
+		T(hidden_faults_by_cause_and_what_a_prefetch_could_fill),
 		T(user_write_to_read_only_page_is_reflected),
 		T(fault_on_frame_outside_memory_is_a_violation),
 		T(large_pde_with_guest_pse_is_a_violation),

@@ -164,6 +164,19 @@ static void test_pxe_queue(void **state)
 	expect_clean("pxe", PXE_CHECKS);
 }
 
+/* F_PTLIFE: AllocatePage and ReleasePage queued with all their arguments,
+ * in order with the entry writes, the virtual IF around them, the
+ * hypercall (with every argument) without room or feature bits; F_INVAL:
+ * InvalPage and FlushTLB without an exit only with the queue empty; then
+ * exits at random: no call lost, doubled or reordered. */
+#define LIFE_CHECKS 16
+
+static void test_pxe_lifecycle_calls(void **state)
+{
+	(void)state;
+	expect_clean("life", LIFE_CHECKS);
+}
+
 static void test_iret_sysexit(void **state)
 {
 	(void)state;
@@ -254,6 +267,53 @@ static void test_pxe_helper_catches_breakage(void **state)
 	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
 }
 
+/* Write a copy of the ROM with the first occurrence of pat (exactly one)
+ * replaced by rep, run the helper in mode on it: what it found. */
+static struct outcome run_patched(const unsigned char *pat, size_t patlen,
+				  const unsigned char *rep, size_t replen, const char *mode)
+{
+	char path[] = "/tmp/vrom-transport-XXXXXX";
+	static unsigned char img[0x8000];
+	struct outcome o;
+	unsigned char *s = NULL;
+	size_t len;
+	FILE *f = fopen(VROM_IMAGE, "rb");
+	int fd;
+
+	assert_non_null(f);
+	len = fread(img, 1, sizeof(img), f);
+	fclose(f);
+	for (size_t i = 0; i + patlen <= len; i++)
+		if (!memcmp(img + i, pat, patlen)) {
+			assert_null(s);	/* exactly one */
+			s = img + i;
+		}
+	assert_non_null(s);
+	memcpy(s, rep, replen);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+	o = run_helper(path, mode);
+	unlink(path);
+	return o;
+}
+
+/* The lifecycle calls' append must be atomic with respect to exits too:
+ * "cmpxchg %ebx,pxe_count(%ecx); jne" made a plain mov is noticed. */
+static void test_lifecycle_helper_catches_breakage(void **state)
+{
+	static const unsigned char cas[] = { 0x0f, 0xb1, 0x59, VMI_OFF_vmi_shared_page_pxe_count, 0x75 };
+	static const unsigned char mov[] = { 0x89, 0x59, VMI_OFF_vmi_shared_page_pxe_count,
+					     0x90, 0x90, 0x90 };
+	struct outcome o;
+
+	(void)state;
+	o = run_patched(cas, sizeof(cas), mov, sizeof(mov), "life");
+	assert_true(o.failed >= 1);
+	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +323,8 @@ int main(void)
 		cmocka_unit_test(test_helper_catches_breakage),
 		cmocka_unit_test(test_pxe_queue),
 		cmocka_unit_test(test_pxe_helper_catches_breakage),
+		cmocka_unit_test(test_pxe_lifecycle_calls),
+		cmocka_unit_test(test_lifecycle_helper_catches_breakage),
 		cmocka_unit_test(test_every_slot_under_qemu_user),
 	};
 	return cmocka_run_group_tests_name("vrom_transport", tests, NULL, NULL);
