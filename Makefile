@@ -54,9 +54,11 @@ BENCH_INITRD_INPUTS := guest/initramfs/init $(wildcard guest/programs/bench/*) \
 STRESS_INITRD_INPUTS := $(INITRD) scripts/build-stress-initrd.sh scripts/deb-i386-programs.sh
 
 # Serial console (and QEMU monitor, Ctrl-A C) on the terminal; a VGA window only
-# when there is a display to put it on.
-QEMU_RUN := qemu-system-i386 -m 256 -cdrom $(ISO) -serial mon:stdio -no-reboot \
-	    $(if $(DISPLAY),,-display none)
+# when there is a display to put it on.  SMP=N CPUs (default 2), one host
+# thread each (MTTCG); the hypervisor runs on all of them.
+SMP ?= 2
+QEMU_RUN := qemu-system-i386 -m 512 -smp $(SMP) -accel tcg,thread=multi -cdrom $(ISO) \
+	    -serial mon:stdio -no-reboot $(if $(DISPLAY),,-display none)
 
 .PHONY: all deps guest initrd bench-initrd stress-initrd iso hv vrom unit run debug debug-native test test-configs check-series bench compare stress fuzz clean distclean
 all: iso
@@ -112,7 +114,7 @@ iso: guest initrd hv
 	@scripts/build-iso.sh $(ISO) $(BZIMAGE) $(INITRD) $(HV_ELF)
 
 run: iso
-	@echo "Booting $(ISO) in QEMU. Serial console on this terminal; quit with Ctrl-A X."
+	@echo "Booting $(ISO) in QEMU ($(SMP) CPUs). Serial console on this terminal; quit with Ctrl-A X."
 	$(QEMU_RUN)
 
 # QEMU stopped at its first instruction with a gdb server (-S -gdb); attach

@@ -707,3 +707,21 @@ def hv_multi_iso_entry(t):
     type_into(t, q, 2, "two", "iso")
     end_both(q)
     stays_responsive(t, q)
+
+
+@test("hv-smp-iso-four-guests")
+def hv_smp_iso_four_guests(t):
+    """The ISO's "four Linux guests" entry (hotkey 4) on -smp 2, as make
+    run boots it: four guests over two CPUs reach their shells, Ctrl-] l
+    names the CPUs, and each answers."""
+    t.require(paths.ISO)
+    q = t.qemu("-smp", "2", "-m", "512", "-cdrom", paths.ISO, accel=MTTCG,
+               fatal=[p for p in GUEST_FATAL if "guest stopped" not in p])
+    q.expect(r"four Linux guests", timeout=60)
+    q.send("4")
+    q.expect(r"vmi-hv: 4 guests share 2 CPUs", timeout=120)
+    expect_all(q, [prompt(n) for n in FOUR], timeout=600)
+    q.send("\x1dl")
+    q.expect(r"  4 four +\w+ +weight 1, \d+ exits, (?:on|last on) CPU [01], \d+ migrations", timeout=60)
+    for i, n in enumerate(FOUR):
+        type_into(t, q, i + 1, n, f"iso{i + 1}")

@@ -18,8 +18,9 @@ def readme_make_run(t):
     proc = start_make(["run"], subprocess.PIPE)
     term = Console(proc, open(t.log_path, "w", errors="replace"), fatal=GUEST_FATAL, name="make run")
     try:
-        term.expect(r"Booting \S+vmi-hv\.iso in QEMU\. Serial console on this terminal; "
+        term.expect(r"Booting \S+vmi-hv\.iso in QEMU \(2 CPUs\)\. Serial console on this terminal; "
                     r"quit with Ctrl-A X\.", 300)
+        term.expect(r"vmi-hv: CPU 1 started: APIC ID 1", 120)
         m = term.expect(MARKER, 300)
         t.check(m.group(3) == "vmi", f"the default entry reached the init marker in {m.group(3)} mode")
         term.expect(PROMPT, 60)
