@@ -399,9 +399,10 @@ END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest shutdown: the guest called 
 BUDGET_LINE = r"vmi-hv: frame budget: (\d+) of (\d+) frames in use \([^)]*; peak (\d+)\), (\d+) takes refused"
 
 
-def boot_pair(t, what, options=""):
+def boot_pair(t, what, options="", smp=1):
     """The hypervisor with the offender as guest 1 and tguest=idle as guest 2
-    (options: more of the hypervisor's command line)."""
+    (options: more of the hypervisor's command line), on an -smp machine
+    (MTTCG beyond one CPU: the two guests then run at once)."""
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     idle = f"{TGUEST} tguest=idle,{tiny}"
@@ -422,7 +423,9 @@ def boot_pair(t, what, options=""):
     # notification, so a shadow left stale even for a moment stops the
     # guest there (Linux boots too long for it).
     audit = [] if what.startswith(("linux:", "vmitest:")) else ["-append", ("audit=every=1 " + options).strip()]
-    return t.qemu("-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}", fatal=HV_BROKEN)
+    machine = ("-smp", str(smp)) if smp > 1 else ()
+    return t.qemu(*machine, "-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}",
+                  fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")
 
 
 def second_guest_ready(q):
@@ -484,9 +487,9 @@ def hold_then_stop(t, q, name, diagnostic):
     q.send("\x1dq")
 
 
-def run_case(t, name, what, diagnostic, end, options=""):
+def run_case(t, name, what, diagnostic, end, options="", smp=1):
     """One case under the five conditions; returns its diagnostic line."""
-    q = boot_pair(t, what, options)
+    q = boot_pair(t, what, options, smp)
     if end == HOLD:
         hold_then_stop(t, q, name, diagnostic)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith(("linux:", "vmitest:")) else 60)
@@ -500,11 +503,7 @@ def run_case(t, name, what, diagnostic, end, options=""):
     return re.sub(r"^(\[guest1\] )", "", line)
 
 
-@test("hv-hostile-suite")
-def hv_hostile_suite(t):
-    """Every case of CASES beside a second guest, under the five
-    conditions in this file's docstring; each case's diagnostic is noted.
-    VMIHV_HOSTILE=name,name runs only those."""
+def hostile_suite(t, smp):
     only = [n for n in os.environ.get("VMIHV_HOSTILE", "").split(",") if n]
     t.check(len(CASES) >= 40, f"{len(CASES)} cases, expected at least 40")
     names = [c[0] for c in CASES]
@@ -514,10 +513,26 @@ def hv_hostile_suite(t):
     for name, what, diagnostic, end in CASES:
         if only and name not in only:
             continue
-        line = run_case(t, name, what, diagnostic, end)
+        line = run_case(t, name, what, diagnostic, end, smp=smp)
         ran += 1
         t.note(f"{name} ({end}): {line}")
-    t.note(f"{ran} cases, each beside a second guest that kept answering, in {time.monotonic() - start:.0f} s")
+    t.note(f"{ran} cases on -smp {smp}, each beside a second guest that kept answering, "
+           f"in {time.monotonic() - start:.0f} s")
+
+
+@test("hv-hostile-suite")
+def hv_hostile_suite(t):
+    """Every case of CASES beside a second guest, under the five
+    conditions in this file's docstring; each case's diagnostic is noted.
+    VMIHV_HOSTILE=name,name runs only those."""
+    hostile_suite(t, 1)
+
+
+@test("hv-hostile-suite-smp2")
+def hv_hostile_suite_smp2(t):
+    """The same cases on -smp 2: the offender and the second guest on two
+    CPUs at once, the hypervisor handling their exits on either."""
+    hostile_suite(t, 2)
 
 
 # ---- string port I/O: the VMI INS/OUTS calls (docs/VROM.md, "String port I/O")

@@ -59,7 +59,13 @@ def settings():
             int(env.get("VMIHV_FUZZ_CALLS") or SFUZZ_CALLS))
 
 
-def sfuzz_one(t, seed, calls):
+# On -smp 2 the hypervisor runs on both CPUs with MTTCG (docs/HV.md,
+# "More than one CPU"): the same runs there.
+def machine(smp):
+    return ("-smp", str(smp)) if smp > 1 else ()
+
+
+def sfuzz_one(t, seed, calls, smp=1):
     """One run; returns its figures."""
     t.require(paths.HV_ELF, TGUEST)
     initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
@@ -67,8 +73,9 @@ def sfuzz_one(t, seed, calls):
     # AUDIT_EVERY notifications and stops the guest at the first stale
     # entry: a lost update is caught where it happens, before a later
     # call (a release, an announce) derives the table again and hides it.
-    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", f"audit=every={AUDIT_EVERY}",
-               "-initrd", f"{TGUEST} tguest=sfuzz:{seed} sfuzz_calls={calls},{initrd}", fatal=HV_BROKEN)
+    q = t.qemu(*machine(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append", f"audit=every={AUDIT_EVERY}",
+               "-initrd", f"{TGUEST} tguest=sfuzz:{seed} sfuzz_calls={calls},{initrd}", fatal=HV_BROKEN,
+               accel="tcg,thread=multi" if smp > 1 else "tcg")
     q.expect(r"sfuzz: paging on, shadows active, shared page ffd02000", timeout=60)
     done = q.expect(r"sfuzz: done: ([^\n]*)\n|" + STOP + r"\n", timeout=calls / 500 + 60)
     t.check(done.group(0).startswith("sfuzz: done"), f"seed {seed}: stopped before the final phase: {done.group(0)}")
@@ -110,11 +117,11 @@ def sfuzz_one(t, seed, calls):
             "continuous": (int(cont.group(1)), int(cont.group(2)))}
 
 
-def run_fuzz(t, seed0, runs, calls):
+def run_fuzz(t, seed0, runs, calls, smp=1):
     total = made = checks = invariants = 0
     start = time.monotonic()
     for i in range(runs):
-        r = sfuzz_one(t, seed0 + i, calls)
+        r = sfuzz_one(t, seed0 + i, calls, smp)
         f = r["figures"]
         total += r["hv_calls"]
         made += f["hypercalls"] + f["rom"]
@@ -148,5 +155,15 @@ def hv_sfuzz_shadow(t):
     say) is held to its runs only."""
     seed, runs, calls = settings()
     total = run_fuzz(t, seed, runs, calls)
+    if runs * calls >= SFUZZ_RUNS * SFUZZ_CALLS:
+        t.check(total >= MIN_HV_CALLS, f"the hypervisor counted {total} VMI calls, expected at least {MIN_HV_CALLS}")
+
+
+@test("hv-sfuzz-shadow-smp2")
+def hv_sfuzz_shadow_smp2(t):
+    """The same runs (other seeds) on -smp 2: the hypervisor on two CPUs,
+    the fuzzing guest's exits handled on either."""
+    seed, runs, calls = settings()
+    total = run_fuzz(t, seed + 1000, runs, calls, smp=2)
     if runs * calls >= SFUZZ_RUNS * SFUZZ_CALLS:
         t.check(total >= MIN_HV_CALLS, f"the hypervisor counted {total} VMI calls, expected at least {MIN_HV_CALLS}")
