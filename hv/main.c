@@ -221,6 +221,24 @@ static unsigned find_sysmap(const struct multiboot_info *mbi, struct sysmap *sys
 	return nr_modules - 1;
 }
 
+/* guestN.cpus= must name a CPU the hypervisor runs on; CPUs it names
+ * beyond them are said and left out. */
+static void check_cpus(struct guest_spec *spec)
+{
+	uint32_t online = (1u << nr_online_cpus) - 1;
+
+	if (!spec->cpus)
+		return;
+	if (!(spec->cpus & online))
+		hv_fail("guest %u (%s): guest%u.cpus= names no CPU the hypervisor runs on (CPUs 0-%u)",
+			spec->number, spec->name, spec->number, nr_online_cpus - 1);
+	if (spec->cpus & ~online)
+		log_warn("guest %u (%s): guest%u.cpus= names CPUs that are not running; it runs on CPUs 0-%u of the list only",
+			 spec->number, spec->name, spec->number, nr_online_cpus - 1);
+	spec->cpus &= online;
+	log_info("guest %u (%s): pinned to CPUs %08x (bit N: CPU N)", spec->number, spec->name, spec->cpus);
+}
+
 /* Every guest of the module list, planned and loaded; returns how many. */
 static unsigned load_guests(const struct multiboot_info *mbi, const struct hv_options *opt,
 			    struct guest **guests)
@@ -246,6 +264,7 @@ static unsigned load_guests(const struct multiboot_info *mbi, const struct hv_op
 				 specs[i].number, specs[i].name, specs[i].kernel_module + 1,
 				 specs[i].kernel_module + 2,
 				 (unsigned long long)(specs[i].mem >> 20), specs[i].weight);
+		check_cpus(&specs[i]);
 		guests[i] = guest_create(specs[i].name);
 		guest_load(mbi, opt, &specs[i], n, guests[i], false);
 		guests[i]->sysmap = sysmap;

@@ -5,6 +5,8 @@
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
+#define HV_MAX_CPUS_LAST 7
+_Static_assert(HV_MAX_CPUS_LAST == HV_MAX_CPUS - 1, "the cpus= message names the last CPU");
 
 static bool is_space(char c)
 {
@@ -293,6 +295,50 @@ static bool parse_guest_weight(const struct option_arg *a, void *opts)
 	return true;
 }
 
+/* "0", "1-3", "0,2-3": CPU numbers (0 the boot CPU) as taskset's -c
+ * list and Xen's cpus=; ranges ascending, each CPU below HV_MAX_CPUS. */
+static bool parse_cpu_list(const char *s, size_t len, uint32_t *mask)
+{
+	size_t i = 0;
+
+	*mask = 0;
+	while (i < len) {
+		unsigned lo = 0, hi;
+		size_t start = i;
+
+		while (i < len && s[i] >= '0' && s[i] <= '9' && i - start < 2)
+			lo = lo * 10 + (unsigned)(s[i++] - '0');
+		if (i == start)
+			return false;
+		hi = lo;
+		if (i < len && s[i] == '-') {
+			start = ++i;
+			hi = 0;
+			while (i < len && s[i] >= '0' && s[i] <= '9' && i - start < 2)
+				hi = hi * 10 + (unsigned)(s[i++] - '0');
+			if (i == start)
+				return false;
+		}
+		if (hi < lo || hi >= HV_MAX_CPUS)
+			return false;
+		for (unsigned c = lo; c <= hi; c++)
+			*mask |= 1u << c;
+		if (i < len && s[i++] != ',')
+			return false;
+		if (i == len && s[len - 1] == ',')
+			return false;
+	}
+	return *mask != 0;
+}
+
+static bool parse_guest_cpus(const struct option_arg *a, void *opts)
+{
+	if (!parse_cpu_list(a->v, a->vlen, &((struct guest_options *)opts)->cpus))
+		return arg_error(a, "malformed option '%.*s': cpus is a list of CPU numbers 0-"
+				 STRINGIFY(HV_MAX_CPUS_LAST) " such as 0, 1-3 or 0,2");
+	return true;
+}
+
 static bool parse_guest_refuse(const struct option_arg *a, void *opts)
 {
 	return parse_refuse(a->w, a->len, a->v, a->vlen,
@@ -304,6 +350,7 @@ static const struct option_spec guest_options_table[] = {
 	PARSED("name", parse_guest_name),
 	PARSED("weight", parse_guest_weight),
 	PARSED("vmi_refuse", parse_guest_refuse),
+	PARSED("cpus", parse_guest_cpus),
 };
 #define NR_GUEST_OPTIONS (sizeof(guest_options_table) / sizeof(guest_options_table[0]))
 

@@ -48,6 +48,8 @@
  *   guestN.mem=SIZE       guest N's size (overrides guest_mem=)
  *   guestN.name=NAME      1-15 of [A-Za-z0-9._-]; default "guestN"
  *   guestN.weight=W       1-100, its share of the CPU (default 1)
+ *   guestN.cpus=LIST      the CPUs guest N's vCPUs may run on, as taskset -c
+ *                         or Xen's cpus=: 0, 1-3, 0,2 (0 is the boot CPU)
  *   guestN.vmi_refuse=NAME[,NAME...]
  *                         guest N's refused calls (instead of vmi_refuse=)
  *
@@ -98,6 +100,7 @@ struct guest_options {
 	char name[GUEST_NAME_LEN];	/* "": not given */
 	unsigned weight;		/* 0: not given */
 	struct vmi_refuse_set refuse;	/* guestN.vmi_refuse= */
+	uint32_t cpus;			/* guestN.cpus=: bit c for CPU c; 0: any */
 };
 
 enum audit_mode { AUDIT_OFF, AUDIT_EXIT, AUDIT_EVERY, AUDIT_CR3 };

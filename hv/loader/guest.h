@@ -65,6 +65,7 @@ struct vcpu;
 struct guest {
 	char name[GUEST_NAME_LEN];
 	unsigned weight;	/* its share of the CPU against the others' */
+	uint32_t cpus;		/* guestN.cpus=: bit c for CPU c; 0: any */
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
 	enum guest_state state;

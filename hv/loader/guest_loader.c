@@ -246,6 +246,7 @@ static void reset_guest(struct guest *g, const struct hv_options *opt, const str
 	g->refuse = opt->guests[spec->number - 1].refuse.given ? opt->guests[spec->number - 1].refuse : opt->refuse;
 	g->audit.opt = opt->audit;
 	g->weight = spec->weight;
+	g->cpus = spec->cpus;
 }
 
 /* The pair of modules there, the kernel a bzImage we load, its command line. */

@@ -42,6 +42,7 @@ static void name_guests(const struct hv_options *o, struct guest_spec *out, unsi
 		else
 			fmt_snprintf(out[i].name, sizeof(out[i].name), "guest%u", i + 1);
 		out[i].weight = go->weight ? go->weight : 1;
+		out[i].cpus = go->cpus;
 		out[i].mem_given = go->mem || o->guest_mem_given;
 		out[i].mem_given_by_user = true;
 		out[i].mem = go->mem ? go->mem : o->guest_mem;
@@ -78,7 +79,8 @@ bool guest_set_plan(unsigned nr_modules, const struct hv_options *o,
 			    "%u modules given: that is %u guests, at most %u (a bzImage and its initrd each)",
 			    nr_modules, n, HV_MAX_GUESTS);
 	for (unsigned i = n; i < HV_MAX_GUESTS; i++)
-		if (o->guests[i].mem || o->guests[i].name[0] || o->guests[i].weight || o->guests[i].refuse.given)
+		if (o->guests[i].mem || o->guests[i].name[0] || o->guests[i].weight || o->guests[i].refuse.given ||
+		    o->guests[i].cpus)
 			return fail(err, errlen, 0,
 				    "options for guest %u given, but the modules make %u guest%s",
 				    i + 1, n, n == 1 ? "" : "s");

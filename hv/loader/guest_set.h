@@ -18,6 +18,7 @@ struct guest_spec {
 	unsigned kernel_module;		/* 0-based module index; the initrd follows */
 	char name[GUEST_NAME_LEN];
 	unsigned weight;
+	uint32_t cpus;			/* the CPUs it may run on (bit c: CPU c); 0: any */
 	uint64_t mem;			/* bytes */
 	/* The size came from the command line (a single guest's default
 	 * size may still shrink to the machine when it is loaded). */

@@ -49,6 +49,11 @@ static uint64_t vruntime(const struct sched_entity *e, uint64_t now)
 	return e->vruntime;
 }
 
+static bool allowed_on(const struct sched_entity *e, unsigned cpu)
+{
+	return !e->allowed || (e->allowed >> cpu & 1);
+}
+
 static void set_state(struct sched_entity *e, enum sched_state st, uint64_t now)
 {
 	/* A clock that seems to run backwards charges nothing, so that the
@@ -105,16 +110,21 @@ int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
 	floor = s->min_vruntime > credit ? s->min_vruntime - credit : 0;
 	if (e->vruntime < floor)
 		e->vruntime = floor;
-	/* An idle CPU takes it, the last one it ran on first. */
-	if (e->cpu >= 0 && (unsigned)e->cpu < s->ncpus && s->cpu[e->cpu].current < 0)
+	/* An idle CPU it may run on takes it, the last one it ran on first. */
+	if (e->cpu >= 0 && (unsigned)e->cpu < s->ncpus && s->cpu[e->cpu].current < 0 &&
+	    allowed_on(e, (unsigned)e->cpu))
 		return e->cpu;
 	for (unsigned c = 0; c < s->ncpus; c++)
-		if (s->cpu[c].current < 0)
+		if (s->cpu[c].current < 0 && allowed_on(e, c))
 			return (int)c;
-	/* Else it preempts the running vCPU furthest ahead, if it is
-	 * behind that one. */
+	/* Else it preempts the running vCPU furthest ahead on a CPU it may
+	 * run on, if it is behind that one. */
 	for (unsigned c = 0; c < s->ncpus; c++) {
-		uint64_t vr = vruntime(s->e[s->cpu[c].current], now);
+		uint64_t vr;
+
+		if (!allowed_on(e, c) || s->cpu[c].current < 0)
+			continue;
+		vr = vruntime(s->e[s->cpu[c].current], now);
 
 		if (worst < 0 || vr > worst_vr) {
 			worst = (int)c;
@@ -167,7 +177,7 @@ struct sched_entity *sched_pick(struct sched *s, unsigned cpu, uint64_t now)
 		int i = (int)((unsigned)(c->last + (int)k) % s->n);
 		uint64_t vr;
 
-		if (i != cur && s->e[i]->state != SCHED_READY)
+		if (i != cur && (s->e[i]->state != SCHED_READY || !allowed_on(s->e[i], cpu)))
 			continue;
 		vr = vruntime(s->e[i], now);
 		if (best < 0 || vr < best_vr) {
@@ -198,15 +208,13 @@ uint64_t sched_next_event(const struct sched *s, unsigned cpu)
 
 int sched_idle_cpu_for_waiting(const struct sched *s, unsigned self)
 {
-	bool waiting = false;
-
-	for (unsigned i = 0; i < s->n && !waiting; i++)
-		waiting = s->e[i]->state == SCHED_READY;
-	if (!waiting)
-		return -1;
-	for (unsigned c = 0; c < s->ncpus; c++)
-		if (c != self && s->cpu[c].current < 0)
-			return (int)c;
+	for (unsigned c = 0; c < s->ncpus; c++) {
+		if (c == self || s->cpu[c].current >= 0)
+			continue;
+		for (unsigned i = 0; i < s->n; i++)
+			if (s->e[i]->state == SCHED_READY && allowed_on(s->e[i], c))
+				return (int)c;
+	}
 	return -1;
 }
 

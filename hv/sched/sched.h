@@ -41,6 +41,7 @@ struct sched_entity {
 	uint64_t switches_in;		/* times it was given the CPU */
 	uint64_t wakeups, preemptions;	/* woken from a halt; and took the CPU at once */
 	int cpu;			/* the CPU it runs on (RUNNING), else the last one, -1 none */
+	uint32_t allowed;		/* the CPUs it may run on (bit c: CPU c); 0: any */
 	uint64_t migrations;		/* times it ran on another CPU than the last */
 };
 

@@ -333,10 +333,12 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 			   .keys = { .guests = guests, .n = n, .console = n ? guests[0] : 0 } };
 	sched_init(&r->sched, udiv64(tsc_hz() * slice_us, 1000000), r->ncpus);
 	for (unsigned i = 0; i < n; i++) {
-		for (unsigned j = 0; j < guests[i]->nr_vcpus; j++)
+		for (unsigned j = 0; j < guests[i]->nr_vcpus; j++) {
 			if (!sched_add(&r->sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
+			guests[i]->vcpus[j]->sched.allowed = guests[i]->cpus;
+		}
 	}
 }
 

@@ -532,6 +532,29 @@ def smp_four_weights(t):
         t.check(abs(share[n] - want) <= 0.08, f"guest {n}: {share[n]:.1%} of the CPUs, expected {want:.0%} +- 8")
 
 
+@test("hv-smp-pinned")
+def smp_pinned(t):
+    """guest1.cpus=0 guest2.cpus=0 on -smp 2: both busy guests share CPU 0
+    (about 50% steal each) while CPU 1 idles, and Ctrl-] l names CPU 0 for
+    both; a list naming no running CPU is refused at load."""
+    q = at_shells(t, append="guest1.cpus=0 guest2.cpus=0", smp=2)
+    start_busy(q, 1, "one")
+    start_busy(q, 2, "two")
+    time.sleep(2)
+    steal = steal_windows(t, q, ("one", "two"))
+    for name in ("one", "two"):
+        t.note(f"guest {name} (pinned to CPU 0): /proc/stat steal {steal[name]:.1%}")
+        t.check(0.35 <= steal[name] <= 0.65, f"guest {name}: steal {steal[name]:.1%}, expected 35-65% on one CPU")
+    q.send("\x1dl")
+    on = expect_all(q, [r"  1 one +\w+ +weight 1, \d+ exits, (?:on|last on) CPU (\d), (\d+) migrations",
+                        r"\* 2 two +\w+ +weight 1, \d+ exits, (?:on|last on) CPU (\d), (\d+) migrations"], timeout=60)
+    t.check([m.group(1) for m in on] == ["0", "0"] and [m.group(2) for m in on] == ["0", "0"],
+            f"pinned guests seen on CPUs {[m.group(1) for m in on]}, migrations {[m.group(2) for m in on]}")
+    end_both(q)
+    q = hv(t, two_pairs(), append="guest2.cpus=5")
+    expect_error(t, q, r"guest 2 \(guest2\): guest2.cpus= names no CPU the hypervisor runs on \(CPUs 0-0\)")
+
+
 @test("hv-smp-eight-guests")
 def smp_eight_guests(t):
     """Eight Linux guests on -smp 2 in a 512 MiB machine: each boots to

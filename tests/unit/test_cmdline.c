@@ -58,11 +58,12 @@ static void unknown_option_lists_every_key(void **state)
 	assert_string_equal(big,
 		"unknown hypervisor option 'frobnicate=1' (options are guest_mem=, loglevel=, after_load=, "
 		"selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, "
-		"strict_pt=, vmi_refuse=, cpus=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)");
+		"strict_pt=, vmi_refuse=, cpus=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
+		"guestN.cpus=)");
 	assert_false(hv_parse_cmdline("x guest2.colour=red", true, &o, big, sizeof(big)));
 	assert_string_equal(big,
 		"unknown hypervisor option 'guest2.colour=red' (a guest's options are guestN.mem=, "
-		"guestN.name=, guestN.weight=, guestN.vmi_refuse=)");
+		"guestN.name=, guestN.weight=, guestN.vmi_refuse=, guestN.cpus=)");
 	/* A key that is a prefix of a known one is not that one. */
 	assert_false(hv_parse_cmdline("x audit_act=stop", true, &o, big, sizeof(big)));
 	assert_non_null(strstr(big, "unknown hypervisor option 'audit_act=stop'"));
@@ -263,6 +264,20 @@ static void vmi_refuse_errors(void **state)
 	assert_non_null(strstr(err, "(RESERVED0) cannot be refused: slot 0 is the ROM header"));
 	assert_false(hv_parse_cmdline("x guest17.vmi_refuse=IODelay", true, &o, err, sizeof(err)));
 	assert_non_null(strstr(err, "at most 16 guests"));
+	/* guestN.cpus=, in taskset -c's style. */
+	assert_true(hv_parse_cmdline("x guest1.cpus=0 guest2.cpus=1-3 guest3.cpus=0,2-3,7", true, &o, err, sizeof(err)));
+	assert_int_equal(o.guests[0].cpus, 0x1);
+	assert_int_equal(o.guests[1].cpus, 0xe);
+	assert_int_equal(o.guests[2].cpus, 0x8d);
+	{
+		const char *bad[] = { "x guest1.cpus=", "x guest1.cpus=8", "x guest1.cpus=3-1", "x guest1.cpus=0,",
+				      "x guest1.cpus=,0", "x guest1.cpus=a", "x guest1.cpus=0-", "x guest1.cpus=1;2",
+				      "x guest1.cpus=100" };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			assert_false(hv_parse_cmdline(bad[i], true, &o, err, sizeof(err)));
+		assert_string_equal(err, "malformed option 'guest1.cpus=100': cpus is a list of CPU numbers 0-7 such as 0, 1-3 or 0,2");
+	}
 	assert_true(hv_parse_cmdline("x guest16.weight=3 guest10.name=ten", true, &o, err, sizeof(err)));
 	assert_int_equal(o.guests[15].weight, 3);
 	assert_string_equal(o.guests[9].name, "ten");

@@ -404,6 +404,36 @@ static void wake_goes_to_the_idle_cpu(void **state)
 	assert_int_equal(sched_stolen(&me[1], 21), 1);	/* woken at 20, ran at 21 */
 }
 
+/* guestN.cpus=: a vCPU allowed on CPU 1 alone never runs on CPU 0,
+ * even with CPU 0 idle; two pinned to CPU 0 share it while CPU 1 takes
+ * the free one; a wake-up goes to a CPU it may run on. */
+static void pinned_vcpus(void **state)
+{
+	sched_init(&s, SLICE, 2);
+	for (unsigned i = 0; i < 4; i++)
+		assert_true(sched_add(&s, &me[i], &owners[0], 1, 0));
+	me[0].allowed = me[1].allowed = 0x1;	/* CPU 0 only */
+	me[2].allowed = 0x2;			/* CPU 1 only */
+	me[3].allowed = 0;			/* anywhere */
+	for (uint64_t now = 0; now < 400 * SLICE; now += SLICE) {
+		struct sched_entity *a = sched_pick(&s, 0, now), *b = sched_pick(&s, 1, now);
+
+		assert_true(a == &me[0] || a == &me[1] || a == &me[3]);
+		assert_true(b == &me[2] || b == &me[3]);
+		assert_true(a != b);
+	}
+	assert_true(sched_times(&me[2], 400 * SLICE).running > 100 * SLICE);
+	sched_init(&s, SLICE, 2);
+	assert_true(sched_add(&s, &me[0], &owners[0], 1, 0));
+	me[0].allowed = 0x2;
+	assert_null(sched_pick(&s, 0, 0));		/* not for CPU 0 */
+	assert_int_equal(sched_idle_cpu_for_waiting(&s, 0), 1);
+	assert_ptr_equal(sched_pick(&s, 1, 0), &me[0]);
+	sched_halt(&s, &me[0], 5);
+	assert_null(sched_pick(&s, 1, 5));
+	assert_int_equal(sched_wake(&s, &me[0], 6), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +450,7 @@ int main(void)
 		cmocka_unit_test(two_cpus_two_busy),
 		cmocka_unit_test(two_cpus_weights_hold),
 		cmocka_unit_test(wake_goes_to_the_idle_cpu),
+		cmocka_unit_test(pinned_vcpus),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }
