@@ -24,10 +24,12 @@
  * (run_selftest.c) drives the same step() with one guest at a time.
  *
  * Every CPU runs this loop over the one scheduler queue, under hv_lock
- * (run_loop.h).  The boot CPU keeps the machine's time and devices: it
- * polls the alarms and the console (its 8259 brings COM1 and the
- * keyboard) and arms its timer for the next alarm; every CPU arms its own
- * for its running vCPU's slice end.  A CPU that makes work for another
+ * (run_loop.h).  A guest's alarms and console lines are its home CPU's
+ * (the CPU its vCPU runs on or ran on last, home_cpu()): that CPU polls
+ * them and arms its own timer for them, so a busy guest's tick costs one
+ * interrupt where it runs and an idle guest's wakes one CPU.  The boot
+ * CPU polls the console's input (its 8259 brings COM1 and the keyboard);
+ * every CPU arms its timer for its running vCPU's slice end too.  A CPU that makes work for another
  * (a woken vCPU, an interrupt for a vCPU running there, a runnable vCPU
  * while it idles) sends it an IPI (HV_LOCAL_IPI_VECTOR), which makes it
  * leave its guest or its halt and look again.
@@ -91,18 +93,31 @@ static void kick_for_interrupts(struct run *r)
 	}
 }
 
-/* With interrupts off, on the boot CPU: expired alarms into their vPICs,
- * console lines held back long enough out, console input.  ran: the
- * vCPU whose exit brought the loop round, if any. */
+/* The CPU whose timer serves guest g's alarms: where its vCPU runs or
+ * ran last (the boot CPU before it ever ran). */
+static unsigned home_cpu(const struct guest *g)
+{
+	int cpu = g->vcpus[0]->sched.cpu;
+
+	return cpu < 0 ? 0 : (unsigned)cpu;
+}
+
+/* With interrupts off: this CPU's guests' expired alarms into their
+ * vPICs, their console lines held back long enough out; on the boot CPU,
+ * console input.  ran: the vCPU whose exit brought the loop round, if
+ * any. */
 static void poll_devices(struct run *r, struct vcpu *ran)
 {
+	unsigned me = this_pcpu()->index;
+
 	for (unsigned i = 0; i < r->n; i++)
-		if (guest_alive(r->guests[i])) {
+		if (guest_alive(r->guests[i]) && home_cpu(r->guests[i]) == me) {
 			if (valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched))
 				charge_alarm_work(ran, r->guests[i]);
 			console_guest_flush_due(&r->guests[i]->vuart.console, rdtsc());
 		}
-	console_keys_poll(&r->keys);
+	if (me == 0)
+		console_keys_poll(&r->keys);
 	kick_for_interrupts(r);
 }
 
@@ -146,7 +161,7 @@ static void reap(struct run *r)
 
 /*
  * Make sure the loop comes round by the next event: the nearest alarm of
- * any live guest (it may wake a halted vCPU, which may preempt the
+ * a live guest whose home is this CPU (it may wake a halted vCPU, which may preempt the
  * running one), the running vCPU's slice end when another waits, or a
  * console line held back long enough.
  * Everything else that needs the loop (console input) interrupts anyway.
@@ -155,11 +170,11 @@ static void arm_next_event(struct run *r, uint64_t now)
 {
 	uint64_t next = sched_next_event(&r->sched, this_pcpu()->index);
 
-	for (unsigned i = 0; i < r->n && this_pcpu()->index == 0; i++) {
+	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 		uint64_t at;
 
-		if (!guest_alive(g))
+		if (!guest_alive(g) || home_cpu(g) != this_pcpu()->index)
 			continue;
 		at = valarm_next(&g->valarm, &g->vcpus[0]->sched, now);
 		if (at < next)
@@ -297,8 +312,7 @@ void run_step(struct run *r)
 	v = rc->again;
 	rc->again = 0;
 	if (!v) {
-		if (c->index == 0)
-			poll_devices(r, rc->ran);
+		poll_devices(r, rc->ran);
 		wake_halted(r, rdtsc());
 		rc->kicked = false;
 		e = sched_pick(&r->sched, c->index, rdtsc());
