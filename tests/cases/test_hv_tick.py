@@ -6,7 +6,7 @@ interrupt's exit and little else; this checks that the guest's time
 stays right with it:
 
 - busy computing in user mode for a few seconds, the guest's timer
-  interrupt count (/proc/interrupts, IRQ0) advances at CONFIG_HZ (half of
+  interrupt count (/proc/interrupts, IRQ0) advances at CONFIG_HZ (40% of
   it at least: a late tick is forwarded over the periods it missed; a lost
   alarm leaves a handful): no tick lost to an alarm the hypervisor did not see in time;
 - its uptime advances as the host's clock does (within 1 s over ~3 s);
@@ -16,8 +16,9 @@ stays right with it:
   now and then a look for an alarm that came later than expected), the
   pause protocol's own exits (an empty window) taken off.
 
-The same test with fastpaths=off (hv-linux-tick-slowpaths) checks the
-clock only: every tick then makes its six exits.
+The same test with fastpaths=off (hv-linux-tick-slowpaths): the clock
+the same, and every tick makes its six exits again (at least
+SLOW_TICK_EXITS_MIN): the switch turns these paths off too.
 """
 
 import os
@@ -31,6 +32,8 @@ COUNTERS = r"vmi-hv: counters: (\d+) exits, "
 ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired"
 STATS_END = r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: \d+\n"
 TICK_EXITS_MAX = 1.5
+# Without the fast paths: the interrupt, INB, three OUTBs and SetAlarm.
+SLOW_TICK_EXITS_MIN = 5
 # awk loop iterations: a few seconds under TCG (only a rough length matters:
 # the rates are per second of the guest's own time).
 BUSY_LOOPS = 150000
@@ -80,7 +83,7 @@ def window(q, busy):
             float(m.group(4)) - float(m.group(3)), host_s)
 
 
-def tick_test(t, hv_args, count_exits):
+def tick_test(t, hv_args, fast):
     hz = guest_hz()
     q = boot_hv(t, hv_args=hv_args, fatal=GUEST_FATAL)
     q.expect(PROMPT, timeout=300)
@@ -89,14 +92,18 @@ def tick_test(t, hv_args, count_exits):
     rate = ticks / guest_s if guest_s > 0 else 0
     t.note(f"busy {guest_s:.2f} s guest, {host_s:.2f} s host: {ticks} timer interrupts ({rate:.0f}/s, HZ {hz}), "
            f"{alarms} alarms fired, {exits} exits; empty window {base[0]} exits, {base[1]} alarms")
-    t.check(0.5 * hz <= rate <= 1.25 * hz, f"{rate:.0f} timer interrupts per guest second, expected about {hz}")
+    t.check(0.4 * hz <= rate <= 1.25 * hz, f"{rate:.0f} timer interrupts per guest second, expected about {hz}")
     t.check(abs(guest_s - host_s) <= 1.0,
             f"the guest's uptime advanced {guest_s:.2f} s while the host's clock advanced {host_s:.2f} s")
-    if count_exits:
-        per_tick = (exits - base[0]) / max(alarms - base[1], 1)
-        t.note(f"exits per guest timer tick: {per_tick:.2f}")
-        t.check(alarms - base[1] >= hz * guest_s / 2, f"only {alarms - base[1]} alarms fired in the busy window")
+    per_tick = (exits - base[0]) / max(alarms - base[1], 1)
+    t.note(f"exits per guest timer tick: {per_tick:.2f}")
+    t.check(alarms - base[1] >= hz * guest_s / 4, f"only {alarms - base[1]} alarms fired in the busy window")
+    if fast:
         t.check(per_tick <= TICK_EXITS_MAX, f"{per_tick:.2f} exits per timer tick, expected at most {TICK_EXITS_MAX}")
+    else:
+        # fastpaths=off turns the ROM's 8259 and alarm paths off too.
+        t.check(per_tick >= SLOW_TICK_EXITS_MIN,
+                f"{per_tick:.2f} exits per timer tick with fastpaths=off, expected at least {SLOW_TICK_EXITS_MIN}")
     start = time.monotonic()
     q.send("sleep 2; echo slept-ok\n")
     q.expect(r"\nslept-ok\n", timeout=60)
