@@ -164,6 +164,8 @@ uint64_t valarm_floor(const struct valarm *a, unsigned counter)
 
 	if (counter >= VMI_ALARM_COUNTERS || valarm_irq_latched(a))
 		return UINT64_MAX;
+	if (a->alarms[counter].armed && a->alarms[counter].period)
+		return UINT64_MAX;	/* a periodic alarm: the ROM's one-shots wait for none */
 	if (a->alarms[counter].armed)
 		at = a->alarms[counter].expiry;
 	else if (a->alarms[counter].look)

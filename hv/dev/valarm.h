@@ -77,9 +77,10 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64_t floor,
 		     const struct sched_entity *e, uint64_t entered);
 /* The least one-shot expiry on counter the ROM may set without an exit:
- * the time the hypervisor looks anyway (its armed alarm, or the look it
- * expects after one fired) less the slack; UINT64_MAX when it will not
- * look (nothing armed, or IRQ0 latched: valarm_next). */
+ * the time the hypervisor looks anyway (its armed one-shot, or the look
+ * it expects after one fired) less the slack; UINT64_MAX when it will not
+ * look (nothing armed, IRQ0 latched: valarm_next) or the counter has a
+ * periodic alarm (whose timer the run loop keeps as before). */
 uint64_t valarm_floor(const struct valarm *a, unsigned counter);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
 bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);

@@ -96,21 +96,27 @@ static void publish_time(struct vcpu *v)
 static void publish_alarm(struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
-	uint64_t at;
+	bool promised = false;
 
 	v->alarm_entered = rdtsc();
-	/* A floor is a promise to look by then, so the timer must be armed
-	 * for it now: the run loop armed it before this entry's interrupt
-	 * took IRQ0's request, while the request still kept the alarms off
-	 * the timer (valarm_next), and the guest may make no exit before. */
-	at = valarm_next(&v->guest->valarm, &v->sched, v->alarm_entered);
-	if (at != UINT64_MAX)
-		hv_timer_arm(at);
 	v->alarm_token++;
 	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
 		v->alarm_floor[c] = valarm_floor(&v->guest->valarm, c);
 		sh->alarm_floor[c] = v->alarm_floor[c];
 		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
+		promised |= v->alarm_floor[c] != UINT64_MAX;
+	}
+	/* A floor is a promise to look by then, so the timer must be armed
+	 * for it now: the run loop armed it before this entry's interrupt
+	 * took IRQ0's request, while the request still kept the alarms off
+	 * the timer (valarm_next), and the guest may make no exit before.
+	 * Only then: a periodic alarm keeps the run loop's arming, which a
+	 * guest flooded by its own ticks relies on to reach its halt. */
+	if (promised) {
+		uint64_t at = valarm_next(&v->guest->valarm, &v->sched, v->alarm_entered);
+
+		if (at != UINT64_MAX)
+			hv_timer_arm(at);
 	}
 }
 
