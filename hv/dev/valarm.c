@@ -119,15 +119,23 @@ static uint64_t us_cycles(uint32_t us)
 static void expect_next(struct valarm *a, unsigned i, uint64_t now)
 {
 	uint64_t fired = a->alarms[i].expiry, last = a->alarms[i].last_fired, interval, look;
+	uint64_t before = a->alarms[i].last_interval;
 	unsigned n = 0;
 
 	a->alarms[i].last_fired = fired;
 	a->alarms[i].look = 0;
+	a->alarms[i].last_interval = 0;
 	if (!last || fired <= last)
 		return;
 	interval = fired - last;
 	if (interval < min_cycles() || interval > us_cycles(VALARM_LOOK_MAX_US))
 		return;
+	a->alarms[i].last_interval = interval;
+	/* The shorter of the last two: a tick the guest skipped (it came
+	 * late) makes one interval twice as long, and the next tick is one
+	 * period after this one all the same. */
+	if (before && before < interval)
+		interval = before;
 	/* A tick that fired late is followed by the first one still ahead
 	 * (Linux forwards its tick timer over the periods it missed). */
 	look = fired + interval;

@@ -39,7 +39,7 @@ struct valarm {
 		/* Not armed: when the hypervisor looks for an alarm the guest
 		 * may have set without an exit (0: it does not); the last
 		 * one-shot expiry that fired, which that guess comes from. */
-		uint64_t look, last_fired;
+		uint64_t look, last_fired, last_interval;
 	} alarms[VMI_ALARM_COUNTERS];
 	uint64_t lazy_taken;	/* one-shots set in the shared page, taken at an exit */
 	uint64_t lazy_early;	/* of them, before the published floor (raised as a call) */
