@@ -616,6 +616,154 @@ hc_GetCycleCounter:
 	HYPERCALL VMI_CALL_GetCycleCounter
 
 /*
+ * The 8259s' masks and EOIs (F_PIC, with F_VIF; docs/VROM.md, "The
+ * 8259s and the alarm without an exit").  The hypervisor publishes each
+ * chip's IMR, ISR and IRR before every entry and takes the IMR and ISR
+ * back at every exit; in between the ROM serves what Linux's i8259
+ * driver does around each interrupt: OCW1 (a new mask, on 0x21/0xa1),
+ * OCW2's non-specific (0x20) and specific (0x60-0x67) EOI (on
+ * 0x20/0xa0), and INB of the mask.  Only a chip the hypervisor marked
+ * ready (initialised, not auto-EOI) is served; everything else (ICW1-4,
+ * OCW3, rotation, another port) is the hypercall.  Each change is one
+ * instruction (a store, a btr), so an exit between instructions sees
+ * the state before or after it, never half of it.
+ *
+ * A new mask or an EOI can let a request through that was held back.
+ * It must not wait for some later exit: with the virtual IF set the ROM
+ * makes the EnableInterrupts hypercall at once, so the hypervisor
+ * delivers it; with IF clear it sets irq_pending, so the STI or IRET
+ * that sets IF makes that hypercall (as when the hypervisor sets it).
+ * "Let through" is judged from the published IRR alone (masked, not
+ * looking at priority): an exit too many at worst.
+ *
+ * In: eax = value, edx = port.  Clobbers eax, ecx, edx, flags.
+ */
+#define SH_PIC_IMR	VMI_OFF_vmi_shared_page_pic_imr
+#define SH_PIC_ISR	VMI_OFF_vmi_shared_page_pic_isr
+#define SH_PIC_IRR	VMI_OFF_vmi_shared_page_pic_irr
+#define SH_PIC_READY	VMI_OFF_vmi_shared_page_pic_ready
+
+fast_OUTB:
+	SHARED_PAGE VMI_SHARED_F_PIC, hc_OUTB
+	testl	$VMI_SHARED_F_VIF, SH_FEATURES(%ecx)
+	jz	hc_OUTB
+	pushl	%ebx
+	pushl	%esi
+	movl	%edx, %ebx
+	andl	$~0x81, %ebx
+	cmpl	$0x20, %ebx
+	jne	8f			/* not 0x20, 0x21, 0xa0 or 0xa1 */
+	movl	%edx, %ebx
+	shrl	$7, %ebx		/* the chip: 0 master, 1 slave */
+	btl	%ebx, SH_PIC_READY(%ecx)
+	jnc	8f			/* initialising, or auto-EOI: the hypervisor's */
+	movzbl	%al, %esi
+	testb	$1, %dl
+	jz	3f
+	movl	%esi, SH_PIC_IMR(%ecx,%ebx,4)	/* OCW1: the new mask */
+	jmp	5f
+3:	cmpl	$0x20, %esi
+	je	4f
+	subl	$0x60, %esi
+	cmpl	$7, %esi
+	ja	8f			/* not an EOI: ICW1, OCW3, rotation */
+	btrl	%esi, SH_PIC_ISR(%ecx,%ebx,4)	/* specific EOI */
+	jmp	5f
+4:	bsfl	SH_PIC_ISR(%ecx,%ebx,4), %esi	/* non-specific: the highest in service */
+	jz	5f
+	btrl	%esi, SH_PIC_ISR(%ecx,%ebx,4)
+5:	movl	SH_PIC_IMR(%ecx,%ebx,4), %esi
+	notl	%esi
+	testl	SH_PIC_IRR(%ecx,%ebx,4), %esi
+	popl	%esi
+	popl	%ebx
+	jnz	6f
+	ret
+6:	movl	$1, SH_PENDING(%ecx)	/* for the STI or IRET that sets IF */
+	testl	$VMI_EFLAGS_IF, SH_IF(%ecx)
+	jnz	hc_EnableInterrupts	/* IF set: have it delivered now */
+	ret
+8:	popl	%esi
+	popl	%ebx
+hc_OUTB:
+	HYPERCALL VMI_CALL_OUTB
+
+/*
+ * SetAlarm (F_ALARM): a one-shot (flags = the counter, REAL or
+ * AVAILABLE, wired to IRQ0) whose expiry is at or after the counter's
+ * alarm_floor is left in alarm_lazy without an exit.  The hypervisor
+ * publishes as the floor the time by which it will look at this page
+ * anyway (the alarm it has armed, or the one it expects the guest to set
+ * after the last one fired), less a slack; it takes alarm_lazy at every
+ * exit, so the alarm fires at the expiry or at most that slack after it
+ * (docs/HV.md, "Alarms set without an exit").  An earlier expiry, a
+ * periodic alarm and any other flag make the hypercall.
+ *
+ * The floor is only good until the next exit, which publishes a new one:
+ * so the hypervisor writes a fresh token (ALARM_EMPTY_HI in the high
+ * word) into alarm_lazy at every entry, the ROM reads it before the
+ * floor, and stores the expiry with cmpxchg8b against it.  If an exit
+ * came in between, the token changed and the ROM starts again with the
+ * new floor; one instruction writes all 64 bits, so the hypervisor never
+ * sees half of an expiry.
+ *
+ * In: eax = flags, ecx:edx = expiry, 4(%esp) and 8(%esp) = the period
+ * (a one-shot has none).  Clobbers eax, ecx, edx, flags.
+ */
+#define SH_ALARM_FLOOR	VMI_OFF_vmi_shared_page_alarm_floor
+#define SH_ALARM_LAZY	VMI_OFF_vmi_shared_page_alarm_lazy
+
+fast_SetAlarm:
+	pushl	%ecx			/* expiry high: SHARED_PAGE needs ecx */
+	SHARED_PAGE VMI_SHARED_F_ALARM, alarm_hc
+	cmpl	$VMI_ALARM_COUNTERS, %eax
+	jae	alarm_hc		/* periodic, or any other flag */
+	testl	$VMI_SHARED_ALARM_EMPTY_HI, (%esp)
+	jnz	alarm_hc		/* it would read as a token */
+	pushl	%ebx
+	pushl	%esi
+	pushl	%edi
+	pushl	%ebp
+	movl	%ecx, %esi		/* the page */
+	movl	%eax, %edi		/* the counter */
+	movl	%edx, %ebx		/* ecx:ebx = the expiry */
+	movl	16(%esp), %ecx
+1:	movl	SH_ALARM_LAZY(%esi,%edi,8), %eax	/* edx:eax = the token */
+	movl	SH_ALARM_LAZY+4(%esi,%edi,8), %edx
+	movl	%ecx, %ebp
+	cmpl	SH_ALARM_FLOOR(%esi,%edi,8), %ebx
+	sbbl	SH_ALARM_FLOOR+4(%esi,%edi,8), %ebp
+	jb	2f			/* before the floor: the hypervisor must know now */
+	cmpxchg8b SH_ALARM_LAZY(%esi,%edi,8)
+	jne	1b			/* an exit came: a new floor */
+	popl	%ebp
+	popl	%edi
+	popl	%esi
+	popl	%ebx
+	popl	%ecx
+	ret
+2:	movl	%edi, %eax		/* the flags and expiry again */
+	movl	%ebx, %edx
+	popl	%ebp
+	popl	%edi
+	popl	%esi
+	popl	%ebx
+alarm_hc:
+	popl	%ecx
+hc_SetAlarm:
+	pushl	%ebx			/* as VSLOT_HC 81, 2 */
+	pushl	%esi
+	pushl	%edi
+	movl	16(%esp), %ebx
+	movl	20(%esp), %esi
+	movl	$VMI_CALL_SetAlarm, %edi
+	int	$VMI_HYPERCALL_VECTOR
+	popl	%edi
+	popl	%esi
+	popl	%ebx
+	ret
+
+/*
  * INB (F_INB): the hypervisor publishes, before every entry, the ports
  * whose reads have no side effect together with their values (the 8250's
  * LSR, polled for every console byte, and its other plain registers).
@@ -626,6 +774,18 @@ hc_GetCycleCounter:
 #define SH_INB_CACHE	VMI_OFF_vmi_shared_page_inb_cache
 
 fast_INB:
+	SHARED_PAGE VMI_SHARED_F_PIC, inb_cached
+	movl	%eax, %edx
+	andl	$~0x80, %edx
+	cmpl	$0x21, %edx
+	jne	inb_cached		/* not an 8259's mask (0x21, 0xa1) */
+	movl	%eax, %edx
+	shrl	$7, %edx		/* the chip: 0 master, 1 slave */
+	btl	%edx, SH_PIC_READY(%ecx)
+	jnc	inb_cached
+	movzbl	SH_PIC_IMR(%ecx,%edx,4), %eax
+	ret
+inb_cached:
 	SHARED_PAGE VMI_SHARED_F_INB, hc_INB
 	pushl	%esi
 	movzwl	%ax, %edx

@@ -76,6 +76,7 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 		*was_raised = true;
 	}
 	a->raised += *was_raised;
+	a->alarms[counter].look = 0;
 	a->alarms[counter].expiry = expiry;
 	a->alarms[counter].period = (flags & VMI_ALARM_IS_PERIODIC) ? period : 0;
 	a->alarms[counter].armed = true;
@@ -95,8 +96,91 @@ bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why)
 	*why = 0;
 	was = a->alarms[counter].armed;
 	a->alarms[counter].armed = false;
+	a->alarms[counter].look = 0;
 	a->changes++;
 	return was;
+}
+
+static uint64_t us_cycles(uint32_t us)
+{
+	return udiv64(tsc_hz() * us, 1000000);
+}
+
+/*
+ * A one-shot on counter i has just fired.  A guest that ticks sets the
+ * next one in its handler, one interval later, and may do so without an
+ * exit (docs/HV.md, "Alarms set without an exit"); so the hypervisor
+ * looks for it then: the last interval after this expiry, plus half the
+ * slack, which covers the guest's jitter.  Only intervals of a tick's
+ * length count (the minimum distance up to VALARM_LOOK_MAX_US); the
+ * look is a timer interrupt at most per fired one-shot, never nearer
+ * than the minimum distance.
+ */
+static void expect_next(struct valarm *a, unsigned i, uint64_t now)
+{
+	uint64_t fired = a->alarms[i].expiry, last = a->alarms[i].last_fired, interval, look;
+	uint64_t before = a->alarms[i].last_interval;
+	unsigned n = 0;
+
+	a->alarms[i].last_fired = fired;
+	a->alarms[i].look = 0;
+	a->alarms[i].last_interval = 0;
+	if (!last || fired <= last)
+		return;
+	interval = fired - last;
+	if (interval < min_cycles() || interval > us_cycles(VALARM_LOOK_MAX_US))
+		return;
+	a->alarms[i].last_interval = interval;
+	/* The shorter of the last two: a tick the guest skipped (it came
+	 * late) makes one interval twice as long, and the next tick is one
+	 * period after this one all the same. */
+	if (before && before < interval)
+		interval = before;
+	/* A tick that fired late is followed by the first one still ahead
+	 * (Linux forwards its tick timer over the periods it missed). */
+	look = fired + interval;
+	while (look <= now && ++n < 1000)
+		look += interval;
+	if (look <= now)
+		return;
+	a->alarms[i].look = look + us_cycles(VALARM_LAZY_SLACK_US / 2);
+}
+
+void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64_t floor,
+		     const struct sched_entity *e, uint64_t entered)
+{
+	bool raised;
+
+	a->lazy_taken++;
+	if (expiry >= floor) {
+		a->alarms[counter].look = 0;
+		a->alarms[counter].expiry = expiry;
+		a->alarms[counter].period = 0;
+		a->alarms[counter].armed = true;
+		a->changes++;
+		return;
+	}
+	/* Not through the ROM (it makes the call for these): as the call,
+	 * made when the guest was entered. */
+	a->lazy_early++;
+	valarm_set(a, counter, expiry, 0, e, entered, &raised);
+}
+
+uint64_t valarm_floor(const struct valarm *a, unsigned counter)
+{
+	uint64_t at, slack = us_cycles(VALARM_LAZY_SLACK_US);
+
+	if (counter >= VMI_ALARM_COUNTERS || valarm_irq_latched(a))
+		return UINT64_MAX;
+	if (a->alarms[counter].armed && a->alarms[counter].period)
+		return UINT64_MAX;	/* a periodic alarm: the ROM's one-shots wait for none */
+	if (a->alarms[counter].armed)
+		at = a->alarms[counter].expiry;
+	else if (a->alarms[counter].look)
+		at = a->alarms[counter].look;
+	else
+		return UINT64_MAX;
+	return at > slack ? at - slack : 0;
 }
 
 bool valarm_poll(struct valarm *a, const struct sched_entity *e)
@@ -109,6 +193,10 @@ bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 
 		if (!valarm_counter(i, e, tsc, &now))
 			continue;
+		if (!a->alarms[i].armed && a->alarms[i].look && now >= a->alarms[i].look) {
+			a->alarms[i].look = 0;	/* the guest set nothing meanwhile */
+			a->looks_unused++;
+		}
 		if (!a->alarms[i].armed || now < a->alarms[i].expiry)
 			continue;
 		if (valarm_irq_latched(a))
@@ -121,6 +209,7 @@ bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 		fired = true;
 		if (!a->alarms[i].period) {
 			a->alarms[i].armed = false;
+			expect_next(a, i, now);
 			continue;
 		}
 		/* One interrupt however many periods passed (the guest counts
@@ -152,16 +241,25 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
 		uint64_t counter, at;
 
-		if (!a->alarms[i].armed || !valarm_counter(i, e, now, &counter))
+		uint64_t when;
+
+		/* A look (valarm_floor) is a time the hypervisor promised. */
+		if (a->alarms[i].armed)
+			when = a->alarms[i].expiry;
+		else if (a->alarms[i].look)
+			when = a->alarms[i].look;
+		else
+			continue;
+		if (!valarm_counter(i, e, now, &counter))
 			continue;
 		/* REAL is the TSC; AVAILABLE advances at most as fast.  The
 		 * expiry is the guest's: far away must not wrap to soon. */
-		if (a->alarms[i].expiry <= counter)
+		if (when <= counter)
 			at = now;
-		else if (a->alarms[i].expiry - counter > UINT64_MAX - now)
+		else if (when - counter > UINT64_MAX - now)
 			at = UINT64_MAX;
 		else
-			at = now + (a->alarms[i].expiry - counter);
+			at = now + (when - counter);
 		if (at < next)
 			next = at;
 	}

@@ -17,12 +17,33 @@
  */
 #define VALARM_MIN_US 100
 
+/*
+ * Alarms set without an exit (docs/HV.md, "Alarms set without an exit"):
+ * the ROM leaves a one-shot expiry in the shared page when it is no
+ * earlier than the time the hypervisor looks at the guest anyway, less
+ * this slack; so such an alarm fires at most this late.  After a
+ * one-shot fires, the hypervisor expects the next one an interval as
+ * long as the last one later, and looks then, VALARM_LAZY_SLACK_US / 2
+ * past it (the guest's next expiry jitters around it by a few us).
+ */
+#define VALARM_LAZY_SLACK_US 100
+/* The longest interval between one-shots that makes the hypervisor look
+ * for the next one (a guest's tick; 1 s is HZ=1). */
+#define VALARM_LOOK_MAX_US 1000000
+
 struct valarm {
 	struct vpic *pic;
 	struct {
 		bool armed;
 		uint64_t expiry, period;	/* period 0: one-shot */
+		/* Not armed: when the hypervisor looks for an alarm the guest
+		 * may have set without an exit (0: it does not); the last
+		 * one-shot expiry that fired, which that guess comes from. */
+		uint64_t look, last_fired, last_interval;
 	} alarms[VMI_ALARM_COUNTERS];
+	uint64_t lazy_taken;	/* one-shots set in the shared page, taken at an exit */
+	uint64_t lazy_early;	/* of them, before the published floor (raised as a call) */
+	uint64_t looks_unused;	/* looks that found no alarm set meanwhile */
 	/* SetAlarm and CancelAlarm calls: the run loop re-arms its timer
 	 * after an exit that changed this. */
 	uint64_t changes;
@@ -47,6 +68,20 @@ bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, 
  * VALARM_MIN_US is raised to it (counted in raised; *was_raised says). */
 const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
 		       const struct sched_entity *e, uint64_t now, bool *was_raised);
+/* A one-shot on counter (REAL or AVAILABLE) that the guest left in the
+ * shared page, taken at an exit; floor is what was published for it,
+ * entered the TSC at that entry.  An expiry at or after the floor is
+ * armed as it is (the hypervisor looked by then, so it costs no timer
+ * interrupt of its own); an earlier one is SetAlarm made at the entry
+ * (raised to the minimum distance from then). */
+void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64_t floor,
+		     const struct sched_entity *e, uint64_t entered);
+/* The least one-shot expiry on counter the ROM may set without an exit:
+ * the time the hypervisor looks anyway (its armed one-shot, or the look
+ * it expects after one fired) less the slack; UINT64_MAX when it will not
+ * look (nothing armed, IRQ0 latched: valarm_next) or the counter has a
+ * periodic alarm (whose timer the run loop keeps as before). */
+uint64_t valarm_floor(const struct valarm *a, unsigned counter);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
 bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
 /* Raise IRQ0 for every expired alarm (an AVAILABLE alarm against e's

@@ -16,6 +16,7 @@
  */
 #include "vpic.h"
 #include "console.h"
+#include "hvlib.h"
 
 #define chip vpic_chip
 
@@ -188,4 +189,59 @@ void vpic_state(const struct vpic *p, uint8_t irr[2], uint8_t isr[2], uint8_t im
 		isr[i] = p->chips[i].isr;
 		imr[i] = p->chips[i].imr;
 	}
+}
+
+/*
+ * The ROM's share of the 8259s (docs/VROM.md, "The 8259s and the alarm
+ * without an exit"): between an entry and the next exit it changes the
+ * masks and clears in-service bits of the chips published as ready, in
+ * the guest-writable shared page.
+ */
+unsigned vpic_rom_ready(const struct vpic *p)
+{
+	unsigned ready = 0;
+
+	for (unsigned i = 0; i < 2; i++)
+		if (p->chips[i].init_step == 0 && !p->chips[i].auto_eoi)
+			ready |= 1u << i;
+	return ready;
+}
+
+void vpic_rom_publish(const struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2])
+{
+	for (unsigned i = 0; i < 2; i++) {
+		imr[i] = p->chips[i].imr;
+		isr[i] = p->chips[i].isr;
+	}
+	/* Any slave request may come through the master's cascade input. */
+	irr[0] = p->chips[0].irr | (p->chips[1].irr ? 0x04 : 0);
+	irr[1] = p->chips[1].irr;
+}
+
+const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2],
+			  char *why, unsigned len)
+{
+	static const char *const name[2] = { "master", "slave" };
+	unsigned ready = vpic_rom_ready(p);
+
+	/* Check both chips before changing either. */
+	for (unsigned i = 0; i < 2; i++) {
+		if (!(ready & (1u << i)))
+			continue;	/* the ROM does not serve it: nothing to take */
+		if (imr[i] > 0xff) {
+			fmt_snprintf(why, len, "8259 %s mask 0x%x is not 8 bits", name[i], imr[i]);
+			return why;
+		}
+		if (isr[i] & ~(uint32_t)p->chips[i].isr) {
+			fmt_snprintf(why, len, "8259 %s in-service bits 0x%x were never set (in service: 0x%x); an EOI only clears them",
+				 name[i], isr[i], p->chips[i].isr);
+			return why;
+		}
+	}
+	for (unsigned i = 0; i < 2; i++)
+		if (ready & (1u << i)) {
+			p->chips[i].imr = (uint8_t)imr[i];
+			p->chips[i].isr = (uint8_t)isr[i];
+		}
+	return 0;
 }

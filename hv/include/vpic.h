@@ -33,4 +33,16 @@ unsigned vpic_ack(struct vpic *p);
 bool vpic_io(struct vpic *p, uint16_t port, bool write, uint32_t *val);
 void vpic_state(const struct vpic *p, uint8_t irr[2], uint8_t isr[2], uint8_t imr[2]);
 
+/* The ROM serves the masks and EOIs of the chips in this bit set (bit 0
+ * master, 1 slave): initialised, not auto-EOI. */
+unsigned vpic_rom_ready(const struct vpic *p);
+/* What the ROM works from: masks, in-service bits, requests (the
+ * master's with the cascade input when the slave has any). */
+void vpic_rom_publish(const struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2]);
+/* Take back what the ROM changed, for the ready chips: 0, or (nothing
+ * changed) why the guest-written values are impossible: a mask wider than
+ * 8 bits, in-service bits that were not set. */
+const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2],
+			  char *why, unsigned len);
+
 #endif

@@ -92,6 +92,10 @@ void vcpu_print_counters(const struct vcpu *v)
 		VALARM_MIN_US, (unsigned long long)v->guest->valarm.raised,
 		(unsigned long long)v->guest->valarm.skipped,
 		(unsigned long long)tsc_to_us(v->guest->valarm.charged));
+	kprintf("vmi-hv: 8259 and alarm in the ROM: %llu exits found a mask or EOI the ROM made; %llu one-shot alarms set without an exit (%llu before the floor), %llu looks for one found none\n",
+		(unsigned long long)s->rom_pic_changes, (unsigned long long)v->guest->valarm.lazy_taken,
+		(unsigned long long)v->guest->valarm.lazy_early,
+		(unsigned long long)v->guest->valarm.looks_unused);
 	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
 		(unsigned long long)s->injected_before_iret);
 }

@@ -13,6 +13,7 @@
 #include "vcpu_mmu.h"
 #include "vcpu_shared.h"
 #include "vpic.h"
+#include "valarm.h"
 #include "vuart.h"
 #include "timer.h"
 #include "io.h"
@@ -31,7 +32,8 @@ _Static_assert(VROM_OFF_iret_window / 4096 == (VROM_OFF_iret_window_end - 1) / 4
  * F_INVAL is added once the shadows serve (vcpu_mmu_activate). */
 #define SHARED_FEATURES_ALL (VMI_SHARED_F_VIF | VMI_SHARED_F_CR2 | VMI_SHARED_F_PXE | \
 			     VMI_SHARED_F_TIME | VMI_SHARED_F_INB | VMI_SHARED_F_IRET | \
-			     VMI_SHARED_F_FLUSH | VMI_SHARED_F_INT80 | VMI_SHARED_F_PTLIFE)
+			     VMI_SHARED_F_FLUSH | VMI_SHARED_F_INT80 | VMI_SHARED_F_PTLIFE | \
+			     VMI_SHARED_F_PIC | VMI_SHARED_F_ALARM)
 
 void vcpu_shared_init(struct vcpu *v, bool fastpaths)
 {
@@ -86,6 +88,40 @@ static void publish_time(struct vcpu *v)
 	sh->features |= VMI_SHARED_F_TIME;
 }
 
+/*
+ * F_ALARM: per counter, the least one-shot expiry the ROM may leave in
+ * the page, and a fresh token in alarm_lazy: the ROM stores an expiry
+ * only over the token it read before the floor, so one stored after
+ * this entry's floor went stale (an exit came in between) is not
+ * stored (vmi.S, fast_SetAlarm).
+ */
+static void publish_alarm(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+	bool promised = false;
+
+	v->alarm_entered = rdtsc();
+	v->alarm_token++;
+	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
+		v->alarm_floor[c] = valarm_floor(&v->guest->valarm, c);
+		sh->alarm_floor[c] = v->alarm_floor[c];
+		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
+		promised |= v->alarm_floor[c] != UINT64_MAX;
+	}
+	/* A floor is a promise to look by then, so the timer must be armed
+	 * for it now: the run loop armed it before this entry's interrupt
+	 * took IRQ0's request, while the request still kept the alarms off
+	 * the timer (valarm_next), and the guest may make no exit before.
+	 * Only then: a periodic alarm keeps the run loop's arming, which a
+	 * guest flooded by its own ticks relies on to reach its halt. */
+	if (promised) {
+		uint64_t at = valarm_next(&v->guest->valarm, &v->sched, v->alarm_entered);
+
+		if (at != UINT64_MAX)
+			hv_timer_arm(at);
+	}
+}
+
 /* Guest-owned state the ROM's fast paths use, out to the shared page... */
 void vcpu_share_state(struct vcpu *v)
 {
@@ -98,6 +134,48 @@ void vcpu_share_state(struct vcpu *v)
 		return;
 	publish_time(v);
 	publish_ports(v);
+	vpic_rom_publish(&v->guest->vpic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
+	v->shared->pic_ready = vpic_rom_ready(&v->guest->vpic);
+	publish_alarm(v);
+}
+
+/*
+ * ...and the ROM's 8259 and alarm changes back (docs/VROM.md, "The 8259s
+ * and the alarm without an exit").  Every word is the guest's to write:
+ * a mask or in-service bits the ROM could not have left stop the guest;
+ * an alarm_lazy that is not the published token is an expiry, which
+ * valarm_set_lazy judges against the floor published with the token.
+ * Only what the hypervisor itself enabled (fastpaths=on) is looked at,
+ * not the page's own feature word.
+ */
+static void take_pic_and_alarm(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+	struct vpic *pic = &v->guest->vpic;
+	uint32_t imr[2], isr[2];
+	uint8_t old_irr[2], old_isr[2], old_imr[2];
+	char why[120];
+
+	for (unsigned i = 0; i < 2; i++) {
+		imr[i] = *(volatile uint32_t *)&sh->pic_imr[i];
+		isr[i] = *(volatile uint32_t *)&sh->pic_isr[i];
+	}
+	vpic_state(pic, old_irr, old_isr, old_imr);
+	if (vpic_rom_take(pic, imr, isr, why, sizeof(why)))
+		vcpu_stop(v, "shared page: %s", why);
+	for (unsigned i = 0; i < 2; i++)
+		if (imr[i] != old_imr[i] || isr[i] != old_isr[i]) {
+			v->stats.rom_pic_changes++;
+			break;
+		}
+	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
+		uint64_t lazy = *(volatile uint64_t *)&sh->alarm_lazy[c];
+
+		if ((uint32_t)(lazy >> 32) & VMI_SHARED_ALARM_EMPTY_HI)
+			continue;	/* a token: nothing set (or garbage in the tag: ignored) */
+		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
+		valarm_set_lazy(&v->guest->valarm, c, lazy, v->alarm_floor[c], &v->sched, v->alarm_entered);
+	}
 }
 
 /*
@@ -163,6 +241,8 @@ bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f)
 /* ...and back: the guest may have changed them without an exit. */
 void vcpu_take_shared_state(struct vcpu *v)
 {
+	if (v->guest->fastpaths)
+		take_pic_and_alarm(v);
 	if (!v->shared->features)
 		return;
 	v->vif = (v->shared->eflags_if & X86_EFLAGS_IF) != 0;

@@ -82,6 +82,9 @@ struct vcpu_stats {
 	uint64_t string_io_elements, string_io_restarts, string_io_faults;
 	/* Reports of calls vmi_refuse= refused, answered unsupported. */
 	uint64_t refused_answered;
+	/* F_PIC: exits whose shared page showed a mask or in-service bits
+	 * the ROM had changed since the entry (vcpu_shared.c). */
+	uint64_t rom_pic_changes;
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted
@@ -124,6 +127,11 @@ struct vcpu {
 	 * the shared page (inb_cache); published_ports false: never yet. */
 	uint32_t published_ports_gen;
 	bool published_ports;
+	/* F_ALARM: the floors published at the last entry, when it was
+	 * (TSC), and the token generation in alarm_lazy (vcpu_shared.c). */
+	uint64_t alarm_floor[VMI_ALARM_COUNTERS];
+	uint64_t alarm_entered;
+	uint32_t alarm_token;
 	struct desc_reg gdtr, idtr;
 	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
 	 * into the GDT of the CPU that enters this vCPU; the hypervisor's

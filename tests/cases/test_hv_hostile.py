@@ -392,6 +392,17 @@ CASES = [
      STOPPED + r"page fault at ffc00000 \(error 3\) breaks the rules: guest maps linear 0xffc00000 in the reserved top", STOP),
     ("linux-triple-fault", "linux:triple-fault",
      STOPPED + TRIPLE + r"vector 6, then 13 \(beyond the IDT limit\), then the double fault", STOP),
+    # ---- round 3: shared-page PIC and alarm ----
+    # The 8259 state the ROM keeps in the shared page is checked at every
+    # exit (docs/VROM.md, "The 8259s and the alarm without an exit"): a
+    # mask wider than 8 bits, in-service bits never set; a chip the
+    # hypervisor did not publish as ready is not taken at all; an
+    # alarm_lazy written past the ROM is a SetAlarm call, its token put back.
+    ("pic-mask-wide", h("pic-mask-wide"), STOPPED + r"shared page: 8259 master mask 0x1ff is not 8 bits", STOP),
+    ("pic-isr-forged", h("pic-isr-forged"),
+     STOPPED + r"shared page: 8259 slave in-service bits 0x40 were never set \(in service: 0x0\); an EOI only clears them", STOP),
+    ("pic-ready-forged", h("pic-ready-forged"), r"hostile: master mask after a forged ready bit 00000000\n", SHUTDOWN),
+    ("alarm-lazy-garbage", h("alarm-lazy-garbage"), r"hostile: alarm_lazy high words after the exit 80000000\n", SHUTDOWN),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest shutdown: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",

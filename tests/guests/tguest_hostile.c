@@ -878,6 +878,52 @@ static void c_life_inval_run(void)
 	survived();
 }
 
+/* ---- the shared page's 8259 and alarm state (docs/VROM.md, "The 8259s and
+ * the alarm without an exit") ------------------------------------------------ */
+
+#define PIC_WORD(field, chip) shared_word(VMI_OFF_vmi_shared_page_##field + 4 * (chip))
+
+/* A mask no 8259 has: the ROM stores bytes. */
+static void c_pic_mask_wide(void)
+{
+	*PIC_WORD(pic_imr, 0) = 0x1ff;
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	survived();
+}
+
+/* An in-service bit the hypervisor never set: an EOI can only clear. */
+static void c_pic_isr_forged(void)
+{
+	*PIC_WORD(pic_isr, 1) = 0x40;
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	survived();
+}
+
+/* The master in its initialisation (ICW1 made, ICW2 due), the ready bit
+ * and a mask forged: the hypervisor takes nothing from a chip it did not
+ * publish as ready, and the guest's own INB of the mask (the hypercall
+ * then) reads the 0 that ICW1 left. */
+static void c_pic_ready_forged(void)
+{
+	vmi_call5(VMI_CALL_OUTB, 0x11, 0x20, 0, 0, 0);
+	*PIC_WORD(pic_ready, 0) = 3;
+	*PIC_WORD(pic_imr, 0) = 0xab;
+	say("master mask after a forged ready bit", vmi_call5(VMI_CALL_INB, 0x21, 0, 0, 0, 0));
+}
+
+/* alarm_lazy written directly, past the ROM and its floor: an expiry in
+ * the past and one far away.  The hypervisor takes them as SetAlarm calls
+ * (raised to the minimum distance) and puts a fresh token back. */
+static void c_alarm_lazy_garbage(void)
+{
+	volatile uint32_t *lazy = shared_word(VMI_OFF_vmi_shared_page_alarm_lazy);
+
+	lazy[0] = 1, lazy[1] = 0;
+	lazy[2] = 0xffffffffu, lazy[3] = 0x7fffffffu;
+	vmi_call5(VMI_CALL_FlushTLB, 0, 0, 0, 0, 0);
+	say("alarm_lazy high words after the exit", lazy[1] & lazy[3]);
+}
+
 /* ---- frame budgets (docs/HV.md, "Frame budgets") ------------------------------ */
 
 /* Guest frames from 16 MiB up: zero pages, mapped by no table of ours, to
@@ -1289,6 +1335,10 @@ static const struct h_case cases[] = {
 	{ "life-cut-short", 1, c_life_cut_short },
 	{ "life-not-queued", 1, c_life_not_queued },
 	{ "life-inval-run", 1, c_life_inval_run },
+	{ "pic-mask-wide", 0, c_pic_mask_wide },
+	{ "pic-isr-forged", 0, c_pic_isr_forged },
+	{ "pic-ready-forged", 0, c_pic_ready_forged },
+	{ "alarm-lazy-garbage", 0, c_alarm_lazy_garbage },
 	{ "refuse", 0, c_refuse },
 	{ "str-io", 1, c_str_io },
 	{ "str-pf-resume", 1, c_str_pf_resume },

@@ -40,7 +40,7 @@ COUNTERS = (r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, [^\n]*?"
 HV_TIME = (r"vmi-hv: hypervisor time per exit: (\d+) cycles \((\d+) ns\) on average over (\d+) exits")
 EXIT_VECTORS = r"vmi-hv: exits by vector:([^\n]*)\n"
 VMI_CALLS = r"vmi-hv: VMI calls:([^\n]*)\n"
-STATS_END = r"vmi-hv: virtual interrupts: [^\n]*\n"
+STATS_END = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired[^\n]*\n"
 BENCH = re.compile(r"^BENCH name=(\S+) ops=(\d+) ns=(\d+)", re.M)
 BENCH_FAIL = re.compile(r"^BENCH-FAIL name=(\S+) reason=(.*)$", re.M)
 BENCH_OUT = re.compile(r"^BENCH-OUT name=(\S+) line=(.*)$", re.M)
@@ -62,17 +62,17 @@ def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
 
 
 def read_counters(q):
-    """Ctrl-] s: {exits, hypercalls, calls: {VMI call: count}, vectors:
-    {exit vector: count}, hv_ns: the hypervisor's time in all its exits}
-    now."""
+    """Ctrl-] s: {exits, hypercalls, alarms: the guest's alarm interrupts
+    (its timer ticks), calls: {VMI call: count}, vectors: {exit vector:
+    count}, hv_ns: the hypervisor's time in all its exits} now."""
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):\n", timeout=60)
     m = q.expect(COUNTERS, timeout=60)
     hv = q.expect(HV_TIME, timeout=60)
     vectors = q.expect(EXIT_VECTORS, timeout=60).group(1)
     calls = q.expect(VMI_CALLS, timeout=60).group(1)
-    q.expect(STATS_END, timeout=60)
-    return {"exits": int(m.group(1)), "hypercalls": int(m.group(2)),
+    alarms = int(q.expect(STATS_END, timeout=60).group(1))
+    return {"exits": int(m.group(1)), "hypercalls": int(m.group(2)), "alarms": alarms,
             "calls": {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", calls)},
             "vectors": {int(v): int(n) for v, n in re.findall(r"(\d+)=(\d+)", vectors)},
             "hv_ns": int(hv.group(2)) * int(hv.group(3))}
@@ -85,6 +85,7 @@ def window(before, after):
         return {k: n for k, n in d.items() if n}
     return {"exits": after["exits"] - before["exits"],
             "hypercalls": after["hypercalls"] - before["hypercalls"],
+            "alarms": after["alarms"] - before["alarms"],
             "calls": diff("calls"), "vectors": diff("vectors"),
             "hv_ns": after["hv_ns"] - before["hv_ns"]}
 

@@ -70,6 +70,32 @@ static void drain(void)
 	shared.pxe_count = 0;
 }
 
+/* tick mode (F_ALARM): like the hypervisor, at every exit take an expiry
+ * the ROM left in alarm_lazy[0] (counting it), then publish a new token and
+ * the floor alarm_next_floor; a floor raised at an exit must not let an
+ * expiry through that the ROM judged against the old one. */
+static volatile int alarm_on_exit;
+static volatile uint32_t alarm_gen;
+static volatile uint64_t alarm_taken, alarm_taken_value, alarm_next_floor;
+
+static uint64_t alarm_token(void)
+{
+	return (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | alarm_gen;
+}
+
+static void alarm_exit(void)
+{
+	uint64_t v = shared.alarm_lazy[0];
+
+	if (!((uint32_t)(v >> 32) & VMI_SHARED_ALARM_EMPTY_HI)) {
+		alarm_taken++;
+		alarm_taken_value = v;
+	}
+	alarm_gen++;
+	shared.alarm_lazy[0] = alarm_token();
+	shared.alarm_floor[0] = alarm_next_floor;
+}
+
 #define RESULT_LO(n) (0xa0000000u | (n))
 #define RESULT_HI(n) (0xd0000000u | (n))
 #define CPUID_EBX 0xb0b0b0b0u
@@ -89,6 +115,8 @@ static void hypervisor(int sig, siginfo_t *si, void *ctx)
 			ip, ip[0], ip[1]);
 		_exit(3);
 	}
+	if (alarm_on_exit)
+		alarm_exit();
 	if (drain_on_exit) {
 		drain();
 		if (n == VMI_CALL_SetPxE || n == VMI_CALL_SwapPxE ||
@@ -759,8 +787,14 @@ static void check_pxe_exits(void)
 static uint8_t *rom_end_addr;
 static volatile int step_target, step_n, step_fired, step_nested;
 
+static volatile int step_alarm;
+
 static void exit_here(void)
 {
+	if (step_alarm) {
+		alarm_exit();
+		return;
+	}
 	drain();
 	if (step_nested && (shared.eflags_if & VMI_EFLAGS_IF)) {
 		shared.eflags_if = 0;
@@ -1134,6 +1168,259 @@ static void check_lifecycle_exits(void)
 	       (unsigned long long)calls[1], hc.count);
 }
 
+/* ---- the 8259s and the alarm without an exit (F_PIC, F_ALARM) ------------------ */
+
+/* A port-I/O call: OUTB(value, port) or INB(port). */
+static uint32_t io(unsigned int n, uint32_t a, uint32_t d)
+{
+	struct frame f;
+
+	return run2(n, a, d, &f);
+}
+
+static void pic_state(uint32_t imr0, uint32_t imr1, uint32_t isr0, uint32_t isr1,
+		      uint32_t irr0, uint32_t irr1)
+{
+	shared.pic_imr[0] = imr0, shared.pic_imr[1] = imr1;
+	shared.pic_isr[0] = isr0, shared.pic_isr[1] = isr1;
+	shared.pic_irr[0] = irr0, shared.pic_irr[1] = irr1;
+	shared.pic_ready = 3;
+	shared.irq_pending = 0;
+}
+
+/*
+ * F_PIC: what Linux's i8259 driver does around an interrupt (mask, EOI,
+ * unmask, the dummy read of the mask) stays in the page; an unmask or EOI
+ * that lets a request through enters the hypervisor at once with IF set
+ * and leaves irq_pending for the STI with IF clear; anything else on the
+ * 8259 ports (ICW1, OCW3), other ports, a chip not ready and a missing
+ * feature bit make the hypercall.
+ */
+static void check_pic(void)
+{
+	uint32_t r;
+
+	((VROMHeader *)rom)->reserved3 = (uint32_t)&shared;
+	shared.magic = VMI_SHARED_MAGIC;
+	shared.version = VMI_SHARED_VERSION;
+	shared.features = VMI_SHARED_F_VIF | VMI_SHARED_F_PIC;
+	shared.eflags_if = 0;
+
+	pic_state(0xfa, 0xff, 0x01, 0, 0, 0);
+	io(VMI_CALL_OUTB, 0x1fb, 0x21);		/* only the low byte goes out */
+	r = io(VMI_CALL_INB, 0x21, 0);
+	result(hc.count == 0 && shared.pic_imr[0] == 0xfb && r == 0xfb,
+	       "fast OUTB/INB of the master's mask", "hc %d, imr %#x, read %#x",
+	       hc.count, shared.pic_imr[0], r);
+	io(VMI_CALL_OUTB, 0x7f, 0xa1);
+	r = io(VMI_CALL_INB, 0xa1, 0);
+	result(hc.count == 0 && shared.pic_imr[1] == 0x7f && r == 0x7f && shared.pic_imr[0] == 0xfb,
+	       "fast OUTB/INB of the slave's mask", "hc %d, imr %#x %#x, read %#x",
+	       hc.count, shared.pic_imr[0], shared.pic_imr[1], r);
+
+	pic_state(0xff, 0xff, 0x05, 0, 0, 0);
+	io(VMI_CALL_OUTB, 0x60, 0x20);		/* specific EOI of input 0 */
+	result(hc.count == 0 && shared.pic_isr[0] == 0x04 && !shared.irq_pending,
+	       "fast specific EOI", "hc %d, isr %#x", hc.count, shared.pic_isr[0]);
+	pic_state(0xff, 0xff, 0x04, 0x0a, 0, 0);
+	io(VMI_CALL_OUTB, 0x20, 0xa0);		/* non-specific: the highest in service */
+	io(VMI_CALL_OUTB, 0x62, 0x20);
+	result(hc.count == 0 && shared.pic_isr[1] == 0x08 && shared.pic_isr[0] == 0,
+	       "fast non-specific EOI to the slave, specific to the master's cascade",
+	       "hc %d, isr %#x %#x", hc.count, shared.pic_isr[0], shared.pic_isr[1]);
+
+	/* A request held back by the mask: let through with IF clear, then set. */
+	pic_state(0xff, 0xff, 0, 0, 0x01, 0);
+	io(VMI_CALL_OUTB, 0xfe, 0x21);
+	result(hc.count == 0 && shared.pic_imr[0] == 0xfe && shared.irq_pending,
+	       "unmask of a request with IF clear leaves irq_pending", "hc %d, pending %u",
+	       hc.count, shared.irq_pending);
+	pic_state(0xff, 0xff, 0, 0, 0x01, 0);
+	shared.eflags_if = VMI_EFLAGS_IF;
+	io(VMI_CALL_OUTB, 0xfe, 0x21);
+	result(hc.count == 1 && hc.edi == VMI_CALL_EnableInterrupts && shared.pic_imr[0] == 0xfe,
+	       "unmask of a request with IF set enters hv", "hc %d edi %u, imr %#x",
+	       hc.count, hc.edi, shared.pic_imr[0]);
+	pic_state(0x00, 0xff, 0x01, 0, 0x02, 0);
+	io(VMI_CALL_OUTB, 0x60, 0x20);
+	result(hc.count == 1 && hc.edi == VMI_CALL_EnableInterrupts && shared.pic_isr[0] == 0,
+	       "EOI in front of a request with IF set enters hv", "hc %d edi %u, isr %#x",
+	       hc.count, hc.edi, shared.pic_isr[0]);
+	shared.eflags_if = 0;
+
+	/* The hypervisor's: ICW1, OCW3, INB of the command port, other ports,
+	 * a chip in initialisation, no F_PIC. */
+	pic_state(0xff, 0xff, 0, 0, 0, 0);
+	io(VMI_CALL_OUTB, 0x11, 0x20);
+	result(hc.count == 1 && hc.edi == VMI_CALL_OUTB && hc.eax == 0x11 && hc.edx == 0x20 &&
+	       shared.pic_imr[0] == 0xff, "ICW1 enters hv", "hc %d edi %u eax %#x edx %#x",
+	       hc.count, hc.edi, hc.eax, hc.edx);
+	io(VMI_CALL_OUTB, 0x0b, 0xa0);
+	result(hc.count == 1 && hc.edi == VMI_CALL_OUTB && hc.eax == 0x0b && hc.edx == 0xa0,
+	       "OCW3 enters hv", "hc %d edi %u eax %#x edx %#x", hc.count, hc.edi, hc.eax, hc.edx);
+	io(VMI_CALL_INB, 0x20, 0);
+	result(hc.count == 1 && hc.edi == VMI_CALL_INB && hc.eax == 0x20, "INB of the command port enters hv",
+	       "hc %d edi %u eax %#x", hc.count, hc.edi, hc.eax);
+	io(VMI_CALL_OUTB, 0x41, 0x3f9);
+	result(hc.count == 1 && hc.edi == VMI_CALL_OUTB && hc.edx == 0x3f9, "OUTB to another port enters hv",
+	       "hc %d edi %u edx %#x", hc.count, hc.edi, hc.edx);
+	shared.pic_ready = 2;			/* the master expects an ICW */
+	io(VMI_CALL_OUTB, 0x08, 0x21);
+	r = io(VMI_CALL_INB, 0x21, 0);
+	result(hc.count == 1 && hc.edi == VMI_CALL_INB && shared.pic_imr[0] == 0xff &&
+	       r == RESULT_LO(VMI_CALL_INB), "a chip not ready enters hv", "hc %d edi %u, imr %#x",
+	       hc.count, hc.edi, shared.pic_imr[0]);
+	shared.pic_ready = 3;
+	shared.features = VMI_SHARED_F_VIF;
+	io(VMI_CALL_OUTB, 0xfe, 0x21);
+	result(hc.count == 1 && hc.edi == VMI_CALL_OUTB && shared.pic_imr[0] == 0xff,
+	       "OUTB without F_PIC enters hv", "hc %d edi %u, imr %#x", hc.count, hc.edi, shared.pic_imr[0]);
+	shared.features = VMI_SHARED_F_PIC;
+	io(VMI_CALL_OUTB, 0xfe, 0x21);
+	result(hc.count == 1 && hc.edi == VMI_CALL_OUTB && shared.pic_imr[0] == 0xff,
+	       "OUTB with F_PIC but not F_VIF enters hv", "hc %d edi %u", hc.count, hc.edi);
+	shared.features = 0;
+}
+
+/* SetAlarm(flags, expiry, period) through the slot, in a frame of our own. */
+static void alarm_call(uint32_t flags, uint64_t expiry, struct frame *f)
+{
+	struct frame in;
+	const char *why;
+
+	setup(f, VMI_CALL_SetAlarm);
+	f->eax = flags;
+	f->edx = (uint32_t)expiry;
+	f->ecx = (uint32_t)(expiry >> 32);
+	in = *f;
+	call_slot();
+	why = abi_broken(&in, f, 0);
+	if (why)
+		result(0, "SetAlarm", "%s", why);
+}
+
+/*
+ * F_ALARM: a one-shot at or after the floor goes into alarm_lazy, over
+ * the token; anything else is the hypercall with every argument as the
+ * slot passes it.
+ */
+static void check_alarm(void)
+{
+	struct frame f;
+
+	((VROMHeader *)rom)->reserved3 = (uint32_t)&shared;
+	shared.features = VMI_SHARED_F_ALARM;
+	alarm_gen = 7;
+	alarm_next_floor = 0x100000000ull;
+	alarm_exit();
+	shared.alarm_floor[1] = UINT64_MAX;
+	shared.alarm_lazy[1] = 0x80000000deadull << 16;	/* a token of its own */
+
+	alarm_call(VMI_CYCLES_REAL, 0x100000123ull, &f);
+	result(hc.count == 0 && shared.alarm_lazy[0] == 0x100000123ull,
+	       "fast one-shot SetAlarm at or after the floor", "hc %d, lazy %#llx", hc.count,
+	       (unsigned long long)shared.alarm_lazy[0]);
+	alarm_call(VMI_CYCLES_REAL, 0x100000000ull, &f);
+	result(hc.count == 0 && shared.alarm_lazy[0] == 0x100000000ull,
+	       "a second one over the first (at the floor itself)", "hc %d, lazy %#llx", hc.count,
+	       (unsigned long long)shared.alarm_lazy[0]);
+	alarm_exit();
+	alarm_call(VMI_CYCLES_REAL, 0xffffffffull, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_SetAlarm && hc.eax == VMI_CYCLES_REAL &&
+	       hc.edx == 0xffffffffu && hc.ecx == 0 && hc.ebx == f.args[0] && hc.esi == f.args[1] &&
+	       shared.alarm_lazy[0] == alarm_token(),
+	       "SetAlarm before the floor enters hv", "hc %d edi %u eax %#x edx %#x ecx %#x ebx %#x esi %#x",
+	       hc.count, hc.edi, hc.eax, hc.edx, hc.ecx, hc.ebx, hc.esi);
+	alarm_call(VMI_CYCLES_REAL | VMI_ALARM_IS_PERIODIC, 0x200000000ull, &f);
+	result(hc.count == 1 && hc.eax == (VMI_CYCLES_REAL | VMI_ALARM_IS_PERIODIC) &&
+	       hc.ecx == 2 && shared.alarm_lazy[0] == alarm_token(),
+	       "a periodic SetAlarm enters hv", "hc %d eax %#x", hc.count, hc.eax);
+	alarm_call(VMI_CYCLES_AVAILABLE, 0x200000000ull, &f);
+	result(hc.count == 1 && hc.eax == VMI_CYCLES_AVAILABLE && shared.alarm_lazy[1] == 0x80000000deadull << 16,
+	       "SetAlarm on a counter with no floor enters hv", "hc %d eax %#x", hc.count, hc.eax);
+	alarm_call(VMI_CYCLES_REAL, 0x8000000000000005ull, &f);
+	result(hc.count == 1 && hc.ecx == 0x80000000u && shared.alarm_lazy[0] == alarm_token(),
+	       "an expiry that reads as a token enters hv", "hc %d ecx %#x", hc.count, hc.ecx);
+	shared.features = 0;
+	alarm_call(VMI_CYCLES_REAL, 0x200000000ull, &f);
+	result(hc.count == 1 && hc.edi == VMI_CALL_SetAlarm, "SetAlarm without F_ALARM enters hv",
+	       "hc %d edi %u", hc.count, hc.edi);
+}
+
+static void stepped_alarm(uint64_t expiry)
+{
+	uint32_t a = VMI_CYCLES_REAL, d = (uint32_t)expiry, c = (uint32_t)(expiry >> 32);
+	void *fn = rom + VMI_CALL_SetAlarm * VROM_CALL_LEN;
+
+	__asm__ volatile("pushl $0\n\tpushl $0\n\tpushfl\n\torl $0x100, (%%esp)\n\tpopfl\n\t"
+			 "call *%[fn]\n\taddl $8, %%esp"
+			 : "+a"(a), "+d"(d), "+c"(c) : [fn] "S"(fn) : "memory", "cc");
+}
+
+/*
+ * An exit after each instruction of the ROM's SetAlarm in turn, single-
+ * stepped: the expiry reaches the hypervisor exactly once (taken from the
+ * page or as the hypercall), and after an exit that raised the floor above
+ * it, only as the hypercall: the ROM must not store under a floor it read
+ * before that exit.
+ */
+static void check_alarm_single_step(long rom_len)
+{
+	struct sigaction sa;
+	unsigned int runs = 0, bad = 0, longest = 0;
+	const uint64_t e = 0x300000000ull;
+
+	rom_end_addr = rom + rom_len;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = stepper;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGTRAP, &sa, NULL);
+	((VROMHeader *)rom)->reserved3 = (uint32_t)&shared;
+	shared.features = VMI_SHARED_F_ALARM;
+	step_alarm = 1;
+	for (int raise = 0; raise < 2; raise++)
+	for (int target = 1; target < 200; target++) {
+		uint64_t took, late;
+
+		alarm_next_floor = 0x100000000ull;
+		alarm_exit();
+		alarm_taken = 0;
+		memset(&hc, 0, sizeof(hc));
+		alarm_next_floor = raise ? UINT64_MAX : 0x100000000ull;
+		alarm_on_exit = 1;
+		step_target = target;
+		step_n = step_fired = 0;
+		stepped_alarm(e);
+		alarm_on_exit = 0;
+		took = alarm_taken;
+		alarm_exit();		/* the next exit takes what is left */
+		late = alarm_taken - took;
+		took = alarm_taken;
+		runs++;
+		if (took + (uint64_t)hc.count != 1 || (took && alarm_taken_value != e) ||
+		    (hc.count && (hc.edx != (uint32_t)e || hc.ecx != (uint32_t)(e >> 32)))) {
+			if (!bad)
+				printf("# exit after instruction %d%s: taken %llu times, %d hypercalls\n", target,
+				       raise ? " raising the floor" : "", (unsigned long long)took, hc.count);
+			bad++;
+		} else if (raise && step_fired && late) {
+			if (!bad)
+				printf("# exit after instruction %d raised the floor; the ROM stored after it\n", target);
+			bad++;
+		}
+		if (!step_fired) {
+			if (step_n > (int)longest)
+				longest = step_n;
+			break;
+		}
+	}
+	step_alarm = 0;
+	shared.features = 0;
+	printf("# %u single-stepped SetAlarm runs, longest path %u instructions\n", runs, longest);
+	result(bad == 0 && longest > 10, "no alarm lost, doubled or stored past a new floor, exit after any instruction",
+	       "%u bad runs of %u", bad, runs);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
@@ -1141,7 +1428,7 @@ int main(int argc, char **argv)
 	long len;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: romexec32 ROM slots|fast|noreturn|pxe|life\n");
+		fprintf(stderr, "usage: romexec32 ROM slots|fast|noreturn|pxe|life|tick\n");
 		return 2;
 	}
 	fp = fopen(argv[1], "rb");
@@ -1176,6 +1463,10 @@ int main(int argc, char **argv)
 		check_lifecycle_basic();
 		check_invalidations();
 		check_lifecycle_exits();
+	} else if (!strcmp(argv[2], "tick")) {
+		check_pic();
+		check_alarm();
+		check_alarm_single_step(len);
 	} else if (!strcmp(argv[2], "pxe")) {
 		check_pxe_basic();
 		check_flush();

@@ -119,6 +119,59 @@ static void reset_masks_everything(void **state)
 	assert_false(vpic_pending(&pic));
 }
 
+/* The ROM's share (docs/VROM.md, "The 8259s and the alarm without an
+ * exit"): ready chips, what is published, what is taken back and what is
+ * refused, and an EOI taken from the page letting the next request in. */
+static void rom_publish_and_take(void **state)
+{
+	uint32_t imr[2], isr[2], irr[2];
+	char why[120];
+
+	vpic_reset(&pic);
+	assert_int_equal(vpic_rom_ready(&pic), 3);	/* not initialised: served as masked */
+	out(0x20, 0x11);				/* ICW1: the master expects ICW2 */
+	assert_int_equal(vpic_rom_ready(&pic), 2);
+	linux_init();
+	assert_int_equal(vpic_rom_ready(&pic), 3);
+
+	vpic_pulse(&pic, 0);
+	assert_int_equal(vpic_ack(&pic), 0x30);
+	vpic_pulse(&pic, 0);
+	vpic_pulse(&pic, 9);				/* the slave's input 1 */
+	vpic_rom_publish(&pic, imr, isr, irr);
+	assert_int_equal(isr[0], 0x01);
+	assert_int_equal(irr[0], 0x05);			/* input 0 and the cascade */
+	assert_int_equal(irr[1], 0x02);
+	assert_false(vpic_pending(&pic));		/* input 0 in service holds them */
+
+	/* The ROM masks input 0 and EOIs it. */
+	imr[0] = 0x01;
+	isr[0] = 0;
+	assert_null(vpic_rom_take(&pic, imr, isr, why, sizeof(why)));
+	assert_int_equal(in(0x21), 0x01);
+	assert_true(vpic_pending(&pic));		/* the cascade's request comes in */
+	assert_int_equal(vpic_ack(&pic), 0x39);
+
+	/* Impossible states are refused and change nothing. */
+	vpic_rom_publish(&pic, imr, isr, irr);
+	imr[1] = 0x100;
+	assert_non_null(vpic_rom_take(&pic, imr, isr, why, sizeof(why)));
+	assert_string_equal(why, "8259 slave mask 0x100 is not 8 bits");
+	imr[1] = 0;
+	imr[0] = 0xff;
+	isr[0] |= 0x80;
+	assert_non_null(vpic_rom_take(&pic, imr, isr, why, sizeof(why)));
+	assert_string_equal(why, "8259 master in-service bits 0x84 were never set (in service: 0x4); an EOI only clears them");
+	assert_int_equal(in(0x21), 0x01);
+
+	/* A chip that is not ready is not taken from the page at all. */
+	out(0xa0, 0x11);
+	vpic_rom_publish(&pic, imr, isr, irr);
+	imr[1] = 0x1234;
+	assert_null(vpic_rom_take(&pic, imr, isr, why, sizeof(why)));
+	assert_int_equal(pic.chips[1].imr, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +180,7 @@ int main(void)
 		cmocka_unit_test(masked_and_priority),
 		cmocka_unit_test(slave_through_cascade),
 		cmocka_unit_test(reset_masks_everything),
+		cmocka_unit_test(rom_publish_and_take),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

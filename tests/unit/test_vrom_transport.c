@@ -138,6 +138,8 @@ static int slot_checks(void)
 
 /* Checks in "pxe" mode (see test_pxe_queue). */
 #define PXE_CHECKS 21
+/* Checks in "tick" mode (see test_pic_and_alarm). */
+#define TICK_CHECKS 22
 
 static void test_every_slot(void **state)
 {
@@ -200,6 +202,7 @@ static void test_every_slot_under_qemu_user(void **state)
 	}
 	expect_clean_with(qemu, "slots", slot_checks());
 	expect_clean_with(qemu, "pxe", PXE_CHECKS);
+	expect_clean_with(qemu, "tick", TICK_CHECKS);
 }
 
 /* The helper must notice a broken ROM: give Init the wrong call number. */
@@ -314,6 +317,73 @@ static void test_lifecycle_helper_catches_breakage(void **state)
 	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
 }
 
+/* F_PIC and F_ALARM (romexec32 tick): the 8259 masks, EOIs and mask
+ * reads, the ones that must still enter the hypervisor, and SetAlarm
+ * left in the page, single-stepped with an exit after every instruction. */
+static void test_pic_and_alarm(void **state)
+{
+	(void)state;
+	expect_clean("tick", TICK_CHECKS);
+}
+
+/* Copy the ROM with the one place matching pat (want exactly one) changed
+ * at offset at to rep, run romexec32 mode on it: it must fail. */
+static void expect_broken(const unsigned char *pat, size_t plen, size_t at,
+			  const unsigned char *rep, size_t rlen, const char *mode)
+{
+	char path[] = "/tmp/vrom-transport-XXXXXX";
+	static unsigned char img[0x8000];
+	struct outcome o;
+	unsigned char *s = NULL;
+	size_t len;
+	FILE *f = fopen(VROM_IMAGE, "rb");
+	int fd;
+
+	assert_non_null(f);
+	len = fread(img, 1, sizeof(img), f);
+	fclose(f);
+	for (size_t i = 0; i + plen <= len; i++)
+		if (!memcmp(img + i, pat, plen)) {
+			assert_null(s);	/* exactly one */
+			s = img + i;
+		}
+	assert_non_null(s);
+	memcpy(s + at, rep, rlen);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+	o = run_helper(path, mode);
+	unlink(path);
+	assert_true(o.failed >= 1);
+	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
+}
+
+#define LE32(x) (x) & 0xff, ((x) >> 8) & 0xff, ((x) >> 16) & 0xff, ((x) >> 24) & 0xff
+
+/* A specific EOI that clears nothing: "btr %esi,pic_isr(%ecx,%ebx,4);
+ * jmp" with the btr turned into nops. */
+static void test_pic_helper_catches_breakage(void **state)
+{
+	static const unsigned char btr[] = { 0x0f, 0xb3, 0xb4, 0x99, LE32(VMI_OFF_vmi_shared_page_pic_isr), 0xeb };
+	static const unsigned char nops[] = { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 };
+
+	(void)state;
+	expect_broken(btr, sizeof(btr), 0, nops, sizeof(nops), "tick");
+}
+
+/* A SetAlarm that does not start again when an exit changed the token
+ * between its read and the cmpxchg8b: "cmpxchg8b alarm_lazy(%esi,%edi,8);
+ * jne 1b" with the jne turned into nops (the alarm is lost). */
+static void test_alarm_helper_catches_breakage(void **state)
+{
+	static const unsigned char cas[] = { 0x0f, 0xc7, 0x8c, 0xfe, LE32(VMI_OFF_vmi_shared_page_alarm_lazy), 0x75 };
+	static const unsigned char nops[] = { 0x90, 0x90 };
+
+	(void)state;
+	expect_broken(cas, sizeof(cas), 8, nops, sizeof(nops), "tick");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +395,9 @@ int main(void)
 		cmocka_unit_test(test_pxe_helper_catches_breakage),
 		cmocka_unit_test(test_pxe_lifecycle_calls),
 		cmocka_unit_test(test_lifecycle_helper_catches_breakage),
+		cmocka_unit_test(test_pic_and_alarm),
+		cmocka_unit_test(test_pic_helper_catches_breakage),
+		cmocka_unit_test(test_alarm_helper_catches_breakage),
 		cmocka_unit_test(test_every_slot_under_qemu_user),
 	};
 	return cmocka_run_group_tests_name("vrom_transport", tests, NULL, NULL);
