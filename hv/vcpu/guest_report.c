@@ -135,8 +135,8 @@ static void report_stop(const struct vcpu *v)
 
 /*
  * The guest ended itself (reboot or power off): not a rule break, so no
- * register dump; the statistics and the exit rate.  Restarting the guest
- * in place is not done yet.
+ * register dump; the statistics and the exit rate.  A reboot's guest is
+ * then started again (guest_restart.c), with its counters from zero.
  */
 static void report_end(const struct vcpu *v, const char *what)
 {
@@ -157,7 +157,7 @@ void guest_report_end(struct guest *g)
 	if (g->state == GUEST_STOPPED)
 		report_stop(g->ended_by);
 	else
-		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "shutdown");
+		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off");
 	/* After the report, whose statistics show its shadows and audit. */
 	guest_frames_release(g);
 }

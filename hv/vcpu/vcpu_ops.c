@@ -286,15 +286,23 @@ static enum emul_result op_halt(void *ctx)
 
 /*
  * hlt.  With the virtual IF clear nothing can ever wake the guest: that
- * is how Linux's decompressor and early code die ("error(); while (1)
- * hlt"), so it is a stop, with the registers.  With IF set the vCPU is
- * halted: the run loop enters it no more until its vPIC has an
- * interrupt to deliver, and idles the CPU meanwhile.
+ * is how Linux powers off and halts when it has no other way (its
+ * machine_halt and power-off end in stop_this_cpu's hlt loop with
+ * interrupts off, after "reboot: System halted"), so it is the guest's
+ * power-off (docs/HV.md, "Power-off and reboot").  Its early code dies
+ * the same way ("error(); while (1) hlt"): the end line names the eip.
+ * With IF set the vCPU is halted: the run loop enters it no more until
+ * its vPIC has an interrupt to deliver, and idles the CPU meanwhile.
  */
 void vcpu_halt(struct vcpu *v)
 {
-	if (!v->vif)
-		vcpu_stop(v, "hlt with interrupts disabled: the guest is dead");
+	if (!v->vif) {
+		char why[96];
+
+		fmt_snprintf(why, sizeof(why), "hlt with interrupts off at %04x:%08x (how Linux powers off or halts)",
+			     v->frame->cs & 0xffff, v->frame->eip);
+		vcpu_guest_shutdown(v, why);
+	}
 	v->halted = true;
 }
 

@@ -67,8 +67,13 @@ uint32_t vcpu_switcher_init(struct vcpu *v)
 
 	if (!c->guest_switcher_pt)
 		pcpu_switcher_init(c);
-	v->stack_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's stack page");
-	v->shared_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's shared page");
+	/* A vCPU rebuilt for its guest's reboot has its pages already. */
+	if (!v->stack_page)
+		v->stack_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's stack page");
+	if (!v->shared_page)
+		v->shared_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's shared page");
+	memset(v->stack_page, 0, HV_PAGE_SIZE);
+	memset(v->shared_page, 0, HV_PAGE_SIZE);
 	/* The hypervisor reaches them through its 1:1 map, whichever vCPU
 	 * the switcher maps at the moment. */
 	v->frame = (struct trap_frame *)((uint8_t *)v->stack_page + HV_PAGE_SIZE - HV_TRAP_FRAME_SIZE);

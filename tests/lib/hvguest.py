@@ -77,7 +77,6 @@ GUEST_FAULT_STOPS = [
     r"page fault at [0-9a-f]{8} \(error [0-9a-f]+\) breaks the rules: ",
     r"unsupported instruction: ",
     r"rule broken: ",
-    r"hlt with interrupts disabled: the guest is dead",
     r"cannot read the instruction of software interrupt \d+",
     # The paravirtual MMU's rule breaks (hv/vcpu/vcpu_mmu.c): the shadow
     # fuzzer's final actions (tests/cases/test_hv_sfuzz.py).
