@@ -92,10 +92,11 @@ struct guest {
 	bool has_vrom;		/* the VMI ROM is copied into its memory */
 	bool fastpaths;		/* enable the shared page's ROM fast paths */
 	bool strict_pt;		/* strict_pt=on: announced page tables read-only */
-	/* vmi_refuse=: calls its ROM copy answers unsupported, and those
-	 * whose first report was logged. */
+	/* vmi_refuse=: calls its ROM copy answers unsupported; and the
+	 * calls answered unsupported (refused, or with no code) whose first
+	 * answer was logged. */
 	struct vmi_refuse_set refuse;
-	uint32_t refuse_logged[VMI_REFUSE_WORDS];
+	uint32_t unsupported_logged[VMI_REFUSE_WORDS];
 	struct sysmap sysmap;	/* the kernel's System.map, if given (a module) */
 	char kernel_version[64];
 	/* Shadow page tables from VMI activation on: the guest's page

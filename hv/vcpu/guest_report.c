@@ -75,6 +75,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->string_io_faults);
 	kprintf("vmi-hv: VMI calls answered unsupported (vmi_refuse=): %llu\n",
 		(unsigned long long)s->refused_answered);
+	kprintf("vmi-hv: VMI calls with no code answered unsupported: %llu\n",
+		(unsigned long long)s->unsupported_answered);
 	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
 		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",

@@ -26,7 +26,7 @@ void guest_restart(struct guest *g)
 	 * index (a load-time frame) is kept in g->shadow. */
 	g->shadow_ready = false;
 	g->audit = (struct guest_audit){ .opt = g->audit.opt };
-	memset(g->refuse_logged, 0, sizeof(g->refuse_logged));
+	memset(g->unsupported_logged, 0, sizeof(g->unsupported_logged));
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		vcpu_restart(g->vcpus[i]);
 	g->ended_by = 0;

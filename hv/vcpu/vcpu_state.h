@@ -81,6 +81,7 @@ struct vcpu_stats {
 	uint64_t string_io_elements, string_io_restarts, string_io_faults;
 	/* Reports of calls vmi_refuse= refused, answered unsupported. */
 	uint64_t refused_answered;
+	uint64_t unsupported_answered;	/* calls with no code answered unsupported */
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted

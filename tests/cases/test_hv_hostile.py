@@ -38,7 +38,7 @@ import re
 import time
 
 from vmitest import paths, test
-from hvguest import BAD_INPUT, stays_responsive
+from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, check_invariants
 
 
@@ -306,8 +306,10 @@ CASES = [
      STOPPED + r"shared page: queued page-table entry 0 of 1 at ffc00000 does not translate", STOP),
     ("queue-changed", h("queue-changed"), DELIVERED % (14, 0) + r"eip [0-9a-f]{8} cs 00000011 cr2 02000000", SHUTDOWN),
     # ---- VMI calls ----
-    ("vmi-unimplemented", "tguest=vmi", STOPPED + r"unimplemented VMI call 84 \(WallclockUpdated\)", STOP),
-    ("vmi-unsupported-slot", h("refuse"), STOPPED + r"unimplemented VMI call 48 \(SetPxELong\): the ROM has no code for it", STOP),
+    # A call with no code, in the hypervisor or in the ROM, answers
+    # unsupported (docs/VROM.md, "Transport", item 6): the guest probes it.
+    ("vmi-unimplemented", "tguest=vmi", r"tguest: WallclockUpdated returned eax ffffffda edx ffffffff\n", SHUTDOWN),
+    ("vmi-unsupported-slot", h("refuse"), r"hostile: SetPxELong: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
     # ---- string port I/O (INS/OUTS calls, docs/VROM.md "String port I/O") ----
     ("str-unmapped", h("str-unmapped"),
      DELIVERED % (14, 2) + r"eip %08x cs 00000011 cr2 02000000" % slot_int("INSB"), SHUTDOWN),
@@ -629,13 +631,16 @@ def hv_vmi_refuse(t):
     """With vmi_refuse=GetWallclockTime,IODelay,GetCR2,GetCR0 (u64, void,
     fast and u32 calls) the test guest's calls through the ROM return
     eax = -38, edx = 0xffffffff and it runs on; the hypervisor logs one
-    line per call the first time; an unsupported slot not refused
-    (SetPxELong) still stops it.  Without the option the same calls are
-    answered.  guest1.vmi_refuse= refuses for guest 1 only: guest 2, the
-    same program, gets the wall clock."""
+    line per call the first time; a slot the ROM has no code for
+    (SetPxELong) answers the same, and is counted apart.  Without the
+    option the same calls are answered.  guest1.vmi_refuse= refuses for
+    guest 1 only: guest 2, the same program, gets the wall clock."""
     opt = "vmi_refuse=" + ",".join(REFUSED)
-    run_case(t, "refuse", h("refuse"), vc("SetPxELong").replace(r"VMI call", r"unimplemented VMI call"), STOP, opt)
+    run_case(t, "refuse", h("refuse"), ANSWER % "SetPxELong:", SHUTDOWN, opt)
     out = t.output
+    t.check(re.search(r"vmi-hv: guest guest1: %s answered unsupported \(the ROM has no code for it\)" % vc("SetPxELong"),
+                      out), "SetPxELong's answer was not logged")
+    t.check(re.search(r"VMI calls with no code answered unsupported: 1\n", out), "SetPxELong's answer was not counted")
     for name in REFUSED:
         t.check(re.search(r"VMI ROM: call %d \(%s\) refused in this guest's copy" % (_vmi_calls()[name], name), out),
                 f"no load-time line for {name}")
@@ -647,10 +652,10 @@ def hv_vmi_refuse(t):
     m = re.findall(r"VMI calls answered unsupported \(vmi_refuse=\): (\d+)", out)
     t.check("5" in m, f"answered-unsupported counts {m}, expected 5 for guest 1")
     # Without the option: answered.
-    run_case(t, "refuse-off", h("refuse"), r"unimplemented VMI call", STOP)
+    run_case(t, "refuse-off", h("refuse"), ANSWER % "SetPxELong:", SHUTDOWN)
     out = t.output
-    t.check(not re.search(r"guest guest1: VMI call \d+ \(\w+\) answered unsupported", out),
-            "a call answered unsupported without the option")
+    t.check(not re.search(r"guest guest1: VMI call \d+ \(\w+\) answered unsupported \(vmi_refuse=\)", out),
+            "a call answered unsupported (vmi_refuse=) without the option")
     t.check(re.search(r"hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}\n", out),
             "GetWallclockTime without the option did not answer the time")
     t.check(re.search(r"hostile: IODelay: eax 00001234 edx 00005678\n", out), "IODelay without the option")
@@ -660,7 +665,10 @@ def hv_vmi_refuse(t):
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "guest1.vmi_refuse=GetWallclockTime",
                "-initrd", f"{TGUEST} {h('refuse')},{tiny},{TGUEST} {h('refuse')},{tiny}", fatal=HV_BROKEN)
-    stays_responsive(t, q)      # both ended (each at SetPxELong), then 's' and 'q'
+    # Both run to their end (the last one's ends the run).
+    q.expect(r"vmi-hv: stopped \(exit code \d+\): guest powered off", timeout=60)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN} (both guests powered off)")
     t.check(re.search(r"\[guest1\] hostile: GetWallclockTime: eax ffffffda edx ffffffff", q.output),
             "guest 1 was not refused GetWallclockTime")
     t.check(re.search(r"\[guest2\] hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}", q.output),

@@ -1056,7 +1056,7 @@ static void rom_report(const char *what, uint32_t call, uint32_t a)
 }
 
 /* Through the ROM: a u64 call, a void call, a fast one and a u32 call,
- * then an unsupported slot (SetPxELong), which stops us unless refused. */
+ * then a slot with no code (SetPxELong), which answers unsupported too. */
 static void c_refuse(void)
 {
 	rom_report("GetWallclockTime:", VMI_CALL_GetWallclockTime, 0x1234);

@@ -73,6 +73,7 @@ GUEST_FAULT_STOPS = [
     r"SetAlarm: [^\n]*\(flags [0-9a-f]+\)",
     r"CancelAlarm: bad flags \(flags [0-9a-f]+\)",
     r"unimplemented VMI call \d+ \([\w ]+\)",
+    r"unsupported-call report for VMI call \d+ \(out of range\)",
     r"triple fault: ",
     r"page fault at [0-9a-f]{8} \(error [0-9a-f]+\) breaks the rules: ",
     r"unsupported instruction: ",
