@@ -88,21 +88,26 @@ static void call_cpuid(struct vcpu *v, struct trap_frame *f)
 	f->eax = r[0]; f->ebx = r[1]; f->ecx = r[2]; f->edx = r[3];
 }
 
+/* An MSR the guest does not have: RDMSR and WRMSR answer unsupported
+ * (edx:eax = 0xffffffff:-38; eax = -38), where the instruction would
+ * raise #GP (vcpu_ops.c, the MSR policy; docs/VROM.md, "MSRs"). */
 static uint64_t call_rdmsr(struct vcpu *v, uint32_t msr)
 {
 	uint64_t val;
 
-	if (!vcpu_rdmsr(v, msr, &val))
-		log_debug("guest VMI RDMSR 0x%x: not virtualized, reads 0", msr);
-	return val;
+	if (vcpu_rdmsr(v, msr, &val))
+		return val;
+	log_debug("guest VMI RDMSR 0x%x: no such MSR, answered unsupported", msr);
+	return (uint64_t)0xffffffffu << 32 | VMI_ERROR_UNSUPPORTED;
 }
 
 static uint32_t call_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 {
-	if (!vcpu_wrmsr(v, msr, val))
-		log_debug("guest VMI WRMSR 0x%x <- %08x%08x: not virtualized, dropped",
-			  msr, (uint32_t)(val >> 32), (uint32_t)val);
-	return 0;
+	if (vcpu_wrmsr(v, msr, val))
+		return 0;
+	log_debug("guest VMI WRMSR 0x%x <- %08x%08x: no such MSR, answered unsupported",
+		  msr, (uint32_t)(val >> 32), (uint32_t)val);
+	return VMI_ERROR_UNSUPPORTED;
 }
 
 /* The element size of IN/OUT and INS/OUTS in all their widths. */

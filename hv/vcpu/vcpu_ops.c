@@ -208,9 +208,12 @@ static void op_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs_o
  * (0x8b: Linux writes 0, runs CPUID, reads it), which reads as 0.  Any
  * other does not exist for the guest: false (and 0 read).  The emulator
  * raises #GP then, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
- * that does not exist; the VMI calls have no way to fault, so RDMSR reads
- * 0 and WRMSR is dropped (the guest's feature-control lock and the like
- * never reach the real CPU).
+ * that does not exist.  The VMI calls cannot fault (the seed's RDMSR and
+ * WRMSR say nothing of faults; a #GP at the ROM's slot would find no
+ * exception-table entry in the guest), so they answer "unsupported"
+ * instead, which the guest's read_msr_safe/write_msr_safe turn into the
+ * error a fault gives natively (hypercall.c; docs/VROM.md, "MSRs").
+ * Either way nothing reaches the real CPU.
  */
 bool vcpu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {

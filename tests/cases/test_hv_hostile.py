@@ -228,7 +228,9 @@ CASES = [
      r"hostile: cr4 after mov with VME\|PVI 00000003\n(?s:.*)" + STOPPED + OUT_OF_RANGE % "5000"
      + r"(?s:.*)\n  cr0=[0-9a-f]{8} cr2=[0-9a-f]{8} cr3=[0-9a-f]{8} cr4=[0-9a-f]{7}[048c]\n", STOP),
     # ---- MSRs, debug registers ----
-    ("msr-sysenter-cs", h("msr-sysenter-cs"), r"hostile: SYSENTER_CS reads 00000000\n", SHUTDOWN),
+    # CPUID hides SEP: the write of our CS never reaches the CPU, and the
+    # MSR reads as absent (unsupported, as msr-vmi-absent).
+    ("msr-sysenter-cs", h("msr-sysenter-cs"), r"hostile: SYSENTER_CS reads ffffffda\n", SHUTDOWN),
     ("msr-unknown", h("msr-unknown"), DELIVERED % (13, 0), SHUTDOWN),
     ("msr-apic-base", h("msr-apic-base"), DELIVERED % (13, 0), SHUTDOWN),
     ("dr7-switcher", h("dr7-switcher"), r"hostile: dr7 reads 000f0003\n(?s:.*)hostile: switcher word 0 reads", SHUTDOWN),
@@ -310,6 +312,13 @@ CASES = [
     # unsupported (docs/VROM.md, "Transport", item 6): the guest probes it.
     ("vmi-unimplemented", "tguest=vmi", r"tguest: WallclockUpdated returned eax ffffffda edx ffffffff\n", SHUTDOWN),
     ("vmi-unsupported-slot", h("refuse"), r"hostile: SetPxELong: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
+    # ---- round 3: power and ABI ----
+    # An MSR the guest does not have: the VMI calls answer unsupported
+    # (the guest's read_msr_safe/write_msr_safe take it for the #GP the
+    # instruction raises: msr-unknown), the one it has answers.
+    ("msr-vmi-absent", h("msr-vmi-absent"),
+     r"hostile: RDMSR c0000080: eax ffffffda edx ffffffff\n(?s:.*)hostile: WRMSR c0000080: eax ffffffda "
+     r"(?s:.*)hostile: RDMSR 0000008b: eax 00000000 edx 00000000\n(?s:.*)hostile: WRMSR 0000008b: eax 00000000 ", SHUTDOWN),
     # ---- string port I/O (INS/OUTS calls, docs/VROM.md "String port I/O") ----
     ("str-unmapped", h("str-unmapped"),
      DELIVERED % (14, 2) + r"eip %08x cs 00000011 cr2 02000000" % slot_int("INSB"), SHUTDOWN),

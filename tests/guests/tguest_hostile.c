@@ -1069,6 +1069,21 @@ static void c_refuse(void)
 	survived();
 }
 
+/* ---- MSRs through the ROM: an absent one answers unsupported ------------------ */
+
+/* RDMSR and WRMSR through their ROM slots: EFER (absent: this CPU model
+ * has none for the guest) answers unsupported, as rdmsr/wrmsr would
+ * raise #GP; the microcode revision (0x8b), the one MSR the guest has,
+ * reads 0 and takes a write. */
+static void c_msr_vmi_absent(void)
+{
+	rom_report("RDMSR c0000080:", VMI_CALL_RDMSR, 0xc0000080u);
+	rom_report("WRMSR c0000080:", VMI_CALL_WRMSR, 0xc0000080u);
+	rom_report("RDMSR 0000008b:", VMI_CALL_RDMSR, 0x8b);
+	rom_report("WRMSR 0000008b:", VMI_CALL_WRMSR, 0x8b);
+	survived();
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -1161,6 +1176,7 @@ static const struct h_case cases[] = {
 	{ "queue-switcher-address", 1, c_queue_switcher_address },
 	{ "queue-changed", 1, c_queue_changed },
 	{ "refuse", 0, c_refuse },
+	{ "msr-vmi-absent", 0, c_msr_vmi_absent },
 	{ "str-io", 1, c_str_io },
 	{ "str-pf-resume", 1, c_str_pf_resume },
 	{ "str-unmapped", 1, c_str_unmapped },
