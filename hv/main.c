@@ -22,6 +22,10 @@
 #include "run.h"
 #include "guest_set.h"
 #include "fpu.h"
+#include "acpi.h"
+#include "cpu_list.h"
+#include "smp.h"
+#include "pcpu.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -115,9 +119,37 @@ static void idle_loop(void)
 	}
 }
 
-/* The machine: memory, interrupts, time, the console's input. */
-static void machine_init(void)
+/* The processors the firmware lists, said in the boot log. */
+static void list_cpus(struct cpu_list *cpus)
 {
+	cpu_list_find(cpus);
+	if (acpi_rsdp_address())
+		log_info("ACPI: RSDP at %08x", acpi_rsdp_address());
+	if (!cpus->source) {
+		log_info("CPUs: no ACPI MADT and no MP table: the boot CPU alone");
+		return;
+	}
+	for (unsigned i = 0; i < cpus->n; i++)
+		log_info("CPU found (%s): APIC ID %u%s", cpus->source, cpus->cpu[i].apic_id,
+			 cpus->cpu[i].enabled ? "" : ", disabled by the firmware");
+	if (cpus->left_out)
+		log_warn("CPUs: %u more listed than vmi-hv takes (%u, APIC IDs below 256): left out",
+			 cpus->left_out, CPU_LIST_MAX);
+}
+
+/* A started CPU, until it runs guests: parked with interrupts off. */
+__attribute__((noreturn)) static void cpu_park(struct pcpu *c)
+{
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+/* The machine: memory, interrupts, time, the console's input, the
+ * other CPUs. */
+static void machine_init(unsigned max_cpus)
+{
+	struct cpu_list cpus;
+
 	pic_init();
 	calibrate_tsc();
 	fpu_init();
@@ -131,6 +163,8 @@ static void machine_init(void)
 	irq_enable();
 	hv_timer_check();
 	start_keyboard();
+	list_cpus(&cpus);
+	smp_start_cpus(&cpus, max_cpus, cpu_park);
 }
 
 /* selftest=two-guests: the first module pair loaded twice; never returns. */
@@ -235,7 +269,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	address_space_init();
 	/* The double-fault task and trap_common switch to it too. */
 	cpu_tables_set_cr3(hv_cr3());
-	machine_init();
+	machine_init(opt.max_cpus);
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);

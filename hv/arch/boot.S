@@ -83,6 +83,7 @@ _start:
 	movw %ax, %gs
 	movw %ax, %ss
 	movl $boot_stack_top, %esp
+	movl $pcpus, boot_stack		/* this_pcpu(): the boot CPU is pcpus[0] */
 	pushl %ebp			/* hv_main(magic, info) */
 	pushl %esi
 	xorl %ebp, %ebp			/* ends the frame chain for backtraces */
@@ -99,7 +100,11 @@ boot_page_dir:
 	.skip 4096
 switcher_page_table:
 	.skip 4096
-	.globl boot_stack, boot_stack_top
+	/* HV_STACK_SIZE each, aligned to it (pcpu.h's this_pcpu()). */
+	.balign HV_STACK_SIZE
+	.globl boot_stack, boot_stack_top, boot_df_stack
 boot_stack:
-	.skip 16384
+	.skip HV_STACK_SIZE
 boot_stack_top:
+boot_df_stack:
+	.skip HV_STACK_SIZE

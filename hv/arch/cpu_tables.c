@@ -3,7 +3,9 @@
  *
  * The per-CPU array lives in the switcher (section .switcher.data),
  * because the CPU reads these tables while a guest's page tables are
- * loaded, when an interrupt or exception leaves the guest.
+ * loaded, when an interrupt or exception leaves the guest.  Every CPU's
+ * GDT holds the hypervisor's code and data segments from the start: a
+ * started CPU loads its GDT before it runs any C (trampoline.S).
  */
 #include "traps.h"
 #include "segments.h"
@@ -21,7 +23,7 @@
  * first load, and a trap from a guest loads these while the guest's view
  * of the switcher (read-only, with CR0.WP) is in force. */
 struct pcpu pcpus[HV_NR_PCPUS] SWITCHER_DATA = {
-	[0] = { .gdt = {
+	[0 ... HV_NR_PCPUS - 1] = { .gdt = {
 		[HV_GDT_CS_INDEX] = 0x00cf9b000000ffffull,
 		[HV_GDT_DS_INDEX] = 0x00cf93000000ffffull,
 	} },
@@ -40,7 +42,7 @@ const struct dtr hv_gdt_desc = {
 	sizeof(pcpus[0].gdt) - 1, (uint32_t)pcpus[0].gdt
 };
 
-extern char trap_stubs[], boot_stack_top[];
+extern char trap_stubs[], boot_stack_top[], boot_df_stack[];
 extern void df_task_entry(void);
 
 static uint64_t tss_descriptor(struct tss *t)
@@ -114,22 +116,28 @@ void cpu_tables_clear_direct_gate(unsigned n)
 	c->tss.ss1 = c->tss.esp1 = 0;
 }
 
-void cpu_tables_init(void)
+/* CPU c's GDT, TSSes and IDT, loaded: the hypervisor's code and data
+ * segments, its TSS (ring-0 stack stack_top until a vCPU runs), the
+ * double-fault task on a stack of its own (a #DF often means the main
+ * stack is unusable), every vector to its stub, #DF to the task. */
+void cpu_tables_init_cpu(struct pcpu *c, uint32_t stack_top, uint32_t df_stack_top)
 {
-	struct pcpu *c = this_pcpu();
+	struct dtr gdtr = { sizeof(c->gdt) - 1, (uint32_t)c->gdt };
 	struct dtr idtr = { sizeof(c->idt) - 1, (uint32_t)c->idt };
+
+	__asm__ volatile("lgdt %0" : : "m"(gdtr));
 
 	/* ss0:esp0 is where the CPU switches stacks on a trap from ring 1 or
 	 * 3.  No guest runs yet; vcpu_init points it at the per-vCPU page.  No
 	 * I/O bitmap (iomap_base beyond the limit): with IOPL 0, every port
 	 * access from ring 1 or 3 traps. */
-	c->host_stack_top = (uint32_t)boot_stack_top;
+	c->host_stack_top = stack_top;
 	c->tss.ss0 = HV_DS;
 	c->tss.esp0 = c->host_stack_top;
 	c->tss.iomap_base = sizeof(struct tss);
 
 	c->df_tss.eip = (uint32_t)df_task_entry;
-	c->df_tss.esp = (uint32_t)(c->df_stack + sizeof(c->df_stack));
+	c->df_tss.esp = df_stack_top;
 	c->df_tss.cs = HV_CS;
 	c->df_tss.ds = c->df_tss.es = c->df_tss.ss = HV_DS;
 	c->df_tss.fs = c->df_tss.gs = HV_DS;
@@ -146,4 +154,14 @@ void cpu_tables_init(void)
 		c->idt[v] = interrupt_gate(trap_stub_address(v));
 	c->idt[8] = task_gate(HV_DFTSS_SEL);
 	__asm__ volatile("lidt %0" : : "m"(idtr));
+}
+
+/* The boot CPU's, on boot.S's stacks (which it claimed for pcpus[0]). */
+void cpu_tables_init(void)
+{
+	struct pcpu *c = &pcpus[0];
+
+	c->index = 0;
+	cpu_tables_init_cpu(c, (uint32_t)boot_stack_top,
+			    pcpu_stack_claim(c, boot_df_stack));
 }

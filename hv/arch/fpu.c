@@ -35,6 +35,12 @@
 static bool have_fxsr, fxsave_leaks;
 static const uint32_t known_value;	/* fildl's operand: FDP points here */
 
+/* Each CPU: x87 errors as #MF, not the legacy FERR# line. */
+void fpu_cpu_init(void)
+{
+	write_cr0(read_cr0() | X86_CR0_NE);
+}
+
 void fpu_init(void)
 {
 	uint32_t a, b, c, d;
@@ -44,7 +50,7 @@ void fpu_init(void)
 	fxsave_leaks = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
 	cpuid(1, 0, &a, &b, &c, &d);
 	have_fxsr = d & CPUID_EDX_FXSR;
-	write_cr0(read_cr0() | X86_CR0_NE);
+	fpu_cpu_init();
 	log_info("guest FPU/SSE registers saved and restored at vCPU switches with %s; x87 errors are #MF (CR0.NE)%s",
 		 have_fxsr ? "fxsave/fxrstor" : "fnsave/frstor (no FXSR)",
 		 have_fxsr && fxsave_leaks ? "; x87 pointers cleared between guests (AMD fxsave)" : "");

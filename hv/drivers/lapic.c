@@ -126,3 +126,65 @@ void lapic_eoi(void)
 {
 	wr(REG_EOI, 0);
 }
+
+#define REG_ID         0x020
+#define REG_ICR_LOW    0x300
+#define REG_ICR_HIGH   0x310
+#define ICR_INIT       (5u << 8)
+#define ICR_STARTUP    (6u << 8)
+#define ICR_FIXED      (0u << 8)
+#define ICR_PENDING    (1u << 12)
+#define ICR_ASSERT     (1u << 14)
+#define ICR_LEVEL      (1u << 15)
+
+uint8_t lapic_id(void)
+{
+	return (uint8_t)(rd(REG_ID) >> 24);
+}
+
+/* The previous IPI has left the local APIC (delivery status idle); on
+ * QEMU at once, on hardware within microseconds.  false after 10 ms. */
+static bool icr_idle(void)
+{
+	uint64_t end = rdtsc() + udiv64(tsc_hz(), 100);
+
+	while (rd(REG_ICR_LOW) & ICR_PENDING)
+		if (rdtsc() > end)
+			return false;
+	return true;
+}
+
+static bool send_ipi(uint8_t apic_id, uint32_t low)
+{
+	if (!icr_idle())
+		return false;
+	wr(REG_ICR_HIGH, (uint32_t)apic_id << 24);
+	wr(REG_ICR_LOW, low);
+	return icr_idle();
+}
+
+bool lapic_send_init(uint8_t apic_id)
+{
+	return send_ipi(apic_id, ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+}
+
+bool lapic_send_startup(uint8_t apic_id, uint32_t page)
+{
+	return send_ipi(apic_id, ICR_STARTUP | (page >> 12));
+}
+
+bool lapic_send_fixed(uint8_t apic_id, uint8_t vector)
+{
+	return send_ipi(apic_id, ICR_FIXED | ICR_ASSERT | vector);
+}
+
+void lapic_init_secondary(void)
+{
+	wr(REG_TPR, 0);
+	wr(REG_LVT_LINT0, LVT_MASKED);		/* the 8259 talks to the boot CPU only */
+	wr(REG_LVT_LINT1, LVT_NMI);
+	wr(REG_LVT_TIMER, HV_LOCAL_TIMER_VECTOR);	/* one-shot, unmasked, stopped */
+	wr(REG_TIMER_DIV, TIMER_DIV_16);
+	wr(REG_TIMER_INIT, 0);
+	wr(REG_SVR, SVR_ENABLE | HV_LOCAL_SPURIOUS_VECTOR);
+}

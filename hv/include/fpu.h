@@ -16,8 +16,10 @@ struct fpu_area {
 	uint8_t bytes[512];
 } __attribute__((aligned(16)));
 
-/* Whether the CPU has fxsave/fxrstor; said once at boot. */
+/* Whether the CPU has fxsave/fxrstor, said once at boot; probe the CPU (boot CPU) and set CR0.NE on it. */
 void fpu_init(void);
+/* The same CR0 setting on a CPU started later (smp_boot.c). */
+void fpu_cpu_init(void);
 /* The registers as after reset (FNINIT, MXCSR 0x1f80). */
 void fpu_area_reset(struct fpu_area *a);
 /* Save the CPU's registers into from (unless 0), load to's. */

@@ -64,6 +64,13 @@
  */
 #define HV_DIRECT_MAP_END       0xC0000000
 
+/* The most physical CPUs the hypervisor runs on (struct pcpu each, in the
+ * switcher), and each CPU's hypervisor stack: HV_STACK_SIZE bytes, aligned
+ * to its size, with its CPU's struct pcpu pointer in the lowest word
+ * (this_pcpu() finds it from the stack pointer). */
+#define HV_MAX_CPUS             8
+#define HV_STACK_SIZE           0x4000
+
 /* Physical load address of the hypervisor image (multiboot, 1 MiB). */
 #define HV_LOAD_PHYS            0x00100000
 

@@ -2,8 +2,8 @@
  * pcpu.h - what belongs to a physical CPU: its GDT, IDT and TSSes (the CPU
  * reads them while a guest's page tables are loaded, so they live in the
  * switcher), the switcher's saved hypervisor stack, its page table for the
- * guests' view of the switcher, and the vCPU it runs.  One CPU today:
- * pcpus[0].  Everything a guest changes in these tables (its GDT entries,
+ * guests' view of the switcher, and the vCPU it runs.  pcpus[0] is the
+ * boot CPU; the others are started by smp_boot.c.  Everything a guest changes in these tables (its GDT entries,
  * its switcher pages) is kept in its vCPU and copied in when that vCPU is
  * entered (pcpu_enter), as lguest's copy_in_guest_info does.
  *
@@ -17,9 +17,11 @@
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
+#include <stdbool.h>
 #include "segments.h"
+#include "layout.h"
 
-#define HV_NR_PCPUS 1
+#define HV_NR_PCPUS HV_MAX_CPUS
 
 struct tss {
 	uint32_t link, esp0, ss0, esp1, ss1, esp2, ss2;
@@ -58,18 +60,37 @@ struct pcpu {
 	/* TSC when the last exit came back to us, 0 once the CPU slept:
 	 * the hypervisor's time per exit is from here to the next entry. */
 	uint64_t exit_tsc;
-	/* The stack the hypervisor runs on (boot.S's). */
+	/* The stack the hypervisor runs on (boot.S's on the boot CPU). */
 	uint32_t host_stack_top;
-	/* The double-fault task's own stack: a #DF often means the main
-	 * stack is unusable. */
-	uint8_t df_stack[8192] __attribute__((aligned(16)));
+	/* Its index in pcpus[] and its local APIC's ID. */
+	unsigned index;
+	uint8_t apic_id;
+	/* Started and running hypervisor code (set by the CPU itself). */
+	volatile bool online;
 };
 
 extern struct pcpu pcpus[HV_NR_PCPUS];
+/* How many of pcpus[] are online (the boot CPU and the started ones). */
+extern unsigned nr_online_cpus;
 
+/* Every hypervisor stack (the host stack, the double-fault task's) is
+ * HV_STACK_SIZE bytes aligned to its size, with its CPU's pcpu in the
+ * lowest word: a CPU finds itself from its stack pointer, with no
+ * per-CPU segment and no memory access but that word. */
 static inline struct pcpu *this_pcpu(void)
 {
-	return &pcpus[0];
+	uint32_t esp;
+
+	__asm__("movl %%esp, %0" : "=r"(esp));
+	return *(struct pcpu **)(esp & ~(uint32_t)(HV_STACK_SIZE - 1));
+}
+
+/* A stack of HV_STACK_SIZE at base (aligned to its size) for CPU c:
+ * marks it as c's and returns its top. */
+static inline uint32_t pcpu_stack_claim(struct pcpu *c, void *base)
+{
+	*(struct pcpu **)base = c;
+	return (uint32_t)base + HV_STACK_SIZE;
 }
 
 /* Before entering v on CPU c: its GDT entries into c's GDT and its pages

@@ -9,6 +9,10 @@
 typedef void (*irq_handler_fn)(void);
 
 void cpu_tables_init(void);
+struct pcpu;
+/* CPU c's tables, loaded on c (the boot CPU's by cpu_tables_init, the
+ * others' by smp_boot.c): stacks of HV_STACK_SIZE, claimed for c. */
+void cpu_tables_init_cpu(struct pcpu *c, uint32_t stack_top, uint32_t df_stack_top);
 /* hv/arch/sysenter.c: IA32_SYSENTER_CS/ESP/EIP to 0 (docs/HV.md, "What the guest can reach"). */
 void sysenter_msrs_clear(void);
 void cpu_tables_set_cr3(uint32_t cr3);	/* for the double-fault task and trap_common */

@@ -3,6 +3,9 @@
 #include "layout.h"
 #include "hvlib.h"
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -364,6 +367,17 @@ static bool parse_slice(const struct option_arg *a, void *opts)
 	return true;
 }
 
+static bool parse_cpus(const struct option_arg *a, void *opts)
+{
+	unsigned n;
+
+	if (!parse_uint(a->v, a->vlen, HV_MAX_CPUS, &n) || !n)
+		return arg_error(a, "malformed option '%.*s': cpus is how many CPUs to use, 1-"
+				 STRINGIFY(HV_MAX_CPUS));
+	((struct hv_options *)opts)->max_cpus = n;
+	return true;
+}
+
 static bool parse_audit(const struct option_arg *a, void *opts)
 {
 	static const char every[] = "every=";
@@ -432,6 +446,7 @@ static const struct option_spec options_table[] = {
 	PARSED("audit_selftest", parse_audit_selftest),
 	CHOICE("strict_pt", struct hv_options, strict_pt, on_off_words, "strict_pt is on or off"),
 	PARSED("vmi_refuse", parse_refuse_all),
+	PARSED("cpus", parse_cpus),
 };
 #define NR_OPTIONS (sizeof(options_table) / sizeof(options_table[0]))
 

@@ -32,6 +32,8 @@
  *                         0xffffffff in edx) instead of stopping the guest.
  *                         The header slot, reserved and unsupported slots,
  *                         Init, IRET and SYSEXIT cannot be refused.
+ *   cpus=N                use at most N of the machine's CPUs (1-HV_MAX_CPUS,
+ *                         default: every CPU the ACPI MADT or MP table lists)
  *   strict_pt=on|off      every page the guest announced as a page table is
  *                         read-only in the shadows: a direct write to it (not
  *                         through the ROM's calls) stops the guest with the
@@ -118,6 +120,7 @@ struct hv_options {
 	struct vmi_refuse_set refuse;	/* vmi_refuse=: every guest's, unless guestN.vmi_refuse= */
 	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
 	uint32_t slice_ms;		/* the scheduler's time slice */
+	unsigned max_cpus;		/* cpus=: at most this many CPUs; 0: all */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

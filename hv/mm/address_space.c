@@ -22,6 +22,7 @@ extern uint32_t switcher_page_table[PT_ENTRIES];
 extern char __switcher_start[], __switcher_end[], __switcher_load[];
 
 static uint32_t *hv_page_dir;
+static uint32_t *low_pt;	/* PDE 0's table: page 0 left out */
 
 uint32_t hv_cr3(void)
 {
@@ -50,7 +51,6 @@ uint32_t hv_translate(uint32_t linear)
 
 void address_space_init(void)
 {
-	uint32_t *low_pt;
 	uint32_t switcher_bytes = (uint32_t)(__switcher_end - __switcher_start);
 
 	hv_page_dir = alloc_zeroed_page();
@@ -91,4 +91,15 @@ void *address_space_map_mmio(uint32_t phys)
 	pt[pte_index(linear)] = linear | PTE_P | PTE_W | PTE_PCD | PTE_PWT;
 	__asm__ volatile("invlpg (%0)" :: "r"(linear) : "memory");
 	return (void *)linear;
+}
+
+void page_zero_read(uint32_t offset, void *buf, uint32_t len)
+{
+	HV_ASSERT(offset < HV_PAGE_SIZE && len <= HV_PAGE_SIZE - offset);
+	low_pt[0] = make_pte(0, PTE_P);
+	__asm__ volatile("invlpg (%0)" :: "r"(0) : "memory");
+	for (uint32_t i = 0; i < len; i++)	/* volatile: address 0 is not NULL here */
+		((uint8_t *)buf)[i] = ((const volatile uint8_t *)(uintptr_t)offset)[i];
+	low_pt[0] = 0;
+	__asm__ volatile("invlpg (%0)" :: "r"(0) : "memory");
 }

@@ -16,5 +16,10 @@ uint32_t hv_translate(uint32_t linear);
 /* Map the device page at machine address phys (inside the reserved top,
  * which no guest sees) at the same linear address, uncached; returns it. */
 void *address_space_map_mmio(uint32_t phys);
+/* Copy len bytes at machine address offset of page 0 (the BIOS data
+ * area: the EBDA's segment at 0x40E), which stays unmapped so that NULL
+ * dereferences fault: it is mapped for the copy only.  Boot CPU, at
+ * start-up. */
+void page_zero_read(uint32_t offset, void *buf, uint32_t len);
 
 #endif

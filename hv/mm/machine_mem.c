@@ -29,9 +29,28 @@ static const char *mmap_type_name(uint32_t type)
 	}
 }
 
+/* What the boot loader left below 1 MiB that we still read (the
+ * multiboot information, the module list and strings): a started CPU's
+ * real-mode page must not land on it.  And the RAM the map gives there. */
+#define LOW_LIMIT 0x100000
+#define LOW_MAX 64
+struct range {
+	uint64_t start, end;
+};
+struct low_memory {
+	unsigned n_used, n_ram;
+	struct range used[LOW_MAX], ram[8];
+};
+static struct low_memory low;
+
 static void reserve(uint64_t start, uint64_t end, const char *what)
 {
 	uint32_t n = frames_reserve(&machine_frames, start, end);
+
+	if (start < LOW_LIMIT && low.n_used < LOW_MAX && start != 0) {
+		low.used[low.n_used].start = start;
+		low.used[low.n_used++].end = end;
+	}
 
 	log_debug("reserved %08llx-%08llx (%u frames) %s", start, end, n, what);
 }
@@ -54,6 +73,10 @@ void machine_mem_init(const struct multiboot_info *mbi)
 		if (e->type == MULTIBOOT_MEMORY_AVAILABLE) {
 			frames_add_ram(&machine_frames, e->addr, e->addr + e->len);
 			ram += e->len;
+			if (e->addr < LOW_LIMIT && low.n_ram < 8) {
+				low.ram[low.n_ram].start = e->addr;
+				low.ram[low.n_ram++].end = e->addr + e->len;
+			}
 		}
 		off += e->size + sizeof(e->size);
 	}
@@ -119,4 +142,21 @@ void *alloc_zeroed(size_t bytes)
 	p = phys_to_virt(pfn * HV_PAGE_SIZE);
 	memset(p, 0, (size_t)pages * HV_PAGE_SIZE);
 	return p;
+}
+
+uint32_t machine_mem_low_page(void)
+{
+	/* From 4 KiB (page 0 holds the real-mode IVT and BIOS data) to the
+	 * EBDA's usual start: conventional memory the BIOS is done with. */
+	for (uint32_t p = HV_PAGE_SIZE; p + HV_PAGE_SIZE <= 0x9f000; p += HV_PAGE_SIZE) {
+		bool ram = false, used = false;
+
+		for (unsigned i = 0; i < low.n_ram; i++)
+			ram |= low.ram[i].start <= p && p + HV_PAGE_SIZE <= low.ram[i].end;
+		for (unsigned i = 0; i < low.n_used; i++)
+			used |= low.used[i].start < p + HV_PAGE_SIZE && p < low.used[i].end;
+		if (ram && !used)
+			return p;
+	}
+	return 0;
 }

@@ -19,6 +19,10 @@ void *alloc_zeroed_page(void);
 /* Zeroed, machine-contiguous whole pages for bytes. */
 void *alloc_zeroed(size_t bytes);
 uint32_t machine_free_bytes_kib(void);
+/* A page of RAM below 640 KiB that no multiboot structure uses (for a
+ * started CPU's real-mode code); 0 if there is none.  The first MiB is
+ * never handed out, so it stays ours. */
+uint32_t machine_mem_low_page(void);
 
 static inline void *phys_to_virt(uint32_t pa) { return (void *)pa; }
 static inline uint32_t virt_to_phys(const void *va) { return (uint32_t)va; }

@@ -23,9 +23,14 @@ import sys
 
 ALLOWED = {
     # The frame allocator.
-    "mm/machine_mem.c": {"machine_frames", "frame_bitmap"},
+    "mm/machine_mem.c": {"machine_frames", "frame_bitmap", "low"},
     # The hypervisor's own address space.
-    "mm/address_space.c": {"hv_page_dir"},
+    "mm/address_space.c": {"hv_page_dir", "low_pt"},
+    # The firmware's tables, searched once at start-up, read-only after.
+    "drivers/acpi.c": {"acpi"},
+    # Starting the other CPUs: the started CPU's boot parameters (one CPU
+    # at a time) and how many are online (written before they run guests).
+    "drivers/smp_boot.c": {"ap_boot", "nr_online_cpus"},
     # The per-CPU array (GDT, IDT, TSS, switcher state, current vCPU).
     "arch/cpu_tables.c": {"pcpus"},
     # The host's interrupt plumbing.

@@ -58,7 +58,7 @@ static void unknown_option_lists_every_key(void **state)
 	assert_string_equal(big,
 		"unknown hypervisor option 'frobnicate=1' (options are guest_mem=, loglevel=, after_load=, "
 		"selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, "
-		"strict_pt=, vmi_refuse=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)");
+		"strict_pt=, vmi_refuse=, cpus=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=)");
 	assert_false(hv_parse_cmdline("x guest2.colour=red", true, &o, big, sizeof(big)));
 	assert_string_equal(big,
 		"unknown hypervisor option 'guest2.colour=red' (a guest's options are guestN.mem=, "
@@ -107,6 +107,16 @@ static void word_options(void **state)
 	assert_true(hv_parse_cmdline("x slice=7 selftest=two-guests strict_pt=on", true, &o, err, sizeof(err)));
 	assert_int_equal(o.slice_ms, 7);
 	assert_true(o.fastpaths);
+	/* cpus=: every CPU the firmware lists unless limited (0: no limit). */
+	assert_int_equal(o.max_cpus, 0);
+	assert_true(hv_parse_cmdline("x cpus=1", true, &o, err, sizeof(err)));
+	assert_int_equal(o.max_cpus, 1);
+	assert_true(hv_parse_cmdline("x cpus=8", true, &o, err, sizeof(err)));
+	assert_int_equal(o.max_cpus, 8);
+	assert_false(hv_parse_cmdline("x cpus=0", true, &o, err, sizeof(err)));
+	assert_string_equal(err, "malformed option 'cpus=0': cpus is how many CPUs to use, 1-8");
+	assert_false(hv_parse_cmdline("x cpus=9", true, &o, err, sizeof(err)));
+	assert_false(hv_parse_cmdline("x cpus=two", true, &o, err, sizeof(err)));
 }
 
 static void malformed_sizes(void **state)
