@@ -190,8 +190,8 @@ __attribute__((noreturn)) static void two_guests_selftest(const struct multiboot
 	struct guest_spec one = { .number = 1, .kernel_module = 0, .weight = 1,
 				  .mem = opt->guest_mem, .mem_given = opt->guest_mem_given };
 
-	guest_load(mbi, opt, &one, 1, a, true);
-	guest_load(mbi, opt, &one, 1, b, false);
+	guest_load(mbi, opt, &one, 1, a);
+	guest_load(mbi, opt, &one, 1, b);
 	vcpu_create(a);
 	vcpu_create(b);
 	run_selftest_two_guests(a, b);
@@ -266,7 +266,7 @@ static unsigned load_guests(const struct multiboot_info *mbi, const struct hv_op
 				 (unsigned long long)(specs[i].mem >> 20), specs[i].weight);
 		check_cpus(&specs[i]);
 		guests[i] = guest_create(specs[i].name);
-		guest_load(mbi, opt, &specs[i], n, guests[i], false);
+		guest_load(mbi, opt, &specs[i], n, guests[i]);
 		guests[i]->sysmap = sysmap;
 	}
 	return n;

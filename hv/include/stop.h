@@ -2,7 +2,12 @@
 #ifndef VMI_HV_STOP_H
 #define VMI_HV_STOP_H
 
+#include <stdbool.h>
 #include "exit_codes.h"
+
+/* The machine has QEMU's isa-debug-exit at HV_DEBUG_EXIT_PORT (tests run
+ * with it; a plain QEMU or a real machine has none). */
+bool hv_debug_exit_present(void);
 
 /* Print "vmi-hv: stopped: <why>", exit QEMU through isa-debug-exit with
  * `code` if the device is there, else halt with interrupts off forever. */

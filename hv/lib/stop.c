@@ -1,13 +1,21 @@
 /*
- * stop.c - every way out of the hypervisor ends here, never in a reset,
- * with one exception: when the guest asked to reboot and no
- * isa-debug-exit device took us out, the machine is reset on purpose
- * (the keyboard controller's reset line), so that `reboot -f` in the guest
- * reboots a real machine and ends a `qemu -no-reboot` session (make run).
+ * stop.c - every way out of the hypervisor ends here, never in a reset.
+ * The code goes to QEMU's isa-debug-exit device (the test harness's).
+ * Without one, a clean end (the last guest powered off, 'q' typed on the
+ * console) powers the machine off through ACPI, and anything else, or a
+ * machine that cannot be powered off, halts with interrupts off, its last
+ * lines on the screen (docs/HV.md, "Power-off and reboot").
  */
 #include "stop.h"
+#include "acpi_poweroff.h"
 #include "console.h"
 #include "io.h"
+
+/* The ends a user asked for, or the guests did: the machine goes off. */
+static bool powers_off(int code)
+{
+	return code == HV_EXIT_GUEST_SHUTDOWN || code == HV_EXIT_GUEST_STOPPED || code == HV_EXIT_DONE;
+}
 
 __attribute__((noreturn)) static void halt_forever(int code)
 {
@@ -15,14 +23,19 @@ __attribute__((noreturn)) static void halt_forever(int code)
 	/* QEMU's isa-debug-exit: exits with (code << 1) | 1.  Elsewhere the
 	 * port is unused and the write does nothing. */
 	outb(HV_DEBUG_EXIT_PORT, (uint8_t)code);
-	if (code == HV_EXIT_GUEST_REBOOT) {
-		kprintf("vmi-hv: resetting the machine for the guest's reboot\n");
-		for (int i = 0; i < 100000 && (inb(0x64) & 0x02); i++)
-			;	/* the controller's input buffer must be empty */
-		outb(0x64, 0xfe);
-	}
+	if (powers_off(code))
+		acpi_power_off();
 	for (;;)
 		__asm__ volatile("hlt");
+}
+
+/*
+ * QEMU's isa-debug-exit reads as 0; a port no device decodes reads as all
+ * ones (QEMU's unassigned I/O, and an ISA bus's floating lines).
+ */
+bool hv_debug_exit_present(void)
+{
+	return inb(HV_DEBUG_EXIT_PORT) == 0;
 }
 
 /* One line: what the caller printed already, then fmt, then the newline. */

@@ -40,7 +40,9 @@ struct guest_ports {
 
 /* A guest runs until a rule break stops it or it reboots or powers off;
  * then it is dead (as lguest's kill_guest marks it), and the run loop
- * reports it. */
+ * reports it.  A guest that rebooted is started again from its modules
+ * (vcpu/guest_restart.c) unless the run ends with it (docs/HV.md,
+ * "Power-off and reboot"). */
 enum guest_state {
 	GUEST_RUNNING,
 	GUEST_STOPPED,		/* broke a rule; its vCPU holds the reason */
@@ -75,18 +77,27 @@ struct guest {
 	 * this guest's run-time frames went back (guest_frames.c). */
 	uint32_t frames_free_before;
 	bool frames_released;
-	/* The frames it holds beyond its memory, against its limit. */
+	/* The frames it holds beyond its memory, against its limit; and
+	 * how many of them its load took (a reboot starts again from there). */
 	struct frame_budget budget;
+	uint32_t load_frames;
+	/* Where it was loaded from, to load it again when it reboots: the
+	 * multiboot modules are kept (guest_reload). */
+	const struct multiboot_info *mbi;
+	struct guest_spec spec;
+	unsigned nr_guests;
+	unsigned reboots;	/* times it was started again */
 	struct guest_mem mem;
 	struct guest_plan plan;
 	struct guest_boot_state boot;
 	bool has_vrom;		/* the VMI ROM is copied into its memory */
 	bool fastpaths;		/* enable the shared page's ROM fast paths */
 	bool strict_pt;		/* strict_pt=on: announced page tables read-only */
-	/* vmi_refuse=: calls its ROM copy answers unsupported, and those
-	 * whose first report was logged. */
+	/* vmi_refuse=: calls its ROM copy answers unsupported; and the
+	 * calls answered unsupported (refused, or with no code) whose first
+	 * answer was logged. */
 	struct vmi_refuse_set refuse;
-	uint32_t refuse_logged[VMI_REFUSE_WORDS];
+	uint32_t unsupported_logged[VMI_REFUSE_WORDS];
 	struct sysmap sysmap;	/* the kernel's System.map, if given (a module) */
 	char kernel_version[64];
 	/* Shadow page tables from VMI activation on: the guest's page
@@ -112,12 +123,14 @@ void guest_devices_reset(struct guest *g);
 
 /* Load the guest from its module pair (spec, one of nr_guests), or stop
  * with a "vmi-hv: error:" line explaining what is wrong with the input
- * (naming the guest when there are several).  The modules' frames are
- * given back unless keep_modules (another guest is loaded from them
- * next). */
+ * (naming the guest when there are several).  The modules stay where
+ * they are: a reboot loads the guest from them again. */
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
-		const struct guest_spec *spec, unsigned nr_guests,
-		struct guest *g, bool keep_modules);
+		const struct guest_spec *spec, unsigned nr_guests, struct guest *g);
+/* The guest's reboot: its memory zeroed, then the kernel, initrd, zero
+ * page, command line and a new ROM copy put in again from its modules,
+ * and read back, exactly as guest_load did. */
+void guest_reload(struct guest *g);
 /* A zeroed guest named name, in memory of its own. */
 struct guest *guest_create(const char *name);
 

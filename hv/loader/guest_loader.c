@@ -332,23 +332,8 @@ static void check_read_back(struct guest *g, const struct load *l, uint8_t *zero
 		hv_panic("the zero page in guest memory is inconsistent");
 }
 
-/* The module copies are no longer needed: give back the frames that lie
- * wholly inside them (a partial last frame may hold loader data). */
-static void release_modules(const struct load *l)
-{
-	uint32_t released = 0;
-
-	for (uint32_t i = 0; i < 2; i++)
-		for (uint32_t pa = ALIGN_UP(l->mods[i].mod_start, HV_PAGE_SIZE);
-		     pa + HV_PAGE_SIZE <= l->mods[i].mod_end; pa += HV_PAGE_SIZE)
-			released += frames_free(&machine_frames, pa / HV_PAGE_SIZE);
-	log_info("guest loaded and checked; released %u KiB of module memory, %u KiB free",
-		 released * 4, machine_free_bytes_kib());
-}
-
 void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
-		const struct guest_spec *spec, unsigned nr_guests,
-		struct guest *g, bool keep_modules)
+		const struct guest_spec *spec, unsigned nr_guests, struct guest *g)
 {
 	struct load l = { .spec = spec, .nr_guests = nr_guests };
 	static uint8_t zero_page[BP_SIZE];
@@ -369,9 +354,21 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 	copy_in(g, &l, zero_page);
 	check_read_back(g, &l, zero_page);
 	print_plan(g, l.cmdline);
-	if (keep_modules)
-		log_info("guest loaded and checked; module memory kept for the next guest, %u KiB free",
-			 machine_free_bytes_kib());
-	else
-		release_modules(&l);
+	g->mbi = mbi;
+	g->spec = *spec;
+	g->nr_guests = nr_guests;
+	/* Its modules are where a reboot loads it from again: kept. */
+	log_info("guest loaded and checked; its modules kept for a reboot, %u KiB free",
+		 machine_free_bytes_kib());
+}
+
+void guest_reload(struct guest *g)
+{
+	struct load l = { .spec = &g->spec, .nr_guests = g->nr_guests };
+	static uint8_t zero_page[BP_SIZE];
+
+	find_modules(g->mbi, &l);
+	guest_mem_zero(&g->mem);
+	copy_in(g, &l, zero_page);
+	check_read_back(g, &l, zero_page);
 }

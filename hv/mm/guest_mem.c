@@ -61,6 +61,12 @@ bool guest_mem_alloc(struct guest_mem *gm, uint64_t size, char *why, size_t whyl
 	return true;
 }
 
+void guest_mem_zero(const struct guest_mem *gm)
+{
+	for (uint32_t i = 0; i < gm->npages; i++)
+		memset(phys_to_virt(gm->p2m[i] * HV_PAGE_SIZE), 0, HV_PAGE_SIZE);
+}
+
 uint32_t guest_gpa_to_machine(const struct guest_mem *gm, uint64_t gpa)
 {
 	if (gpa >= gm->size)

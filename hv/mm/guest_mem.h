@@ -29,6 +29,8 @@ uint64_t guest_mem_available(void);
 /* Allocate and zero size bytes.  false (with a reason in why) if the
  * machine does not have them to spare. */
 bool guest_mem_alloc(struct guest_mem *gm, uint64_t size, char *why, size_t whylen);
+/* Every page zeroed again, as guest_mem_alloc() gave them (a reboot). */
+void guest_mem_zero(const struct guest_mem *gm);
 /* Copy into / out of guest-physical memory.  A range outside the guest
  * is a hypervisor bug: these panic. */
 void guest_mem_write(const struct guest_mem *gm, uint64_t gpa, const void *src, size_t len);

@@ -81,6 +81,25 @@ bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned we
 	return true;
 }
 
+bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		if (s->e[i] != e)
+			continue;
+		uint32_t allowed = e->allowed;	/* its guest's CPUs stay its own */
+
+		if (!weight)
+			weight = 1;
+		*e = (struct sched_entity){ .owner = owner, .weight = weight,
+					    .inv_weight = (1u << WEIGHT_SHIFT) / weight,
+					    .vruntime = s->min_vruntime,
+					    .state = SCHED_READY, .start = now, .since = now,
+					    .cpu = -1, .allowed = allowed };
+		return true;
+	}
+	return false;
+}
+
 static void leave_cpu(struct sched *s, struct sched_entity *e, enum sched_state st, uint64_t now)
 {
 	if (e->state == SCHED_RUNNING && e->cpu >= 0) {

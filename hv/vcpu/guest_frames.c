@@ -102,6 +102,7 @@ void guest_frames_baseline(struct guest **guests, unsigned n)
 
 	for (unsigned i = 0; i < n; i++) {
 		guests[i]->frames_free_before = machine_frames.nfree;
+		guests[i]->load_frames = guests[i]->budget.used;
 		promised += guests[i]->budget.limit - guests[i]->budget.used;
 	}
 	kprintf("vmi-hv: machine frames free before the guests run: %u (%u promised to the guests' frame budgets)\n",

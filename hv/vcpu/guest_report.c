@@ -77,6 +77,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->string_io_faults);
 	kprintf("vmi-hv: VMI calls answered unsupported (vmi_refuse=): %llu\n",
 		(unsigned long long)s->refused_answered);
+	kprintf("vmi-hv: VMI calls with no code answered unsupported: %llu\n",
+		(unsigned long long)s->unsupported_answered);
 	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
 		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",
@@ -141,8 +143,8 @@ static void report_stop(const struct vcpu *v)
 
 /*
  * The guest ended itself (reboot or power off): not a rule break, so no
- * register dump; the statistics and the exit rate.  Restarting the guest
- * in place is not done yet.
+ * register dump; the statistics and the exit rate.  A reboot's guest is
+ * then started again (guest_restart.c), with its counters from zero.
  */
 static void report_end(const struct vcpu *v, const char *what)
 {
@@ -163,7 +165,7 @@ void guest_report_end(struct guest *g)
 	if (g->state == GUEST_STOPPED)
 		report_stop(g->ended_by);
 	else
-		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "shutdown");
+		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off");
 	/* After the report, whose statistics show its shadows and audit. */
 	guest_frames_release(g);
 }

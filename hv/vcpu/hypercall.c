@@ -17,8 +17,10 @@
  * calls where the guest can also ask with an instruction.  What is here:
  * unpacking the arguments and packing the results, and what a failure
  * means, since a call cannot return a fault: the guest is stopped.  A
- * call with no code stops the guest with "unimplemented VMI call N
- * (Name)" and its registers: never a silent wrong answer, never a hang.
+ * call of the table with no code, here or in the ROM, answers
+ * "unsupported" (eax = -38, edx = 0xffffffff), as docs/VROM.md defines
+ * it, so that the guest can probe it; a call number outside the table
+ * stops the guest with "unimplemented VMI call N (out of range)".
  */
 #include "vcpu_state.h"
 #include "guest_report.h"
@@ -86,21 +88,26 @@ static void call_cpuid(struct vcpu *v, struct trap_frame *f)
 	f->eax = r[0]; f->ebx = r[1]; f->ecx = r[2]; f->edx = r[3];
 }
 
+/* An MSR the guest does not have: RDMSR and WRMSR answer unsupported
+ * (edx:eax = 0xffffffff:-38; eax = -38), where the instruction would
+ * raise #GP (vcpu_ops.c, the MSR policy; docs/VROM.md, "MSRs"). */
 static uint64_t call_rdmsr(struct vcpu *v, uint32_t msr)
 {
 	uint64_t val;
 
-	if (!vcpu_rdmsr(v, msr, &val))
-		log_debug("guest VMI RDMSR 0x%x: not virtualized, reads 0", msr);
-	return val;
+	if (vcpu_rdmsr(v, msr, &val))
+		return val;
+	log_debug("guest VMI RDMSR 0x%x: no such MSR, answered unsupported", msr);
+	return (uint64_t)0xffffffffu << 32 | VMI_ERROR_UNSUPPORTED;
 }
 
 static uint32_t call_wrmsr(struct vcpu *v, uint32_t msr, uint64_t val)
 {
-	if (!vcpu_wrmsr(v, msr, val))
-		log_debug("guest VMI WRMSR 0x%x <- %08x%08x: not virtualized, dropped",
-			  msr, (uint32_t)(val >> 32), (uint32_t)val);
-	return 0;
+	if (vcpu_wrmsr(v, msr, val))
+		return 0;
+	log_debug("guest VMI WRMSR 0x%x <- %08x%08x: no such MSR, answered unsupported",
+		  msr, (uint32_t)(val >> 32), (uint32_t)val);
+	return VMI_ERROR_UNSUPPORTED;
 }
 
 /* The element size of IN/OUT and INS/OUTS in all their widths. */
@@ -239,25 +246,53 @@ static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)
 	return was;
 }
 
-/*
- * The ROM's report of an unsupported call (docs/VROM.md, "Transport",
- * item 6) for a call vmi_refuse= refused in this guest's ROM copy: let
- * the stub go on, which returns VMI_ERROR_UNSUPPORTED and 0xffffffff.
- * The first report of each call is logged.  Any other report stops the
- * guest, as before.
- */
-static bool answer_refused(struct vcpu *v, uint32_t n)
+/* The first unsupported answer to each call is logged, once a guest. */
+static void log_unsupported_once(struct vcpu *v, uint32_t n, const char *why)
 {
 	struct guest *g = v->guest;
 
-	if (!vmi_refused(&g->refuse, n))
+	if (g->unsupported_logged[n / 32] >> (n % 32) & 1)
+		return;
+	g->unsupported_logged[n / 32] |= 1u << (n % 32);
+	log_info("guest %s: VMI call %u (%s) answered unsupported (%s)", g->name, n, vmi_call_name(n), why);
+}
+
+/*
+ * The ROM's report of an unsupported call (docs/VROM.md, "Transport",
+ * item 6): the slot has no code (reserved, or one of the PAE calls), or
+ * vmi_refuse= made it so in this guest's copy.  Either way the stub goes
+ * on and returns VMI_ERROR_UNSUPPORTED and 0xffffffff, as the ROM
+ * defines it, so that a guest can probe the slot.  A report naming no
+ * call of the table is not a slot's: false.
+ */
+static bool answer_unsupported_slot(struct vcpu *v, uint32_t n)
+{
+	if (n >= NUM_VMI_CALLS)
 		return false;
-	v->stats.refused_answered++;
-	if (!(g->refuse_logged[n / 32] >> (n % 32) & 1)) {
-		g->refuse_logged[n / 32] |= 1u << (n % 32);
-		log_info("guest %s: VMI call %u (%s) answered unsupported (vmi_refuse=)",
-			 g->name, n, vmi_call_name(n));
+	if (vmi_refused(&v->guest->refuse, n)) {
+		v->stats.refused_answered++;
+		log_unsupported_once(v, n, "vmi_refuse=");
+	} else {
+		v->stats.unsupported_answered++;
+		log_unsupported_once(v, n, "the ROM has no code for it");
 	}
+	return true;
+}
+
+/*
+ * A call of the table that reaches the hypervisor but has no code here
+ * (WallclockUpdated: this hypervisor never changes the wall clock under
+ * the guest) answers as an unsupported slot does: eax = -38, edx =
+ * 0xffffffff.
+ */
+static bool answer_no_handler(struct vcpu *v, struct trap_frame *f, uint32_t n)
+{
+	if (n >= NUM_VMI_CALLS)
+		return false;
+	v->stats.unsupported_answered++;
+	log_unsupported_once(v, n, "the hypervisor has no code for it");
+	f->eax = VMI_ERROR_UNSUPPORTED;
+	f->edx = 0xffffffffu;
 	return true;
 }
 
@@ -422,11 +457,11 @@ void vcpu_hypercall(struct vcpu *v)
 	case VMI_CALL_Shutdown:		vcpu_guest_shutdown(v, "the guest called Shutdown");
 	case VMI_CALL_Reboot:		vcpu_guest_reboot(v, "the guest called Reboot");
 	case VMI_HC_REPORT_UNSUPPORTED:
-		if (answer_refused(v, f->eax))
+		if (answer_unsupported_slot(v, f->eax))
 			return;
-		vcpu_stop(v, "unimplemented VMI call %u (%s): the ROM has no code for it",
-			  f->eax, f->eax < NUM_VMI_CALLS ? vmi_call_name(f->eax) : "out of range");
+		vcpu_stop(v, "unsupported-call report for VMI call %u (out of range)", f->eax);
 	}
-	vcpu_stop(v, "unimplemented VMI call %u (%s)", call,
-		  call < NUM_VMI_CALLS ? vmi_call_name(call) : "out of range");
+	if (answer_no_handler(v, f, call))
+		return;
+	vcpu_stop(v, "unimplemented VMI call %u (out of range)", call);
 }

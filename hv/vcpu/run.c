@@ -38,6 +38,7 @@
 #include "run_loop.h"
 #include "vcpu.h"
 #include "guest_report.h"
+#include "guest_restart.h"
 #include "pcpu.h"
 #include "console.h"
 #include "stop.h"
@@ -133,19 +134,48 @@ void run_start(struct guest *g, bool several)
 		g->vcpus[i]->start_tsc = rdtsc();
 }
 
+/*
+ * Does a guest's reboot start it again?  Always, but for one case: the
+ * last guest running rebooted on a machine with QEMU's isa-debug-exit
+ * (the test harness's; docs/HV.md, "Power-off and reboot"), where the
+ * run ends with HV_EXIT_GUEST_REBOOT, as QEMU's -no-reboot ends a native
+ * guest's reboot.
+ */
+static bool reboot_restarts(const struct run *r, const struct guest *g)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->guests[i] != g && guest_alive(r->guests[i]))
+			return true;
+	return !hv_debug_exit_present();
+}
+
+/* A rebooted guest started again: in the scheduler as a new vCPU. */
+static void rejoin(struct run *r, struct guest *g)
+{
+	guest_restart(g);
+	run_start(g, r->n > 1);
+	for (unsigned j = 0; j < g->nr_vcpus; j++)
+		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
+			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
+	if (r->keys.console == g && r->n > 1)
+		vga_show(&g->screen);
+}
+
 /* Report the guests that died since the last look; the console moves on
- * to a guest still alive. */
+ * to a guest still alive.  A guest that rebooted starts again. */
 static void reap(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
+		bool again;
 
 		if (guest_alive(g) || g->end_reported)
 			continue;
+		again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
 		console_guest_flush(&g->vuart.console);
-		if (r->n > 1) {
+		if (r->n > 1 && !again) {
 			unsigned left = 0;
 
 			for (unsigned j = 0; j < r->n; j++)
@@ -154,6 +184,10 @@ static void reap(struct run *r)
 				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
 		}
 		guest_report_end(g);
+		if (again) {
+			rejoin(r, g);
+			continue;
+		}
 		r->last_ended = g;
 	}
 	console_keys_guest_ended(&r->keys);
@@ -197,7 +231,7 @@ __attribute__((noreturn)) static void no_guest_left(struct run *r)
 		guests_after_stop(r->guests, r->n);
 	if (r->last_ended->state == GUEST_REBOOTED)
 		hv_stop(HV_EXIT_GUEST_REBOOT, "guest reboot");
-	hv_stop(HV_EXIT_GUEST_SHUTDOWN, "guest shutdown");
+	hv_stop(HV_EXIT_GUEST_SHUTDOWN, "guest powered off");
 }
 
 /* Halted vCPUs with an interrupt to take become runnable again. */

@@ -60,10 +60,16 @@ struct vcpu *vcpu_create(struct guest *g)
 
 void vcpu_init(struct vcpu *v, struct guest *g)
 {
+	/* A new vCPU has none yet; a rebooted one keeps its pages. */
+	void *stack_page = v->stack_page, *shared_page = v->shared_page;
+	uint32_t *switcher_pt = v->switcher_pt;
 	struct trap_frame *f;
 	struct emul_outcome out;
 
 	memset(v, 0, sizeof(*v));
+	v->stack_page = stack_page;
+	v->shared_page = shared_page;
+	v->switcher_pt = switcher_pt;
 	v->guest = g;
 	fpu_area_reset(&v->fpu);
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
@@ -98,6 +104,23 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->ss = 0x18 | 1;
 	log_info("vcpu: guest entry eip=%08x esi=%08x cs=%04x ds=%04x, ring 1, paging off (vTLB physical mode), shadow cr3 %08x",
 		 f->eip, f->esi, f->cs, f->ds, vcpu_mmu_cr3(v));
+}
+
+/*
+ * Its guest rebooted (guest_restart.c): the vCPU as vcpu_init built it,
+ * on the frames it already holds (its stack and shared pages, zeroed;
+ * the vTLB's directory given back and taken again).  The CPU must not
+ * take it for the vCPU it last entered: that one's FPU registers and
+ * GDT are still loaded.
+ */
+void vcpu_restart(struct vcpu *v)
+{
+	struct pcpu *c = this_pcpu();
+
+	if (c->current == v)
+		c->current = 0;
+	vtlb_destroy(&v->vtlb);
+	vcpu_init(v, v->guest);
 }
 
 /* Real EFLAGS for the guest: IF always on (its IF is virtual), IOPL 0 so

@@ -12,6 +12,8 @@ struct vcpu *vcpu_create(struct guest *g);
 /* Build the vCPU for a loaded guest: switcher pages, shadow paging in
  * "physical mode", the 32-bit boot-protocol entry state. */
 void vcpu_init(struct vcpu *v, struct guest *g);
+/* Its guest rebooted: built again as vcpu_init does, on its own frames. */
+void vcpu_restart(struct vcpu *v);
 /* One entry into the guest and the handling of the exit that ends it
  * (the run loop calls it with interrupts off, devices polled). */
 void vcpu_run_once(struct vcpu *v);

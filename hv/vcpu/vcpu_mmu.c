@@ -56,7 +56,9 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 		return;
 	/* by_gfn: one uint16_t per guest page, machine-contiguous so that
 	 * it is one array in the hypervisor's 1:1 map. */
-	by_gfn = guest_alloc_at_load(v->guest, gm->npages * sizeof(uint16_t), "the shadow index");
+	by_gfn = v->guest->shadow.by_gfn;	/* kept across a reboot */
+	if (!by_gfn)
+		by_gfn = guest_alloc_at_load(v->guest, gm->npages * sizeof(uint16_t), "the shadow index");
 	/* The guest's first vCPU lends the shadows its walker: walking the
 	 * guest's tables needs only the guest's memory and paging mode. */
 	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, by_gfn);

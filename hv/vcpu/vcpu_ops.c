@@ -208,9 +208,12 @@ static void op_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, uint32_t regs_o
  * (0x8b: Linux writes 0, runs CPUID, reads it), which reads as 0.  Any
  * other does not exist for the guest: false (and 0 read).  The emulator
  * raises #GP then, which Linux's rdmsr_safe/wrmsr_safe expect for an MSR
- * that does not exist; the VMI calls have no way to fault, so RDMSR reads
- * 0 and WRMSR is dropped (the guest's feature-control lock and the like
- * never reach the real CPU).
+ * that does not exist.  The VMI calls cannot fault (the seed's RDMSR and
+ * WRMSR say nothing of faults; a #GP at the ROM's slot would find no
+ * exception-table entry in the guest), so they answer "unsupported"
+ * instead, which the guest's read_msr_safe/write_msr_safe turn into the
+ * error a fault gives natively (hypercall.c; docs/VROM.md, "MSRs").
+ * Either way nothing reaches the real CPU.
  */
 bool vcpu_rdmsr(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
@@ -286,15 +289,23 @@ static enum emul_result op_halt(void *ctx)
 
 /*
  * hlt.  With the virtual IF clear nothing can ever wake the guest: that
- * is how Linux's decompressor and early code die ("error(); while (1)
- * hlt"), so it is a stop, with the registers.  With IF set the vCPU is
- * halted: the run loop enters it no more until its vPIC has an
- * interrupt to deliver, and idles the CPU meanwhile.
+ * is how Linux powers off and halts when it has no other way (its
+ * machine_halt and power-off end in stop_this_cpu's hlt loop with
+ * interrupts off, after "reboot: System halted"), so it is the guest's
+ * power-off (docs/HV.md, "Power-off and reboot").  Its early code dies
+ * the same way ("error(); while (1) hlt"): the end line names the eip.
+ * With IF set the vCPU is halted: the run loop enters it no more until
+ * its vPIC has an interrupt to deliver, and idles the CPU meanwhile.
  */
 void vcpu_halt(struct vcpu *v)
 {
-	if (!v->vif)
-		vcpu_stop(v, "hlt with interrupts disabled: the guest is dead");
+	if (!v->vif) {
+		char why[96];
+
+		fmt_snprintf(why, sizeof(why), "hlt with interrupts off at %04x:%08x (how Linux powers off or halts)",
+			     v->frame->cs & 0xffff, v->frame->eip);
+		vcpu_guest_shutdown(v, why);
+	}
 	v->halted = true;
 }
 

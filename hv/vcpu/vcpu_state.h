@@ -85,6 +85,7 @@ struct vcpu_stats {
 	/* F_PIC: exits whose shared page showed a mask or in-service bits
 	 * the ROM had changed since the entry (vcpu_shared.c). */
 	uint64_t rom_pic_changes;
+	uint64_t unsupported_answered;	/* calls with no code answered unsupported */
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted

@@ -54,9 +54,16 @@ uint32_t vcpu_switcher_init(struct vcpu *v)
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_STACK_PTE] & PTE_P));
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_SHARED_PTE] & PTE_P));
 	HV_ASSERT(!(switcher_page_table[HV_PCPU_PTE] & PTE_P));
-	v->stack_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's stack page");
-	v->shared_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's shared page");
-	v->switcher_pt = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's switcher page table");
+	/* A vCPU rebuilt for its guest's reboot has its pages already. */
+	if (!v->stack_page)
+		v->stack_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's stack page");
+	if (!v->shared_page)
+		v->shared_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's shared page");
+	if (!v->switcher_pt)
+		v->switcher_pt = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's switcher page table");
+	memset(v->stack_page, 0, HV_PAGE_SIZE);
+	memset(v->shared_page, 0, HV_PAGE_SIZE);
+	memset(v->switcher_pt, 0, HV_PAGE_SIZE);
 	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint32_t pte = switcher_page_table[i];
 

@@ -9,8 +9,9 @@ guest's user mode).  Each runs beside a second guest, the test guest's
 
 A case passes only if:
   1. the offender ends the way the table says (stopped by the hypervisor,
-     or shut down after the fault was delivered to it, or rebooted) and
-     its output or the stop line matches the case's diagnostic (a regex);
+     or powered off after the fault was delivered to it, or rebooted: it
+     starts again, and the console stops it) and its output or the stop
+     line matches the case's diagnostic (a regex);
   2. the hypervisor never faulted (vmitest.FATAL_PATTERNS, a stop reason
      that blames the hypervisor: hvguest.HV_FAULT_STOPS);
   3. the second guest still answers a byte typed to it and is still
@@ -37,7 +38,7 @@ import re
 import time
 
 from vmitest import paths, test
-from hvguest import BAD_INPUT, stays_responsive
+from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, check_invariants
 
 
@@ -227,7 +228,9 @@ CASES = [
      r"hostile: cr4 after mov with VME\|PVI 00000003\n(?s:.*)" + STOPPED + OUT_OF_RANGE % "5000"
      + r"(?s:.*)\n  cr0=[0-9a-f]{8} cr2=[0-9a-f]{8} cr3=[0-9a-f]{8} cr4=[0-9a-f]{7}[048c]\n", STOP),
     # ---- MSRs, debug registers ----
-    ("msr-sysenter-cs", h("msr-sysenter-cs"), r"hostile: SYSENTER_CS reads 00000000\n", SHUTDOWN),
+    # CPUID hides SEP: the write of our CS never reaches the CPU, and the
+    # MSR reads as absent (unsupported, as msr-vmi-absent).
+    ("msr-sysenter-cs", h("msr-sysenter-cs"), r"hostile: SYSENTER_CS reads ffffffda\n", SHUTDOWN),
     ("msr-unknown", h("msr-unknown"), DELIVERED % (13, 0), SHUTDOWN),
     ("msr-apic-base", h("msr-apic-base"), DELIVERED % (13, 0), SHUTDOWN),
     ("dr7-switcher", h("dr7-switcher"), r"hostile: dr7 reads 000f0003\n(?s:.*)hostile: switcher word 0 reads", SHUTDOWN),
@@ -324,8 +327,17 @@ CASES = [
      r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n(?s:.*?)"
      r"vmi-hv: VMI calls:(?![^\n]*InvalPage=(?!1\b)\d)[^\n]*\n", SHUTDOWN),
     # ---- VMI calls ----
-    ("vmi-unimplemented", "tguest=vmi", STOPPED + r"unimplemented VMI call 84 \(WallclockUpdated\)", STOP),
-    ("vmi-unsupported-slot", h("refuse"), STOPPED + r"unimplemented VMI call 48 \(SetPxELong\): the ROM has no code for it", STOP),
+    # A call with no code, in the hypervisor or in the ROM, answers
+    # unsupported (docs/VROM.md, "Transport", item 6): the guest probes it.
+    ("vmi-unimplemented", "tguest=vmi", r"tguest: WallclockUpdated returned eax ffffffda edx ffffffff\n", SHUTDOWN),
+    ("vmi-unsupported-slot", h("refuse"), r"hostile: SetPxELong: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
+    # ---- round 3: power and ABI ----
+    # An MSR the guest does not have: the VMI calls answer unsupported
+    # (the guest's read_msr_safe/write_msr_safe take it for the #GP the
+    # instruction raises: msr-unknown), the one it has answers.
+    ("msr-vmi-absent", h("msr-vmi-absent"),
+     r"hostile: RDMSR c0000080: eax ffffffda edx ffffffff\n(?s:.*)hostile: WRMSR c0000080: eax ffffffda "
+     r"(?s:.*)hostile: RDMSR 0000008b: eax 00000000 edx 00000000\n(?s:.*)hostile: WRMSR 0000008b: eax 00000000 ", SHUTDOWN),
     # ---- string port I/O (INS/OUTS calls, docs/VROM.md "String port I/O") ----
     ("str-unmapped", h("str-unmapped"),
      DELIVERED % (14, 2) + r"eip %08x cs 00000011 cr2 02000000" % slot_int("INSB"), SHUTDOWN),
@@ -405,7 +417,7 @@ CASES = [
     ("alarm-lazy-garbage", h("alarm-lazy-garbage"), r"hostile: alarm_lazy high words after the exit 80000000\n", SHUTDOWN),
 ]
 
-END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest shutdown: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
+END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
             HOLD: STOPPED + r"stopped from the console \(Ctrl-\] q\)"}
 BUDGET_LINE = r"vmi-hv: frame budget: (\d+) of (\d+) frames in use \([^)]*; peak (\d+)\), (\d+) takes refused"
 
@@ -504,6 +516,14 @@ def run_case(t, name, what, diagnostic, end, options="", smp=1):
     if end == HOLD:
         hold_then_stop(t, q, name, diagnostic)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=300 if what.startswith(("linux:", "vmitest:")) else 60)
+    if end == REBOOT:
+        # With the second guest running, a reboot starts the offender
+        # again (docs/HV.md, "Power-off and reboot"); it keeps the
+        # console, which stops it.
+        q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot 1\)", timeout=30)
+        q.send("\x1dq")
+        q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=60)
+        q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=30)
     second_guest_ready(q)
     m = re.search(diagnostic, q.output)
     t.check(m, f"{name}: no /{diagnostic}/ in the output")
@@ -665,13 +685,16 @@ def hv_vmi_refuse(t):
     """With vmi_refuse=GetWallclockTime,IODelay,GetCR2,GetCR0 (u64, void,
     fast and u32 calls) the test guest's calls through the ROM return
     eax = -38, edx = 0xffffffff and it runs on; the hypervisor logs one
-    line per call the first time; an unsupported slot not refused
-    (SetPxELong) still stops it.  Without the option the same calls are
-    answered.  guest1.vmi_refuse= refuses for guest 1 only: guest 2, the
-    same program, gets the wall clock."""
+    line per call the first time; a slot the ROM has no code for
+    (SetPxELong) answers the same, and is counted apart.  Without the
+    option the same calls are answered.  guest1.vmi_refuse= refuses for
+    guest 1 only: guest 2, the same program, gets the wall clock."""
     opt = "vmi_refuse=" + ",".join(REFUSED)
-    run_case(t, "refuse", h("refuse"), vc("SetPxELong").replace(r"VMI call", r"unimplemented VMI call"), STOP, opt)
+    run_case(t, "refuse", h("refuse"), ANSWER % "SetPxELong:", SHUTDOWN, opt)
     out = t.output
+    t.check(re.search(r"vmi-hv: guest guest1: %s answered unsupported \(the ROM has no code for it\)" % vc("SetPxELong"),
+                      out), "SetPxELong's answer was not logged")
+    t.check(re.search(r"VMI calls with no code answered unsupported: 1\n", out), "SetPxELong's answer was not counted")
     for name in REFUSED:
         t.check(re.search(r"VMI ROM: call %d \(%s\) refused in this guest's copy" % (_vmi_calls()[name], name), out),
                 f"no load-time line for {name}")
@@ -683,10 +706,10 @@ def hv_vmi_refuse(t):
     m = re.findall(r"VMI calls answered unsupported \(vmi_refuse=\): (\d+)", out)
     t.check("5" in m, f"answered-unsupported counts {m}, expected 5 for guest 1")
     # Without the option: answered.
-    run_case(t, "refuse-off", h("refuse"), r"unimplemented VMI call", STOP)
+    run_case(t, "refuse-off", h("refuse"), ANSWER % "SetPxELong:", SHUTDOWN)
     out = t.output
-    t.check(not re.search(r"guest guest1: VMI call \d+ \(\w+\) answered unsupported", out),
-            "a call answered unsupported without the option")
+    t.check(not re.search(r"guest guest1: VMI call \d+ \(\w+\) answered unsupported \(vmi_refuse=\)", out),
+            "a call answered unsupported (vmi_refuse=) without the option")
     t.check(re.search(r"hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}\n", out),
             "GetWallclockTime without the option did not answer the time")
     t.check(re.search(r"hostile: IODelay: eax 00001234 edx 00005678\n", out), "IODelay without the option")
@@ -696,7 +719,10 @@ def hv_vmi_refuse(t):
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "guest1.vmi_refuse=GetWallclockTime",
                "-initrd", f"{TGUEST} {h('refuse')},{tiny},{TGUEST} {h('refuse')},{tiny}", fatal=HV_BROKEN)
-    stays_responsive(t, q)      # both ended (each at SetPxELong), then 's' and 'q'
+    # Both run to their end (the last one's ends the run).
+    q.expect(r"vmi-hv: stopped \(exit code \d+\): guest powered off", timeout=60)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN} (both guests powered off)")
     t.check(re.search(r"\[guest1\] hostile: GetWallclockTime: eax ffffffda edx ffffffff", q.output),
             "guest 1 was not refused GetWallclockTime")
     t.check(re.search(r"\[guest2\] hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}", q.output),

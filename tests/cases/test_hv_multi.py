@@ -10,8 +10,9 @@ import time
 
 from guest_config import describe, guest_config
 from vmitest import paths, test
-from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, REGS, SERIAL_CMDLINE,
+from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, GUEST_SHUTDOWN, MARKER, REGS, SERIAL_CMDLINE,
                      stays_responsive)
+from guest_end import FRAMES
 
 
 def hv(t, modules=None, append=None, mem="320"):
@@ -58,7 +59,7 @@ def hv_multi_load_two_guests(t):
             "guest 1's line is missing or wrong")
     t.check("vmi-hv: guest 2 (web): modules 3 and 4, 48 MiB, weight 3" in q.output,
             "guest 2's line is missing or wrong")
-    loaded = len(re.findall(r"guest loaded and checked; released \d+ KiB", q.output))
+    loaded = len(re.findall(r"guest loaded and checked; its modules kept for a reboot", q.output))
     t.check(loaded == 2, f"{loaded} guests loaded, expected 2")
     t.check(q.output.count("guest memory: 48 MiB") == 2, "not two guests of 48 MiB")
 
@@ -142,16 +143,61 @@ def hv_multi_two_linux_guests(t):
     q.send("\x1dl")
     expect_all(q, [r"\* 2 two +(running|halted|runnable) +weight 1",
                    r"  1 one +(running|halted|runnable) +weight 1"], timeout=60)
-    # Both reboot; only the last one ends the hypervisor.
-    q.send("reboot -f\n")
+    # Two powers off, one reboots: only the last one ends the hypervisor
+    # (a reboot with another guest running starts the guest again:
+    # hv-multi-reboot-poweroff).
+    q.send("poweroff -f\n")
     q.expect(r"vmi-hv: guest 2 \(two\) has ended; 1 other goes on", timeout=120)
-    q.expect(r"vmi-hv: guest reboot: ", timeout=60)
+    q.expect(r"vmi-hv: guest powered off: ", timeout=60)
     q.send("\n")
     q.expect(prompt("one"), timeout=120)
     q.send("reboot -f\n")
     q.expect(r"vmi-hv: stopped \(exit code 7\): guest reboot", timeout=120)
     status = q.wait_exit(timeout=30)
     t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT}")
+
+
+@test("hv-multi-reboot-poweroff")
+def hv_multi_reboot_poweroff(t):
+    """Guest two's `reboot` (init's, then the kernel's keyboard-controller
+    reset) starts it again from its modules while guest one keeps
+    answering, and the rebooted guest reaches its shell and answers too;
+    its frames come back at the reboot.  Then two's `poweroff` (init's,
+    then the kernel's hlt with interrupts off) ends it alone, "powered
+    off", while one answers; one's `poweroff`, the last, ends the run with
+    the power-off status.  No guest is "stopped" on the way."""
+    q = two_linux_guests(t)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    type_into(t, q, 2, "two", "before")
+    q.send("reboot\n")
+    q.expect(r"\[two\] [^\n]*init: reboot: asking the kernel", timeout=60)
+    q.expect(r"vmi-hv: guest reboot: keyboard controller reset", timeout=60)
+    q.expect(r"vmi-hv: guest two starts again from its modules \(reboot 1\)", timeout=60)
+    rebooted = len(q.output)
+    t.check(not re.search(r"guest 2 \(two\) has ended", q.output), "the reboot ended guest two")
+    # While two boots again, one answers; then two, from its new shell.
+    type_into(t, q, 1, "one", "during")
+    q.send("\x1d2")
+    q.expect(r"\[two\] " + MARKER, timeout=400)
+    type_into(t, q, 2, "two", "after")
+    t.check(not re.search(r"\[one\] " + MARKER, q.output[rebooted:]), "guest one booted again too")
+    q.send("poweroff\n")
+    q.expect(r"\[two\] [^\n]*init: poweroff: asking the kernel", timeout=60)
+    q.expect(r"vmi-hv: guest 2 \(two\) has ended; 1 other goes on", timeout=60)
+    q.expect(r"vmi-hv: guest powered off: hlt with interrupts off at 0061:c[0-9a-f]{7} \(how Linux powers off or halts\)",
+             timeout=60)
+    type_into(t, q, 1, "one", "alone")
+    q.send("poweroff\n")
+    q.expect(r"vmi-hv: guest powered off: ", timeout=60)
+    q.expect(r"vmi-hv: stopped \(exit code 8\): guest powered off", timeout=60)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
+    t.check("vmi-hv: guest stopped" not in q.output, "a guest was stopped")
+    frames = re.findall(FRAMES, q.output)
+    t.check(len(frames) == 3, f"{len(frames)} machine-frames lines, expected 3 (two's reboot, two's and one's ends)")
+    if frames:
+        after, _, before = frames[-1]
+        t.check(after == before, f"machine frames free {after} after both ended, {before} before the guests ran")
 
 
 def vga_has(q, word, timeout=30):

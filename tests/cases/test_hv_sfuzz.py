@@ -85,7 +85,7 @@ def sfuzz_one(t, seed, calls, smp=1):
     t.check(figures["failed"] == 0, f"seed {seed}: {figures['failed']} of the guest's own checks failed: "
             + "; ".join(re.findall(r"sfuzz: CHECK FAILED: ([^\n]*)", q.output)[:4]))
     t.check(figures["checks"] > 0, f"seed {seed}: the guest checked nothing: {done.group(1)}")
-    m = q.expect(STOP + r"\n|vmi-hv: guest shutdown: [^\n]*\n", timeout=60)
+    m = q.expect(STOP + r"\n|vmi-hv: guest powered off: [^\n]*\n", timeout=60)
     stopped = m.group(1)
     q.expect(r"vmi-hv: machine frames free: \d+ after", timeout=30)
     if stopped is not None:

@@ -813,14 +813,21 @@ void tguest_main(const uint8_t *boot_params)
 			__asm__ volatile("movl %%cr0, %0" : "=r"(cr0));
 		__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 	} else if (has_word(cmdline, "tguest=vmi")) {
-		uint32_t r;
+		uint32_t r, d;
 
 		puts("tguest: VMI Init\n");
 		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
 		puts("tguest: Init returned ");
 		puthex(r);
 		puts("; now WallclockUpdated\n");
-		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_WallclockUpdated), "a"(0), "d"(0), "c"(0) : "memory");
+		d = 0;
+		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_WallclockUpdated), "a"(0), "c"(0) : "memory");
+		puts("tguest: WallclockUpdated returned eax ");
+		puthex(r);
+		puts(" edx ");
+		puthex(d);
+		puts("\n");
+		__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 	}
 	puts("tguest: nothing caught me\n");
 }

@@ -1224,7 +1224,7 @@ static void rom_report(const char *what, uint32_t call, uint32_t a)
 }
 
 /* Through the ROM: a u64 call, a void call, a fast one and a u32 call,
- * then an unsupported slot (SetPxELong), which stops us unless refused. */
+ * then a slot with no code (SetPxELong), which answers unsupported too. */
 static void c_refuse(void)
 {
 	rom_report("GetWallclockTime:", VMI_CALL_GetWallclockTime, 0x1234);
@@ -1234,6 +1234,21 @@ static void c_refuse(void)
 	rom_report("GetCR0:", VMI_CALL_GetCR0, 0x1234);
 	puts("hostile: still running; now SetPxELong\n");
 	rom_report("SetPxELong:", VMI_CALL_SetPxELong, 0x1234);
+	survived();
+}
+
+/* ---- MSRs through the ROM: an absent one answers unsupported ------------------ */
+
+/* RDMSR and WRMSR through their ROM slots: EFER (absent: this CPU model
+ * has none for the guest) answers unsupported, as rdmsr/wrmsr would
+ * raise #GP; the microcode revision (0x8b), the one MSR the guest has,
+ * reads 0 and takes a write. */
+static void c_msr_vmi_absent(void)
+{
+	rom_report("RDMSR c0000080:", VMI_CALL_RDMSR, 0xc0000080u);
+	rom_report("WRMSR c0000080:", VMI_CALL_WRMSR, 0xc0000080u);
+	rom_report("RDMSR 0000008b:", VMI_CALL_RDMSR, 0x8b);
+	rom_report("WRMSR 0000008b:", VMI_CALL_WRMSR, 0x8b);
 	survived();
 }
 
@@ -1340,6 +1355,7 @@ static const struct h_case cases[] = {
 	{ "pic-ready-forged", 0, c_pic_ready_forged },
 	{ "alarm-lazy-garbage", 0, c_alarm_lazy_garbage },
 	{ "refuse", 0, c_refuse },
+	{ "msr-vmi-absent", 0, c_msr_vmi_absent },
 	{ "str-io", 1, c_str_io },
 	{ "str-pf-resume", 1, c_str_pf_resume },
 	{ "str-unmapped", 1, c_str_unmapped },

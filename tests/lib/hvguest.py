@@ -73,11 +73,11 @@ GUEST_FAULT_STOPS = [
     r"SetAlarm: [^\n]*\(flags [0-9a-f]+\)",
     r"CancelAlarm: bad flags \(flags [0-9a-f]+\)",
     r"unimplemented VMI call \d+ \([\w ]+\)",
+    r"unsupported-call report for VMI call \d+ \(out of range\)",
     r"triple fault: ",
     r"page fault at [0-9a-f]{8} \(error [0-9a-f]+\) breaks the rules: ",
     r"unsupported instruction: ",
     r"rule broken: ",
-    r"hlt with interrupts disabled: the guest is dead",
     r"cannot read the instruction of software interrupt \d+",
     # The paravirtual MMU's rule breaks (hv/vcpu/vcpu_mmu.c): the shadow
     # fuzzer's final actions (tests/cases/test_hv_sfuzz.py).

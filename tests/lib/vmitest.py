@@ -277,14 +277,14 @@ class Qemu(Console):
     short temporary directory: socket paths are limited to 108 bytes) for
     monitor_command() and vga_screen()/vga_text()."""
 
-    def __init__(self, args, log_path, accel="tcg", fatal=None, monitor=False):
+    def __init__(self, args, log_path, accel="tcg", fatal=None, monitor=False, debug_exit=True):
         self.log_path = log_path
         self.mon_dir = tempfile.mkdtemp(prefix="vmitest-mon-") if monitor else None
         mon = f"unix:{self.mon_dir}/mon.sock,server=on,wait=off" if monitor else "none"
         self.cmd = ["qemu-system-i386", "-accel", accel, "-display", "none",
                     "-monitor", mon, "-no-reboot", "-nic", "none",
                     "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con",
-                    *DEBUG_EXIT_DEVICE, *args]
+                    *(DEBUG_EXIT_DEVICE if debug_exit else []), *args]
         log = open(log_path, "w", errors="replace")
         log.write("# " + " ".join(self.cmd) + "\n")
         log.flush()
@@ -370,17 +370,19 @@ class TestContext:
         self.qemus = []
         self.tmpdir = os.path.join(LOGDIR, f"{name}.tmp")
 
-    def qemu(self, *args, accel="tcg", fatal=None, monitor=False):
+    def qemu(self, *args, accel="tcg", fatal=None, monitor=False, debug_exit=True):
         """Start QEMU with the given arguments; its serial log is the test's log
         (a second QEMU in one test logs to NAME.2.log, and so on).  monitor=True
-        gives it a human monitor for q.monitor_command() and q.vga_screen()."""
+        gives it a human monitor for q.monitor_command() and q.vga_screen();
+        debug_exit=False leaves out isa-debug-exit, as a plain
+        `qemu-system-i386 -cdrom vmi-hv.iso` has none."""
         if accel == "kvm":
             reason = kvm_usable()
             if reason:
                 self.skip(reason)
         n = len(self.qemus) + 1
         path = self.log_path if n == 1 else self.log_path[:-4] + f".{n}.log"
-        q = Qemu(list(args), path, accel=accel, fatal=fatal, monitor=monitor)
+        q = Qemu(list(args), path, accel=accel, fatal=fatal, monitor=monitor, debug_exit=debug_exit)
         self.qemus.append(q)
         return q
 

@@ -307,6 +307,30 @@ static void alarm_work_charged_to_its_owner(void **state)
 	exact(1200);
 }
 
+/* A guest that rebooted: its entity, gone, comes back in the same slot,
+ * runnable, with its times from the rejoin on; the scheduler stays full
+ * at SCHED_MAX however often guests reboot. */
+static void rejoin_after_reboot(void **state)
+{
+	struct sched_entity stranger;
+	struct sched_times t;
+
+	add(2, 0);
+	assert_ptr_equal(sched_pick(&s, 0, 0), &e[0]);
+	sched_gone(&s, &e[0], 400);
+	assert_ptr_equal(sched_pick(&s, 0, 400), &e[1]);
+	for (unsigned i = 0; i < 3 * SCHED_MAX; i++)
+		assert_true(sched_rejoin(&s, &e[0], &owners[0], 2, 1000 + i));
+	assert_int_equal(s.n, 2);
+	assert_int_equal(e[0].state, SCHED_READY);
+	assert_int_equal(e[0].weight, 2);
+	t = sched_times(&e[0], 2000);
+	assert_int_equal(t.real, 2000 - (1000 + 3 * SCHED_MAX - 1));
+	assert_int_equal(t.stolen, t.real);	/* runnable while e[1] runs */
+	assert_false(sched_rejoin(&s, &stranger, 0, 1, 2000));
+	assert_ptr_equal(sched_pick(&s, 0, 2000 + SLICE), &e[0]);	/* e[1]'s slice is over */
+}
+
 static void full(void **state)
 {
 	struct sched_entity extra[SCHED_MAX + 1];
@@ -446,6 +470,7 @@ int main(void)
 		cmocka_unit_test(halted_is_not_runnable),
 		cmocka_unit_test(alone_keeps_the_cpu),
 		cmocka_unit_test(alarm_work_charged_to_its_owner),
+		cmocka_unit_test(rejoin_after_reboot),
 		cmocka_unit_test(full),
 		cmocka_unit_test(two_cpus_two_busy),
 		cmocka_unit_test(two_cpus_weights_hold),

@@ -1,0 +1,16 @@
+/*
+ * guest_restart.h - a rebooted guest started again from its modules
+ * (guest_restart.c), for the run loop.
+ */
+#ifndef VMI_HV_GUEST_RESTART_H
+#define VMI_HV_GUEST_RESTART_H
+
+struct guest;
+
+/* The guest, whose reboot has been reported, as its load left it: fresh
+ * memory from its modules, a new ROM copy, its budget and counters from
+ * zero, its vCPUs at the kernel's entry.  The run loop then starts it
+ * and gives its vCPUs back to the scheduler. */
+void guest_restart(struct guest *g);
+
+#endif

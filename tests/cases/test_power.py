@@ -1,0 +1,110 @@
+"""Power-off and reboot (docs/HV.md, "Power-off and reboot"; docs/ARCHITECTURE.md,
+"The guest's init contract"): the guest's /init handles busybox's
+`poweroff`, `reboot` and `halt` as a real init does, natively and under
+vmi-hv.  Two guests, one rebooting and powering off beside the other:
+hv-multi-reboot-poweroff (test_hv_multi.py)."""
+
+import os
+import re
+import time
+
+from vmitest import paths, test
+from hvguest import MARKER, NATIVE_REBOOT, PROMPT, boot_native, quiet_console
+
+
+@test("native-init-reboot-poweroff")
+def native_init_reboot_poweroff(t):
+    """Natively, `reboot` (no -f: a signal to PID 1) makes init end the
+    processes and reboot the kernel, which ends QEMU (-no-reboot) with 0;
+    `poweroff` reaches the kernel's power-off: with a power-off driver
+    ("reboot: Power down") QEMU exits with 0, without one the kernel
+    halts ("reboot: System halted"; the guest kernel has no ACPI today)."""
+    q = boot_native(t)
+    q.expect(PROMPT, timeout=60)
+    q.send("reboot\n")
+    q.expect(r"init: reboot: ending all processes", timeout=30)
+    q.expect(r"init: reboot: asking the kernel", timeout=30)
+    status = q.wait_exit(timeout=30)
+    t.check(status == NATIVE_REBOOT, f"reboot: exit status {status}, expected {NATIVE_REBOOT}")
+    q = boot_native(t)
+    q.expect(PROMPT, timeout=60)
+    q.send("poweroff\n")
+    q.expect(r"init: poweroff: asking the kernel", timeout=30)
+    m = q.expect(r"reboot: (Power down|System halted)", timeout=30)
+    if m.group(1) == "Power down":
+        status = q.wait_exit(timeout=30)
+        t.check(status == 0, f"poweroff: exit status {status}, expected 0 (ACPI S5)")
+    else:
+        t.note("natively the kernel halts at poweroff: it has no power-off driver (CONFIG_ACPI is off)")
+    t.check(not re.search(r"init: (poweroff|reboot) -f returned", q.output), "the kernel returned to init")
+
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
+POWERING_OFF = r"vmi-hv: powering the machine off \(ACPI S5: PM1a control port 0x([0-9a-f]+), SLP_TYPa (\d+)\)"
+
+
+def tguest_no_debug_exit(t, *machine):
+    """The test guest calling Shutdown (tguest=trapped) on a machine
+    without isa-debug-exit, as a plain QEMU is."""
+    t.require(paths.HV_ELF, TGUEST)
+    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    return t.qemu(*machine, "-m", "128", "-kernel", paths.HV_ELF,
+                  "-initrd", f"{TGUEST} tguest=trapped,{initrd}", debug_exit=False)
+
+
+@test("hv-acpi-poweroff-last-guest")
+def hv_acpi_poweroff_last_guest(t):
+    """The last guest powered off on a machine without isa-debug-exit: the
+    hypervisor powers the machine off through ACPI (the FADT's PM1a
+    control block, \\_S5's sleep type, SLP_EN) and QEMU exits by itself,
+    status 0.  QEMU's i440fx: PIIX4 PM at 0x600, \\_S5 = 0."""
+    q = tguest_no_debug_exit(t)
+    q.expect(r"vmi-hv: guest powered off: the guest called Shutdown", timeout=60)
+    q.expect(r"vmi-hv: stopped \(exit code 8\): guest powered off", timeout=30)
+    m = q.expect(POWERING_OFF, timeout=30)
+    t.note(m.group(0))
+    status = q.wait_exit(timeout=15)
+    t.check(status == 0, f"QEMU exit status {status}, expected 0 (ACPI power-off)")
+
+
+@test("hv-acpi-missing-halts")
+def hv_acpi_missing_halts(t):
+    """The same on a machine without ACPI (QEMU -machine acpi=off): the
+    hypervisor says it cannot power off and why, and halts: QEMU is still
+    running 3 s later."""
+    q = tguest_no_debug_exit(t, "-machine", "pc,acpi=off")
+    q.expect(r"vmi-hv: stopped \(exit code 8\): guest powered off", timeout=60)
+    m = q.expect(r"vmi-hv: cannot power the machine off: the machine has no ACPI tables; halted", timeout=30)
+    t.note(m.group(0))
+    time.sleep(3)
+    t.check(q.proc.poll() is None, "QEMU exited: the machine was not merely halted")
+    t.check(not re.search(POWERING_OFF, q.output), "it tried an ACPI power-off without ACPI")
+
+
+@test("hv-iso-plain-qemu-reboot-poweroff")
+def hv_iso_plain_qemu_reboot_poweroff(t):
+    """`qemu-system-i386 -cdrom vmi-hv.iso` (serial console, no
+    isa-debug-exit), the default entry to the guest's shell: `reboot`
+    starts the guest again from its modules (a plain QEMU has no test
+    device to end the run with), back to its shell; `poweroff` then ends
+    QEMU by itself within 15 s, status 0, through ACPI; no guest stopped."""
+    t.require(paths.ISO)
+    q = t.qemu("-m", "256", "-cdrom", paths.ISO, debug_exit=False)
+    q.expect(MARKER, timeout=300)
+    q.expect(PROMPT, timeout=60)
+    quiet_console(q)
+    q.send("reboot\n")
+    q.expect(r"vmi-hv: guest reboot: keyboard controller reset", timeout=60)
+    q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot 1\)", timeout=60)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"after the reboot the guest reports mode {m.group(3)}")
+    q.expect(PROMPT, timeout=60)
+    quiet_console(q)
+    q.send("poweroff\n")
+    start = time.monotonic()
+    q.expect(r"vmi-hv: guest powered off: ", timeout=15)
+    q.expect(POWERING_OFF, timeout=15)
+    status = q.wait_exit(timeout=max(1, 15 - (time.monotonic() - start)))
+    t.note(f"QEMU exited {time.monotonic() - start:.1f} s after 'poweroff', status {status}")
+    t.check(status == 0, f"QEMU exit status {status}, expected 0 (ACPI power-off)")
+    t.check("guest stopped" not in q.output, "a 'guest stopped' line")
