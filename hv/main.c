@@ -176,10 +176,10 @@ static void machine_init(unsigned max_cpus)
 	hv_timer_check();
 	start_keyboard();
 	list_cpus(&cpus);
-	if (cpus.n > 1 && !hv_timer_per_cpu())
-		log_info("CPUs: the boot CPU alone: the hypervisor's timer is the PIT, not a local APIC on each CPU");
-	else
+	if (hv_timer_per_cpu())
 		smp_start_cpus(&cpus, max_cpus, run_cpu);
+	else if (cpus.n > 1)
+		log_info("CPUs: the boot CPU alone: the hypervisor's timer is the PIT, not a local APIC on each CPU");
 }
 
 /* selftest=two-guests: the first module pair loaded twice; never returns. */
