@@ -175,7 +175,7 @@ compare: guest hv bench-initrd
 # and shadow pages per run, and stress-ng's bogo-ops beside a native run.
 # STRESSARGS="--audit exit --workers 1,2,4": tests/stress.py --help.
 stress: guest hv stress-initrd
-	@python3 tests/stress.py $(STRESSARGS)
+	@python3 tests/stress.py --smp $(SMP) $(STRESSARGS)
 
 # The shadow fuzzer at length (tests/cases/test_hv_sfuzz.py): FUZZ_RUNS runs
 # of FUZZ_CALLS VMI calls from seed FUZZ_SEED on (defaults: 24 runs of

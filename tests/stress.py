@@ -174,6 +174,8 @@ def main():
                     help="comma-separated stress-ng stressors (default: tests/lib/stressng.py)")
     ap.add_argument("--seconds", type=int, default=2, help="seconds per stress-ng stressor (default 2)")
     ap.add_argument("--no-native", action="store_true", help="skip the native stress-ng runs")
+    ap.add_argument("--smp", type=int, default=1,
+                    help="CPUs of the machine under vmi-hv (MTTCG beyond 1; make stress passes SMP, default 2)")
     ap.add_argument("--out", default=os.path.join(paths.BUILD, "stress"), help="output directory")
     args = ap.parse_args()
     try:
@@ -196,8 +198,11 @@ def main():
     module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.STRESS_INITRD}"
     log = os.path.join(args.out, "stress-serial.log")
     hv_args = f"audit={args.audit}" + (" strict_pt=on" if args.strict else "")
-    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, "-append", hv_args],
-             log, fatal=GUEST_FATAL)
+    machine = ["-smp", str(args.smp)] if args.smp > 1 else []
+    print(f"stress: vmi-hv on {args.smp} CPU{'s' if args.smp > 1 else ''}" +
+          (" (MTTCG)" if args.smp > 1 else ""))
+    q = Qemu([*machine, "-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, "-append", hv_args],
+             log, fatal=GUEST_FATAL, accel="tcg,thread=multi" if args.smp > 1 else "tcg")
     problems, totals, hv = [], {}, {}
     try:
         q.expect(MARKER, timeout=300)

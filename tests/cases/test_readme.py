@@ -76,6 +76,7 @@ def readme_make_stress(t):
     status, text = make_output(t, ["stress", f"STRESSARGS=--workers 1,2 --rounds 2 --stressors "
                                    f"{','.join(stressors)} --seconds 2 --out {out}"], timeout=900)
     t.check(status == 0, f"make stress exited {status}: {text[-600:]}")
+    t.check("stress: vmi-hv on 2 CPUs (MTTCG)" in text, "make stress did not run vmi-hv on 2 CPUs (SMP=2)")
     runs = re.findall(r"ptstress x(\d+) \(2 rounds, [0-9.]+ s\): (\d+)/(\d+) PASS", text)
     t.check([r[0] for r in runs] == ["1", "2"] and all(r[1] == r[2] for r in runs),
             f"ptstress runs: {runs}")
