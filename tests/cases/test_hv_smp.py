@@ -6,8 +6,12 @@ MTTCG (one host thread per CPU), as `make run SMP=N` does."""
 
 import re
 
+import os
+
 from vmitest import paths, test
-from hvguest import PANIC, PROMPT
+from hvguest import BAD_INPUT, PANIC, PROMPT
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
 MTTCG = "tcg,thread=multi"
 
@@ -71,3 +75,28 @@ def smp_locks_check(t):
     q.expect(PROMPT, timeout=300)
     q.send("ls /proc > /dev/null; echo locks-$((6 * 7))\n")
     q.expect(r"locks-42", timeout=60)
+
+
+@test("hv-smp-sixteen-guests")
+def smp_sixteen_guests(t):
+    """The guest limit is 16: sixteen test guests (tguest=idle, 16 MiB
+    each, with their 8 MiB frame budgets) load on -smp 2 in 512 MiB, each
+    reaches its idle loop and the last one answers a key typed to it; a
+    seventeenth module pair is refused at load with the limit named."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    pair = f"{TGUEST} tguest=idle,{tiny}"
+    q = t.qemu("-smp", "2", "-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
+               "-initrd", ",".join([pair] * 16), accel=MTTCG)
+    q.expect(r"vmi-hv: 16 guests share 2 CPUs", timeout=120)
+    for n in range(1, 17):
+        if f"[guest{n}] idle: waiting for input" not in q.output:
+            q.expect(r"\[guest%d\] idle: waiting for input" % n, timeout=120)
+    q.send("\x1d9")
+    q.expect(r"console input goes to guest 9 \(guest9\)", timeout=30)
+    q.send("k")
+    q.expect(r"\[guest9\] idle: got k", timeout=30)
+    q = t.qemu("-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
+               "-initrd", ",".join([pair] * 17))
+    q.expect(r"vmi-hv: error: 34 modules given: that is 17 guests, at most 16", timeout=60)
+    t.check(q.wait_exit(timeout=30) == BAD_INPUT, "the seventeenth guest was not refused at load")
