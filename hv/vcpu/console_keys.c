@@ -127,6 +127,20 @@ static void print_times(const struct console_keys *r)
 	}
 }
 
+/* The number of the next live guest after the focused one, in turn. */
+static unsigned next_alive(const struct console_keys *r)
+{
+	unsigned at = 0;
+
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->guests[i] == r->console)
+			at = i;
+	for (unsigned k = 1; k <= r->n; k++)
+		if (guest_alive(r->guests[(at + k) % r->n]))
+			return (at + k) % r->n + 1;
+	return at + 1;
+}
+
 static void focus(struct console_keys *r, unsigned n)
 {
 	if (n < 1 || n > r->n) {
@@ -173,6 +187,9 @@ void console_keys_poll(struct console_keys *r)
 			stop_from_console(g->vcpus[0]);
 		} else if (c >= '1' && c <= '9') {
 			focus(r, (unsigned)(c - '0'));
+			g = r->console;
+		} else if (c == 'n') {
+			focus(r, next_alive(r));	/* guests 10-16 have no digit */
 			g = r->console;
 		} else if (c == 'l') {
 			list_guests(r);

@@ -94,8 +94,11 @@ def smp_sixteen_guests(t):
             q.expect(r"\[guest%d\] idle: waiting for input" % n, timeout=120)
     q.send("\x1d9")
     q.expect(r"console input goes to guest 9 \(guest9\)", timeout=30)
+    for n in range(10, 17):     # no digit for these: Ctrl-] n, the next one
+        q.send("\x1dn")
+        q.expect(r"console input goes to guest %d \(guest%d\)" % (n, n), timeout=30)
     q.send("k")
-    q.expect(r"\[guest9\] idle: got k", timeout=30)
+    q.expect(r"\[guest16\] idle: got k", timeout=30)
     q = t.qemu("-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
                "-initrd", ",".join([pair] * 17))
     q.expect(r"vmi-hv: error: 34 modules given: that is 17 guests, at most 16", timeout=60)
