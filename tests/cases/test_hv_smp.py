@@ -7,6 +7,8 @@ MTTCG (one host thread per CPU), as `make run SMP=N` does."""
 import re
 
 import os
+import re
+import time
 
 from vmitest import paths, test
 from hvguest import BAD_INPUT, PANIC, PROMPT
@@ -89,9 +91,18 @@ def smp_sixteen_guests(t):
     q = t.qemu("-smp", "2", "-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
                "-initrd", ",".join([pair] * 16), accel=MTTCG)
     q.expect(r"vmi-hv: 16 guests share 2 CPUs", timeout=120)
-    for n in range(1, 17):
-        if f"[guest{n}] idle: waiting for input" not in q.output:
-            q.expect(r"\[guest%d\] idle: waiting for input" % n, timeout=120)
+    # Their lines interleave (a line held back is finished later): wait
+    # for Ctrl-] l to list all sixteen halted in their idle loops.
+    deadline = time.monotonic() + 180
+    while True:
+        mark = len(q.output)
+        q.send("\x1dl")
+        q.expect(r"guest16 +\w+ +weight 1[^\n]*\n", timeout=60)
+        halted = re.findall(r"\d+ guest\d+ +halted", q.output[mark:])
+        if len(halted) == 16 or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    t.check(len(halted) == 16, f"{len(halted)} of 16 guests halted in their idle loops")
     q.send("\x1d9")
     q.expect(r"console input goes to guest 9 \(guest9\)", timeout=30)
     for n in range(10, 17):     # no digit for these: Ctrl-] n, the next one
