@@ -491,9 +491,12 @@ def native_vmi_rom(t, timer=False):
                 slot = b"\x0f\x0b" + b"\xcc" * (VROM_SLOT_LEN - 2)
             rom[n * VROM_SLOT_LEN:(n + 1) * VROM_SLOT_LEN] = slot
         body = native[NATIVE_ROM_BODY:]     # code the slots jump to
-        rom.extend(bytes(NATIVE_ROM_SIZE - len(rom)))
+        # At least NATIVE_ROM_SIZE; the real ROM may be longer (its own
+        # code past the body, unused once every slot is replaced).
+        size = max(NATIVE_ROM_SIZE, (len(rom) + 511) // 512 * 512)
+        rom.extend(bytes(size - len(rom)))
         rom[NATIVE_ROM_BODY:NATIVE_ROM_BODY + len(body)] = body
-        rom[VROM_HEADER_LENGTH] = NATIVE_ROM_SIZE // 512
+        rom[VROM_HEADER_LENGTH] = size // 512
     return rom_variant(t, "vmi-native-timer.rom" if timer else "vmi-native.rom", edit)
 
 
