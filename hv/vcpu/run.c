@@ -83,7 +83,7 @@ static void charge_alarm_work(struct vcpu *ran, struct guest *g)
  * makes it leave the guest, so that the interrupt goes in at the entry. */
 static void kick_for_interrupts(struct run *r)
 {
-	for (unsigned i = 0; i < r->n; i++) {
+	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
 		struct guest *g = r->guests[i];
 
 		if (!guest_alive(g) || !vpic_pending(&g->vpic))
@@ -350,7 +350,8 @@ void run_step(struct run *r)
 		wake_halted(r, rdtsc());
 		rc->kicked = false;
 		e = sched_pick(&r->sched, c->index, rdtsc());
-		kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
+		if (r->ncpus > 1)
+			kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
 		arm_next_event(r, rdtsc());
 		if (!e) {
 			idle(r, c);

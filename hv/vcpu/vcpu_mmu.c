@@ -523,11 +523,12 @@ void vcpu_mmu_drain(struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
 	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0;
-	struct queued_releases rel = { 0 };
+	struct queued_releases rel;	/* 1.2 KB: filled only as far as rel.n */
 	struct vtlb_outcome out;
 
 	if (!n)
-		return;
+		return;		/* most exits: before anything costs */
+	rel.n = 0;
 	if (n > VMI_SHARED_PXE_QUEUE_LEN)
 		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
 			  n, VMI_SHARED_PXE_QUEUE_LEN);
