@@ -1,6 +1,7 @@
 """`make compare` in small (docs/COMPARE.md): the same bzImage, benchmark
-initrd and command line, natively and under vmi-hv, one boot each with
-short micro tests and small macro workloads.
+initrd and command line, natively and under vmi-hv, and the stock kernel
+(build/guest-stock) natively, one boot each with short micro tests and
+small macro workloads.
 
 The test checks the mechanism, never a time: the table, the CSV files and
 the plot exist and parse; every micro test produced a figure in both
@@ -28,7 +29,7 @@ def read_csv(path):
 
 @test("compare-native-vs-hv", bench=True)
 def compare_native_vs_hv(t):
-    t.require(paths.BZIMAGE, paths.HV_ELF, compare_run.BENCH_INITRD)
+    t.require(paths.BZIMAGE, paths.BZIMAGE_STOCK, paths.HV_ELF, compare_run.BENCH_INITRD)
     outdir = os.path.join(LOGDIR, "compare-native-vs-hv.out")
     result = compare_run.run(outdir, REPS, BENCH_MS, SCALE, log=t.note)
     for line in result["table"]:
@@ -73,6 +74,29 @@ def compare_native_vs_hv(t):
     t.check(float(rows["page_fault"]["hv_page_faults_per_op"]) >= 0.9,
             f"page_fault: {rows['page_fault']['hv_page_faults_per_op']} page-fault exits per operation")
     t.check(float(rows["page_fault"]["hv_us_per_exit"]) > 0, f"page_fault: {rows['page_fault']}")
+    # The native overhead: the stock kernel booted and ran everything;
+    # native-overhead.csv has a row with numbers for every test.
+    t.check(sum(b["mode"] == "stock" for b in result["boots"]) == REPS,
+            f"stock kernel boots: {[b['mode'] for b in result['boots']]}")
+    with open(files["native_csv"], newline="") as f:
+        header = next(csv.reader(f))
+    t.check(header == ["test", "stock_us", "vmi_native_us", "ratio"], f"{files['native_csv']}: header {header}")
+    native = {r["test"]: r for r in read_csv(files["native_csv"])}
+    for name, *_ in compare_stats.ROWS:
+        r = native.get(name)
+        t.check(r is not None, f"{files['native_csv']} has no row {name}")
+        if name.startswith("cyclictest"):
+            continue     # a latency: a boot may see none (the table says why)
+        try:
+            t.check(float(r["stock_us"]) > 0 and float(r["vmi_native_us"]) > 0 and float(r["ratio"]) > 0,
+                    f"{files['native_csv']}: {name}: {r}")
+        except ValueError:
+            t.fail(f"{files['native_csv']}: {name}: not numbers: {r}")
+    for line in result["native_table"]:
+        t.note(line)
+    t.check(any(line.startswith("geometric mean of the ratios:") for line in result["native_table"]),
+            "the native-overhead table has no geometric mean")
+
     runs = read_csv(files["runs"])
     t.check(len(runs) >= 2 * REPS * len(compare_stats.MICRO), f"{files['runs']}: {len(runs)} rows")
 
