@@ -233,99 +233,6 @@ static void test_helper_catches_breakage(void **state)
 	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
 }
 
-/* ...and it must notice a queue append that is not atomic with respect to
- * exits: turn the ROM's "cmpxchg %esi,pxe_count(%ecx); jne 1b" into a
- * plain mov (and nops). */
-static void test_pxe_helper_catches_breakage(void **state)
-{
-	char path[] = "/tmp/vrom-transport-XXXXXX";
-	static unsigned char img[0x8000];
-	static const unsigned char cas[] = { 0x0f, 0xb1, 0x71, VMI_OFF_vmi_shared_page_pxe_count, 0x75 };
-	static const unsigned char mov[] = { 0x89, 0x71, VMI_OFF_vmi_shared_page_pxe_count,
-					     0x90, 0x90, 0x90 };
-	struct outcome o;
-	unsigned char *s = NULL;
-	size_t len;
-	FILE *f = fopen(VROM_IMAGE, "rb");
-	int fd;
-
-	(void)state;
-	assert_non_null(f);
-	len = fread(img, 1, sizeof(img), f);
-	fclose(f);
-	for (size_t i = 0; i + sizeof(cas) <= len; i++)
-		if (!memcmp(img + i, cas, sizeof(cas))) {
-			assert_null(s);	/* exactly one */
-			s = img + i;
-		}
-	assert_non_null(s);
-	memcpy(s, mov, sizeof(mov));
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, img, len), (ssize_t)len);
-	close(fd);
-	o = run_helper(path, "pxe");
-	unlink(path);
-	assert_true(o.failed >= 1);
-	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
-}
-
-/* Write a copy of the ROM with the first occurrence of pat (exactly one)
- * replaced by rep, run the helper in mode on it: what it found. */
-static struct outcome run_patched(const unsigned char *pat, size_t patlen,
-				  const unsigned char *rep, size_t replen, const char *mode)
-{
-	char path[] = "/tmp/vrom-transport-XXXXXX";
-	static unsigned char img[0x8000];
-	struct outcome o;
-	unsigned char *s = NULL;
-	size_t len;
-	FILE *f = fopen(VROM_IMAGE, "rb");
-	int fd;
-
-	assert_non_null(f);
-	len = fread(img, 1, sizeof(img), f);
-	fclose(f);
-	for (size_t i = 0; i + patlen <= len; i++)
-		if (!memcmp(img + i, pat, patlen)) {
-			assert_null(s);	/* exactly one */
-			s = img + i;
-		}
-	assert_non_null(s);
-	memcpy(s, rep, replen);
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, img, len), (ssize_t)len);
-	close(fd);
-	o = run_helper(path, mode);
-	unlink(path);
-	return o;
-}
-
-/* The lifecycle calls' append must be atomic with respect to exits too:
- * "cmpxchg %ebx,pxe_count(%ecx); jne" made a plain mov is noticed. */
-static void test_lifecycle_helper_catches_breakage(void **state)
-{
-	static const unsigned char cas[] = { 0x0f, 0xb1, 0x59, VMI_OFF_vmi_shared_page_pxe_count, 0x75 };
-	static const unsigned char mov[] = { 0x89, 0x59, VMI_OFF_vmi_shared_page_pxe_count,
-					     0x90, 0x90, 0x90 };
-	struct outcome o;
-
-	(void)state;
-	o = run_patched(cas, sizeof(cas), mov, sizeof(mov), "life");
-	assert_true(o.failed >= 1);
-	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
-}
-
-/* F_PIC and F_ALARM (romexec32 tick): the 8259 masks, EOIs and mask
- * reads, the ones that must still enter the hypervisor, and SetAlarm
- * left in the page, single-stepped with an exit after every instruction. */
-static void test_pic_and_alarm(void **state)
-{
-	(void)state;
-	expect_clean("tick", TICK_CHECKS);
-}
-
 /* Copy the ROM with the one place matching pat (want exactly one) changed
  * at offset at to rep, run romexec32 mode on it: it must fail. */
 static void expect_broken(const unsigned char *pat, size_t plen, size_t at,
@@ -357,6 +264,40 @@ static void expect_broken(const unsigned char *pat, size_t plen, size_t at,
 	unlink(path);
 	assert_true(o.failed >= 1);
 	assert_true(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 1);
+}
+
+/* ...and it must notice a queue append that is not atomic with respect to
+ * exits: turn the ROM's "cmpxchg %esi,pxe_count(%ecx); jne 1b" into a
+ * plain mov (and nops). */
+static void test_pxe_helper_catches_breakage(void **state)
+{
+	static const unsigned char cas[] = { 0x0f, 0xb1, 0x71, VMI_OFF_vmi_shared_page_pxe_count, 0x75 };
+	static const unsigned char mov[] = { 0x89, 0x71, VMI_OFF_vmi_shared_page_pxe_count,
+					     0x90, 0x90, 0x90 };
+
+	(void)state;
+	expect_broken(cas, sizeof(cas), 0, mov, sizeof(mov), "pxe");
+}
+
+/* The lifecycle calls' append must be atomic with respect to exits too:
+ * "cmpxchg %ebx,pxe_count(%ecx); jne" made a plain mov is noticed. */
+static void test_lifecycle_helper_catches_breakage(void **state)
+{
+	static const unsigned char cas[] = { 0x0f, 0xb1, 0x59, VMI_OFF_vmi_shared_page_pxe_count, 0x75 };
+	static const unsigned char mov[] = { 0x89, 0x59, VMI_OFF_vmi_shared_page_pxe_count,
+					     0x90, 0x90, 0x90 };
+
+	(void)state;
+	expect_broken(cas, sizeof(cas), 0, mov, sizeof(mov), "life");
+}
+
+/* F_PIC and F_ALARM (romexec32 tick): the 8259 masks, EOIs and mask
+ * reads, the ones that must still enter the hypervisor, and SetAlarm
+ * left in the page, single-stepped with an exit after every instruction. */
+static void test_pic_and_alarm(void **state)
+{
+	(void)state;
+	expect_clean("tick", TICK_CHECKS);
 }
 
 #define LE32(x) (x) & 0xff, ((x) >> 8) & 0xff, ((x) >> 16) & 0xff, ((x) >> 24) & 0xff
