@@ -13,6 +13,7 @@
 #include "segments.h"
 #include "x86.h"
 #include "pte.h"
+#include "paging_on.h"
 
 #define MB_MAGIC	0x1BADB002
 #define MB_FLAGS	0x00000003	/* page-aligned modules, memory map */
@@ -65,23 +66,7 @@ _start:
 	addl $HV_PAGE_SIZE, %eax
 	loop 2b
 
-	movl $boot_page_dir, %eax
-	movl %eax, %cr3
-	movl %cr4, %eax
-	orl $X86_CR4_PSE, %eax
-	movl %eax, %cr4
-	movl %cr0, %eax
-	orl $(X86_CR0_PG | X86_CR0_WP), %eax
-	movl %eax, %cr0
-
-	lgdt hv_gdt_desc
-	ljmp $HV_CS, $3f
-3:	movw $HV_DS, %ax
-	movw %ax, %ds
-	movw %ax, %es
-	movw %ax, %fs
-	movw %ax, %gs
-	movw %ax, %ss
+	hv_paging_on $boot_page_dir, hv_gdt_desc
 	movl $boot_stack_top, %esp
 	movl $pcpus, boot_stack		/* this_pcpu(): the boot CPU is pcpus[0] */
 	pushl %ebp			/* hv_main(magic, info) */

@@ -12,6 +12,7 @@
  */
 #include "segments.h"
 #include "x86.h"
+#include "paging_on.h"
 
 #define TRAMP_CS 0x08
 #define TRAMP_DS 0x10
@@ -55,22 +56,8 @@ ap_entry32:
 	movw %ax, %ds
 	movw %ax, %es
 	movw %ax, %ss
-	movl ap_boot + 0, %eax		/* ap_boot.cr3 */
-	movl %eax, %cr3
-	movl %cr4, %eax
-	orl $X86_CR4_PSE, %eax
-	movl %eax, %cr4
-	movl %cr0, %eax
-	orl $(X86_CR0_PG | X86_CR0_WP), %eax
-	movl %eax, %cr0
-	lgdt ap_boot + 6		/* ap_boot.gdt_limit/base: the CPU's own GDT */
-	ljmp $HV_CS, $1f
-1:	movw $HV_DS, %ax
-	movw %ax, %ds
-	movw %ax, %es
-	movw %ax, %fs
-	movw %ax, %gs
-	movw %ax, %ss
+	/* ap_boot.cr3, and ap_boot.gdt_limit/base: the CPU's own GDT */
+	hv_paging_on ap_boot + 0, ap_boot + 6
 	movl ap_boot + 12, %esp		/* ap_boot.stack_top */
 	xorl %ebp, %ebp
 	call ap_main
