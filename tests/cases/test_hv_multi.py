@@ -398,6 +398,18 @@ def end_both(q):
     q.expect(r"has ended; 0 others go on", timeout=60)
 
 
+def idle_cost(t, q):
+    """Both guests idle at their shells for WINDOW_S: the hypervisor's
+    timer interrupts per second (all CPUs) and each guest's alarms per
+    second."""
+    time.sleep(2)
+    a = Sample(t, q)
+    time.sleep(WINDOW_S)
+    b = Sample(t, q)
+    secs = (b.ms - a.ms) / 1000
+    return (b.timer_irqs - a.timer_irqs) / secs, {n: b.since(a, n)["alarms"] / secs for n in ("one", "two")}
+
+
 def at_shells(t, append="", cpu=None, smp=1):
     q = two_linux_guests(t, append=append, cpu=cpu, smp=smp)
     expect_all(q, [prompt("one"), prompt("two")], timeout=400)
@@ -503,13 +515,8 @@ def smp_two_busy_guests(t):
     than their alarms need, as on one CPU (hv-multi-idle-busy)."""
     q = at_shells(t, smp=2)
     t.check("2 guests share 2 CPUs" in q.output, "the hypervisor did not run the guests on 2 CPUs")
-    time.sleep(2)
-    a = Sample(t, q)
-    time.sleep(WINDOW_S)
-    b = Sample(t, q)
-    secs = (b.ms - a.ms) / 1000
-    idle_rate = (b.timer_irqs - a.timer_irqs) / secs
-    needed = sum(b.since(a, n)["alarms"] / secs for n in ("one", "two"))
+    idle_rate, alarms = idle_cost(t, q)
+    needed = alarms["one"] + alarms["two"]
     t.note(f"two idle guests on 2 CPUs: {idle_rate:.1f} timer interrupts/s over all CPUs, "
            f"for {needed:.1f} alarms/s")
     t.check(idle_rate <= 1.5 * needed + 2,
@@ -720,13 +727,7 @@ def hv_multi_idle_busy(t):
     need (the hypervisor's timer is armed per event, not at 1 kHz)."""
     q = at_shells(t)
     # Both idle first: what idling costs in hypervisor timer interrupts.
-    time.sleep(2)
-    a = Sample(t, q)
-    time.sleep(WINDOW_S)
-    b = Sample(t, q)
-    secs = (b.ms - a.ms) / 1000
-    idle_rate = (b.timer_irqs - a.timer_irqs) / secs
-    alarms = {n: b.since(a, n)["alarms"] / secs for n in ("one", "two")}
+    idle_rate, alarms = idle_cost(t, q)
     t.note(f"two idle guests: {idle_rate:.1f} hypervisor timer interrupts/s "
            f"(alarms/s: one {alarms['one']:.1f}, two {alarms['two']:.1f}); a 1 kHz tick would be 1000/s")
     if "one-shot local APIC timer" in q.output:
