@@ -93,8 +93,8 @@ static void pcpu_ready_for_guests(struct pcpu *c)
 }
 
 /* The real CR4's OSFXSR/OSXMMEXCPT stay on once a guest asked for them
- * (vcpu_ops.c's mov to cr4): on the CPU it asked on, and on any CPU its
- * vCPU moves to later. */
+ * (vcpu_ops.c's mov to cr4 sets them on the CPU it asked on); a vCPU
+ * arriving on another CPU sets them there. */
 static void sse_bits_for(const struct vcpu *v)
 {
 	uint32_t want = v->cr4 & (X86_CR4_OSFXSR | X86_CR4_OSXMMEXCPT), real = read_cr4();
@@ -109,11 +109,11 @@ void pcpu_enter(struct pcpu *c, struct vcpu *v)
 
 	if (!c->ready_for_guests)
 		pcpu_ready_for_guests(c);
-	sse_bits_for(v);
 	if (v->switcher_cpu != c) {
 		/* The entry's CR3 load flushes the old translation. */
 		v->switcher_pt[HV_PCPU_PTE] = hv_translate((uint32_t)c) | PTE_P;
 		v->switcher_cpu = c;
+		sse_bits_for(v);
 	}
 	if (!other && !v->gdt_changed)
 		return;
