@@ -23,7 +23,7 @@
  * What is typed on the console is console_keys.c's; selftest=two-guests
  * (run_selftest.c) drives the same step() with one guest at a time.
  *
- * Every CPU runs this loop over the one scheduler queue, under hv_lock
+ * Every CPU runs this loop over its own scheduler queue, under hv_lock
  * (run_loop.h).  A guest's alarms and console lines are its home CPU's
  * (the CPU its vCPU runs on or ran on last, home_cpu()): that CPU polls
  * them and arms its own timer for them, so a busy guest's tick costs one
