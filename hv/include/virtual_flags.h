@@ -1,10 +1,10 @@
 /*
  * virtual_flags.h - the EFLAGS bits a guest has only virtually: IF and
  * IOPL.  The real EFLAGS of a guest always run with IF set and IOPL 0, so
- * that cli, sti, popf and port I/O trap (vcpu.c, sanitize_eflags); where
- * the guest reads its EFLAGS (GetInterruptMask, the frames its interrupts
- * and exceptions push) it sees its own IF and IOPL instead (docs/HV.md,
- * "The virtual IOPL").
+ * that cli, sti, popf and port I/O trap (vcpu.c, sanitize_eflags).  Where
+ * the guest reads its EFLAGS through the ROM (GetInterruptMask) it sees
+ * its own IF and IOPL instead; the frames its interrupts and exceptions
+ * push show its IF (docs/HV.md, "The virtual IOPL").
  */
 #ifndef VIRTUAL_FLAGS_H
 #define VIRTUAL_FLAGS_H

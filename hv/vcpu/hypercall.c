@@ -248,10 +248,10 @@ static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)
 
 /*
  * SetIOPLMask(mask): the guest's IOPL is virtual (docs/HV.md, "The
- * virtual IOPL"): kept in the vCPU, shown where the guest reads its
- * EFLAGS, never put in the real EFLAGS, and it grants nothing.  A mask
- * with any bit outside IOPL is refused: eax = -38 and the IOPL stays;
- * taken: eax = 0.
+ * virtual IOPL"): kept in the vCPU, shown by GetInterruptMask (here and
+ * in the ROM's fast path, from the shared page), never put in the real
+ * EFLAGS, and it grants nothing.  A mask with any bit outside IOPL is
+ * refused: eax = -38 and the IOPL stays; taken: eax = 0.
  */
 static uint32_t set_iopl_mask(struct vcpu *v, uint32_t mask)
 {
@@ -393,7 +393,7 @@ static bool cpu_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	case VMI_CALL_RDTSC:		ret64(f, rdtsc()); return true;
 	case VMI_CALL_EnableInterrupts:	v->vif = true; return true;
 	case VMI_CALL_DisableInterrupts: v->vif = false; return true;
-	case VMI_CALL_GetInterruptMask:	f->eax = vcpu_virtual_eflags(v, f->eflags); return true;
+	case VMI_CALL_GetInterruptMask:	f->eax = guest_visible_eflags(f->eflags, v->vif, v->iopl); return true;
 	case VMI_CALL_SetInterruptMask:	v->vif = (a & X86_EFLAGS_IF) != 0; return true;
 	case VMI_CALL_SetIOPLMask:	f->eax = set_iopl_mask(v, a); return true;
 	case VMI_CALL_RDPMC:		ret64(f, 0); return true;	/* a virtual zero: docs/VROM.md */
