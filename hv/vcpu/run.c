@@ -161,6 +161,14 @@ static void rejoin(struct run *r, struct guest *g)
 		vga_show(&g->screen);
 }
 
+static bool any_alive(const struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (guest_alive(r->guests[i]))
+			return true;
+	return false;
+}
+
 /* Report the guests that died since the last look; the console moves on
  * to a guest still alive.  A guest that rebooted starts again. */
 static void reap(struct run *r)
@@ -191,6 +199,10 @@ static void reap(struct run *r)
 		r->last_ended = g;
 	}
 	console_keys_guest_ended(&r->keys);
+	/* The boot CPU ends the hypervisor when no guest is left (idle):
+	 * it may be asleep with nothing armed. */
+	if (!any_alive(r))
+		kick(r, 0);
 }
 
 /*
@@ -306,16 +318,11 @@ static void idle(struct run *r, struct pcpu *c)
 {
 	uint64_t slept;
 
-	if (c->index == 0) {
-		bool any = false;
-
-		for (unsigned i = 0; i < r->n; i++)
-			any |= guest_alive(r->guests[i]);
-		if (!any)
-			no_guest_left(r);
-	}
+	if (c->index == 0 && !any_alive(r))
+		no_guest_left(r);
 	pcpu_leave(c);
 	c->exit_tsc = 0;	/* sleeping is not exit handling */
+	vcpu_exit_handling_end(c);
 	spin_unlock(&hv_lock);
 	slept = rdtsc();
 	__asm__ volatile("sti; hlt; cli" ::: "memory");
