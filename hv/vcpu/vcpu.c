@@ -355,7 +355,7 @@ void vcpu_run_once(struct vcpu *v)
 	cr3 = vcpu_mmu_cr3(v);
 	/* The guest runs beside the other CPUs' hypervisor work. */
 	vcpu_exit_handling_end(c);
-	spin_unlock(&hv_lock);
+	spin_unlock(&v->guest->lock);
 	locks_assert_none_held();
 	entry_tsc = rdtsc();
 	switch_to_guest(cr3, c);
@@ -363,7 +363,7 @@ void vcpu_run_once(struct vcpu *v)
 	cr2 = read_cr2();
 	c->exit_tsc = rdtsc();
 	c->guest_cycles += c->exit_tsc - entry_tsc;
-	spin_lock(&hv_lock);
+	spin_lock(&v->guest->lock);
 	exit_handling_begin(c, v);
 	if (v->stop_requested)
 		vcpu_stop(v, "%s", v->stop_requested);
