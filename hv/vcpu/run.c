@@ -27,8 +27,9 @@
  * under sched_lock (run_loop.h), reaching into one guest at a time under
  * that guest's lock; it enters a vCPU and handles its exits under the
  * guest's lock alone, so two guests' exits proceed at once on two CPUs
- * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  A guest's alarms and console lines are its home CPU's
- * (the CPU its vCPU runs on or ran on last, home_cpu()): that CPU polls
+ * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  A guest's
+ * alarms and console lines are its home CPU's (the CPU its vCPU runs on
+ * or ran on last, home_cpu()): that CPU polls
  * them and arms its own timer for them, so a busy guest's tick costs one
  * interrupt where it runs and an idle guest's wakes one CPU.  The boot
  * CPU polls the console's input (its 8259 brings COM1 and the keyboard);
