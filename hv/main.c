@@ -90,19 +90,19 @@ static void calibrate_tsc(void)
 		log_info("CPUID.15h says TSC %llu Hz", r.cpuid_hz);
 }
 
-/* lock_selftest=invert: hv_lock (rank 10) taken inside console_lock
- * (rank 20), the wrong order; locks=check stops the hypervisor. */
-static void take_hv_lock(void)
+/* lock_selftest=invert: sched_lock (rank 10) taken inside console_lock
+ * (rank 40), the wrong order; locks=check stops the hypervisor. */
+static void take_sched_lock(void)
 {
-	spin_lock(&hv_lock);
-	spin_unlock(&hv_lock);
+	spin_lock(&sched_lock);
+	spin_unlock(&sched_lock);
 }
 
 static void lock_order_selftest(void)
 {
-	log_info("lock_selftest: taking hv_lock while holding console_lock, against the lock order");
+	log_info("lock_selftest: taking sched_lock while holding console_lock, against the lock order");
 	irq_disable();
-	console_locked_call(take_hv_lock);
+	console_locked_call(take_sched_lock);
 	irq_enable();
 	log_info("lock_selftest: the inversion went unnoticed (locks=check is off)");
 }

@@ -99,11 +99,27 @@ void console_putc(char c)
 	vga_putc(c);
 }
 
+/*
+ * A guest's output takes console_lock like the hypervisor's lines: guests
+ * on different CPUs write at once, and COM1's cursor and whose line it is
+ * in (guest_line_owner) are everyone's.
+ */
 void console_guest_putc(char c)
 {
+	struct console_hold h = console_enter();
+
 	serial_putc_raw(c);
 	vga_guest_putc(c);
 	guest_output_last = true;
+	console_leave(h);
+}
+
+void console_show(struct vga_screen *s)
+{
+	struct console_hold h = console_enter();
+
+	vga_show(s);
+	console_leave(h);
 }
 
 /* A guest's byte on VGA: on its own screen when it has one. */
@@ -119,7 +135,7 @@ static void guest_vga(struct vga_screen *screen, char c)
 		guest_output_last = true;
 }
 
-void console_guest_flush(struct guest_console *gc)
+static void guest_flush(struct guest_console *gc)
 {
 	if (!gc->len)
 		return;
@@ -141,6 +157,17 @@ void console_guest_flush(struct guest_console *gc)
 	gc->len = 0;
 }
 
+void console_guest_flush(struct guest_console *gc)
+{
+	struct console_hold h;
+
+	if (!gc->len)
+		return;
+	h = console_enter();
+	guest_flush(gc);
+	console_leave(h);
+}
+
 uint64_t console_guest_flush_at(const struct guest_console *gc)
 {
 	return gc->len ? gc->flush_at : UINT64_MAX;
@@ -154,10 +181,13 @@ void console_guest_flush_due(struct guest_console *gc, uint64_t now)
 
 void console_guest_write(struct guest_console *gc, char c)
 {
+	struct console_hold h = console_enter();
+
 	if (!gc->label) {
 		guest_text_put(&gc->text, c, 0, serial_out, 0);
 		guest_line_owner = c == '\n' ? 0 : gc;
 		guest_vga(gc->screen, c);
+		console_leave(h);
 		return;
 	}
 	guest_vga(gc->screen, c);
@@ -165,7 +195,8 @@ void console_guest_write(struct guest_console *gc, char c)
 		gc->flush_at = rdtsc() + udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
 	gc->line[gc->len++] = c;
 	if (c == '\n' || gc->len == GUEST_LINE_MAX)
-		console_guest_flush(gc);
+		guest_flush(gc);
+	console_leave(h);
 }
 
 int console_getc(void)

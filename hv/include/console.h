@@ -103,10 +103,12 @@ struct vga_screen {
 };
 void vga_screen_init(struct vga_screen *s);
 void vga_show(struct vga_screen *s);
+/* vga_show under console_lock: a guest on another CPU may be writing. */
+void console_show(struct vga_screen *s);
 bool vga_shown(const struct vga_screen *s);
 void vga_guest_putc_on(struct vga_screen *s, char c);
 
-/* fn() with console_lock held (lock_selftest=invert takes hv_lock inside
+/* fn() with console_lock held (lock_selftest=invert takes sched_lock inside
  * it, the wrong order, for locks=check to catch). */
 void console_locked_call(void (*fn)(void));
 

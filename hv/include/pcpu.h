@@ -77,6 +77,9 @@ struct pcpu {
 	/* Its time since it joined the run loop, by where it went (the rest
 	 * is the hypervisor's): Ctrl-] s. */
 	uint64_t joined_tsc, guest_cycles, idle_cycles;
+	/* Between an exit and the next entry or halt (vcpu.c): another CPU
+	 * that finds it set counts its own exit as handled in parallel. */
+	volatile bool in_exit;
 	/* Its TSS.esp0 and hypercall gate are set for guests (pcpu_enter). */
 	bool ready_for_guests;
 } __attribute__((aligned(4096)));

@@ -24,8 +24,10 @@ struct spinlock {
 
 /* The ranks, lowest (outermost) first. */
 enum lock_rank {
-	LOCK_RANK_HV = 10,		/* hv_lock: the run loops' shared state */
-	LOCK_RANK_CONSOLE = 20,		/* console_lock: one output line at a time */
+	LOCK_RANK_SCHED = 10,		/* sched_lock: the scheduler queue, struct run */
+	LOCK_RANK_GUEST = 20,		/* a guest's lock: its vCPU's exits, its devices; one at a time */
+	LOCK_RANK_FRAMES = 30,		/* frames_lock: the machine frame allocator */
+	LOCK_RANK_CONSOLE = 40,		/* console_lock: one output line at a time */
 };
 
 #define SPINLOCK_INIT(n, r) { .locked = 0, .owner = -1, .rank = (r), .name = (n) }
@@ -40,6 +42,10 @@ struct lock_stack {
 
 void spin_lock(struct spinlock *l);
 void spin_unlock(struct spinlock *l);
+/* For code that may run with interrupts on (boot, the console): l taken
+ * with them off; the returned EFLAGS restores them at the release. */
+uint32_t spin_lock_irqsave(struct spinlock *l);
+void spin_unlock_irqrestore(struct spinlock *l, uint32_t eflags);
 /* Does this CPU hold l? */
 bool spin_held(const struct spinlock *l);
 /* locks=check: order and guest-entry assertions on (boot, before the

@@ -72,6 +72,22 @@ void spin_unlock(struct spinlock *l)
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
 
+uint32_t spin_lock_irqsave(struct spinlock *l)
+{
+	uint32_t eflags = read_eflags();
+
+	irq_disable();
+	spin_lock(l);
+	return eflags;
+}
+
+void spin_unlock_irqrestore(struct spinlock *l, uint32_t eflags)
+{
+	spin_unlock(l);
+	if (eflags & X86_EFLAGS_IF)
+		irq_enable();
+}
+
 bool spin_held(const struct spinlock *l)
 {
 	return l->locked && l->owner == (int)this_pcpu()->index;

@@ -20,6 +20,7 @@
 #include "shadow.h"
 #include "guest_set.h"
 #include "console.h"
+#include "spinlock.h"
 
 /* The state the 32-bit boot protocol promises the kernel at its entry:
  * flat 4 GiB CS (__BOOT_CS 0x10) and DS/ES/SS (__BOOT_DS 0x18), paging
@@ -70,7 +71,13 @@ struct guest {
 	uint32_t cpus;		/* guestN.cpus=: bit c for CPU c; 0: any */
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
-	enum guest_state state;
+	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
+	 * copy, devices, alarms, statistics and frame budget
+	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state
+	 * is written under it; the run loops read it under sched_lock alone,
+	 * and a death is reaped only under both. */
+	struct spinlock lock;
+	volatile enum guest_state state;
 	struct vcpu *ended_by;	/* the vCPU that stopped or ended it */
 	bool end_reported;	/* the run loop printed why */
 	/* Machine frames free before the guests first ran, and whether

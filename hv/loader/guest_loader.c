@@ -228,7 +228,8 @@ struct load {
 
 #define fail_load(l, ...) load_fail((l)->spec, (l)->nr_guests, __VA_ARGS__)
 
-/* The record zeroed (its name kept), its budget, the options it runs with. */
+/* The record zeroed (its name kept, its lock free), its budget, the
+ * options it runs with. */
 static void reset_guest(struct guest *g, const struct hv_options *opt, const struct guest_spec *spec)
 {
 	char name[sizeof(g->name)];
@@ -236,6 +237,7 @@ static void reset_guest(struct guest *g, const struct hv_options *opt, const str
 	memcpy(name, g->name, sizeof(name));
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, sizeof(name));
+	g->lock = (struct spinlock)SPINLOCK_INIT("guest_lock", LOCK_RANK_GUEST);
 	/* Its frame budget (docs/HV.md, "Frame budgets"), backed by the
 	 * frames the loader keeps free per guest; the record itself
 	 * (guest_create) is the guest's. */

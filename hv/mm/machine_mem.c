@@ -9,11 +9,16 @@
 #include "console.h"
 #include "stop.h"
 #include "hvlib.h"
+#include "spinlock.h"
 
 #define MAX_FRAMES (HV_DIRECT_MAP_END / HV_PAGE_SIZE)
 
 struct frame_pool machine_frames;
 static uint32_t frame_bitmap[FRAME_BITMAP_WORDS(MAX_FRAMES)];
+/* Any CPU takes and gives back frames in exit handling (shadows, vTLB
+ * tables, LDT copies) under its guest's lock: the pool is everyone's
+ * (docs/ARCHITECTURE.md, "Who owns what on several CPUs"). */
+static struct spinlock frames_lock = SPINLOCK_INIT("frames_lock", LOCK_RANK_FRAMES);
 
 extern char __image_start[], __image_end[];
 
@@ -120,12 +125,30 @@ uint32_t machine_free_bytes_kib(void)
 	return machine_frames.nfree * (HV_PAGE_SIZE / 1024);
 }
 
+bool machine_frame_alloc(uint32_t *pfn)
+{
+	uint32_t flags = spin_lock_irqsave(&frames_lock);
+	bool ok = frames_alloc(&machine_frames, pfn);
+
+	spin_unlock_irqrestore(&frames_lock, flags);
+	return ok;
+}
+
+bool machine_frame_free(uint32_t pfn)
+{
+	uint32_t flags = spin_lock_irqsave(&frames_lock);
+	bool ok = frames_free(&machine_frames, pfn);
+
+	spin_unlock_irqrestore(&frames_lock, flags);
+	return ok;
+}
+
 void *alloc_zeroed_page(void)
 {
 	uint32_t pfn;
 	void *p;
 
-	if (!frames_alloc(&machine_frames, &pfn))
+	if (!machine_frame_alloc(&pfn))
 		hv_panic("out of machine memory");
 	p = phys_to_virt(pfn * HV_PAGE_SIZE);
 	memset(p, 0, HV_PAGE_SIZE);
@@ -135,9 +158,12 @@ void *alloc_zeroed_page(void)
 void *alloc_zeroed(size_t bytes)
 {
 	uint32_t pages = (uint32_t)((bytes + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE), pfn;
+	uint32_t flags = spin_lock_irqsave(&frames_lock);
+	bool ok = frames_alloc_contig(&machine_frames, pages, 1, &pfn);
 	void *p;
 
-	if (!frames_alloc_contig(&machine_frames, pages, 1, &pfn))
+	spin_unlock_irqrestore(&frames_lock, flags);
+	if (!ok)
 		hv_panic("out of machine memory (%u contiguous pages)", pages);
 	p = phys_to_virt(pfn * HV_PAGE_SIZE);
 	memset(p, 0, (size_t)pages * HV_PAGE_SIZE);

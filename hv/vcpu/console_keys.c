@@ -1,6 +1,11 @@
 /*
  * console_keys.c - what is typed on the hypervisor's console while guests
  * run: bytes for the console guest's UART, and the Ctrl-] commands.
+ *
+ * The boot CPU's loop polls it with sched_lock held (the focus and the
+ * scheduler's view are read under it); what it reads or changes of a
+ * guest, it does under that guest's lock, one guest at a time, so a
+ * guest handling exits on another CPU is never seen half-way.
  */
 #include "console_keys.h"
 #include "vcpu_state.h"
@@ -47,12 +52,14 @@ static void stop_from_console(struct vcpu *v)
 {
 	static const char why[] = "stopped from the console (Ctrl-] q)";
 
+	spin_lock(&v->guest->lock);
 	if (v->sched.state == SCHED_RUNNING && v->sched.cpu != (int)this_pcpu()->index) {
 		v->stop_requested = why;
+		spin_unlock(&v->guest->lock);
 		cpu_kick(&pcpus[v->sched.cpu]);
 		return;
 	}
-	vcpu_stop(v, why);
+	vcpu_stop(v, why);	/* the loop lets go of the guest's lock (run_jmp) */
 }
 
 static void list_guests(const struct console_keys *r)
@@ -60,20 +67,21 @@ static void list_guests(const struct console_keys *r)
 	kprintf("vmi-hv: %u guest%s (Ctrl-] N gives guest N the console):\n", r->n,
 		r->n == 1 ? "" : "s");
 	for (unsigned i = 0; i < r->n; i++) {
-		const struct guest *g = r->guests[i];
-
+		struct guest *g = r->guests[i];
 		const struct sched_entity *e = &g->vcpus[0]->sched;
 
+		spin_lock(&g->lock);
 		kprintf("    %c %u %-15s %-9s weight %u, %llu exits, %s CPU %d, %llu migrations\n",
 			g == r->console ? '*' : ' ', i + 1, g->name, guest_state_name(g),
 			g->weight, (unsigned long long)g->vcpus[0]->stats.exits,
 			e->state == SCHED_RUNNING ? "on" : "last on", e->cpu,
 			(unsigned long long)e->migrations);
+		spin_unlock(&g->lock);
 	}
 }
 
 /* Each CPU's time since it joined: in guests, idle, and the rest in the
- * hypervisor (exits, polls, scheduling, waiting for hv_lock). */
+ * hypervisor (exits, polls, scheduling, waiting for locks). */
 static void print_cpus(void)
 {
 	const uint64_t now = rdtsc();
@@ -106,8 +114,9 @@ static void print_times(const struct console_keys *r)
 	const uint64_t now = rdtsc();
 
 	for (unsigned i = 0; i < r->n; i++) {
-		const struct guest *g = r->guests[i];
+		struct guest *g = r->guests[i];
 
+		spin_lock(&g->lock);
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
 			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
 			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
@@ -124,6 +133,7 @@ static void print_times(const struct console_keys *r)
 				(unsigned long long)valarm_mean_late_us(&g->valarm),
 				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
 		}
+		spin_unlock(&g->lock);
 	}
 }
 
@@ -153,8 +163,16 @@ static void focus(struct console_keys *r, unsigned n)
 		return;
 	}
 	r->console = r->guests[n - 1];
-	vga_show(&r->console->screen);
+	console_show(&r->console->screen);
 	kprintf("vmi-hv: console input goes to guest %u (%s)\n", n, r->console->name);
+}
+
+/* A typed byte into g's virtual UART. */
+static void guest_receive(struct guest *g, uint8_t c)
+{
+	spin_lock(&g->lock);
+	vuart_receive(&g->vuart, c);
+	spin_unlock(&g->lock);
 }
 
 void console_keys_poll(struct console_keys *r)
@@ -168,21 +186,25 @@ void console_keys_poll(struct console_keys *r)
 		if (!r->escaped) {
 			r->escaped = c == CONSOLE_ESCAPE;
 			if (!r->escaped)
-				vuart_receive(&g->vuart, (uint8_t)c);
+				guest_receive(g, (uint8_t)c);
 			continue;
 		}
 		r->escaped = false;
 		if (c == CONSOLE_ESCAPE) {
-			vuart_receive(&g->vuart, (uint8_t)c);
+			guest_receive(g, (uint8_t)c);
 		} else if (c == 's') {
 			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
 				(unsigned long long)hv_uptime_ms(),
 				(unsigned long long)hv_timer_interrupts());
+			spin_lock(&g->lock);
 			vcpu_print_counters(g->vcpus[0]);
+			spin_unlock(&g->lock);
 			print_times(r);
 			print_cpus();
 		} else if (c == 'r') {
+			spin_lock(&g->lock);
 			vcpu_mmu_reset_peaks(g->vcpus[0]);
+			spin_unlock(&g->lock);
 		} else if (c == 'q') {
 			stop_from_console(g->vcpus[0]);
 		} else if (c >= '1' && c <= '9') {
@@ -206,5 +228,5 @@ void console_keys_guest_ended(struct console_keys *k)
 		if (guest_alive(k->guests[i]))
 			k->console = k->guests[i];
 	if (k->console && k->n > 1)
-		vga_show(&k->console->screen);
+		console_show(&k->console->screen);
 }

@@ -72,7 +72,7 @@ void *guest_alloc_page(struct guest *g)
 	}
 	/* The pool backs every budget (guest_frames_baseline), so this
 	 * holds; if it did not, the guest is refused, nobody else. */
-	if (!frames_alloc(&machine_frames, &pfn)) {
+	if (!machine_frame_alloc(&pfn)) {
 		frame_budget_give(&g->budget, 1);
 		return 0;
 	}
@@ -83,7 +83,7 @@ void *guest_alloc_page(struct guest *g)
 
 void guest_free_page(struct guest *g, void *page)
 {
-	HV_ASSERT(frames_free(&machine_frames, virt_to_phys(page) >> HV_PAGE_SHIFT));
+	HV_ASSERT(machine_frame_free(virt_to_phys(page) >> HV_PAGE_SHIFT));
 	frame_budget_give(&g->budget, 1);
 }
 

@@ -46,6 +46,8 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)(s->hv_timed_exits ? udiv64(s->hv_cycles, s->hv_timed_exits) : 0),
 		(unsigned long long)(s->hv_timed_exits ? udiv64(tsc_to_us(s->hv_cycles * 1000), s->hv_timed_exits) : 0),
 		(unsigned long long)s->hv_timed_exits, (unsigned long long)s->quiet_exits);
+	kprintf("vmi-hv: exits handled while another CPU was handling one: %llu of %llu\n",
+		(unsigned long long)s->parallel_exits, (unsigned long long)s->exits);
 	kprintf("vmi-hv: exits by vector:");
 	for (unsigned i = 0; i < ARRAY_SIZE(s->exits_by_vector); i++)
 		if (s->exits_by_vector[i])

@@ -23,9 +23,13 @@
  * What is typed on the console is console_keys.c's; selftest=two-guests
  * (run_selftest.c) drives the same step() with one guest at a time.
  *
- * Every CPU runs this loop over its own scheduler queue, under hv_lock
- * (run_loop.h).  A guest's alarms and console lines are its home CPU's
- * (the CPU its vCPU runs on or ran on last, home_cpu()): that CPU polls
+ * Every CPU runs this loop over its own scheduler queue.  It decides
+ * under sched_lock (run_loop.h), reaching into one guest at a time under
+ * that guest's lock; it enters a vCPU and handles its exits under the
+ * guest's lock alone, so two guests' exits proceed at once on two CPUs
+ * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  A guest's
+ * alarms and console lines are its home CPU's (the CPU its vCPU runs on
+ * or ran on last, home_cpu()): that CPU polls
  * them and arms its own timer for them, so a busy guest's tick costs one
  * interrupt where it runs and an idle guest's wakes one CPU.  The boot
  * CPU polls the console's input (its 8259 brings COM1 and the keyboard);
@@ -49,7 +53,7 @@
 #include "vmi_abi.h"
 #include "smp.h"
 
-struct spinlock hv_lock = SPINLOCK_INIT("hv_lock", LOCK_RANK_HV);
+struct spinlock sched_lock = SPINLOCK_INIT("sched_lock", LOCK_RANK_SCHED);
 /* The run the other CPUs join, once the boot CPU has set it up. */
 static struct run *volatile published_run;
 
@@ -85,8 +89,14 @@ static void kick_for_interrupts(struct run *r)
 {
 	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
 		struct guest *g = r->guests[i];
+		bool pending;
 
-		if (!guest_alive(g) || !vpic_pending(&g->vpic))
+		if (!guest_alive(g))
+			continue;
+		spin_lock(&g->lock);
+		pending = vpic_pending(&g->vpic);
+		spin_unlock(&g->lock);
+		if (!pending)
 			continue;
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			if (g->vcpus[j]->sched.state == SCHED_RUNNING)
@@ -111,12 +121,17 @@ static void poll_devices(struct run *r, struct vcpu *ran)
 {
 	unsigned me = this_pcpu()->index;
 
-	for (unsigned i = 0; i < r->n; i++)
-		if (guest_alive(r->guests[i]) && home_cpu(r->guests[i]) == me) {
-			if (valarm_poll(&r->guests[i]->valarm, &r->guests[i]->vcpus[0]->sched))
-				charge_alarm_work(ran, r->guests[i]);
-			console_guest_flush_due(&r->guests[i]->vuart.console, rdtsc());
-		}
+	for (unsigned i = 0; i < r->n; i++) {
+		struct guest *g = r->guests[i];
+
+		if (!guest_alive(g) || home_cpu(g) != me)
+			continue;
+		spin_lock(&g->lock);
+		if (valarm_poll(&g->valarm, &g->vcpus[0]->sched))
+			charge_alarm_work(ran, g);
+		console_guest_flush_due(&g->vuart.console, rdtsc());
+		spin_unlock(&g->lock);
+	}
 	if (me == 0)
 		console_keys_poll(&r->keys);
 	kick_for_interrupts(r);
@@ -158,19 +173,40 @@ static void rejoin(struct run *r, struct guest *g)
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
 			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
 	if (r->keys.console == g && r->n > 1)
-		vga_show(&g->screen);
+		console_show(&g->screen);
+}
+
+static bool any_alive(const struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (guest_alive(r->guests[i]))
+			return true;
+	return false;
+}
+
+/* Did g die where its vCPU still runs, on another CPU?  That CPU reaps
+ * it when it comes back to the loop: its registers are still loaded
+ * there (pcpu->current). */
+static bool dying_elsewhere(const struct guest *g)
+{
+	const struct sched_entity *e = &g->vcpus[0]->sched;
+
+	return e->state == SCHED_RUNNING && e->cpu != (int)this_pcpu()->index;
 }
 
 /* Report the guests that died since the last look; the console moves on
- * to a guest still alive.  A guest that rebooted starts again. */
+ * to a guest still alive.  A guest that rebooted starts again.  With
+ * sched_lock held; each dead guest's lock is taken for its report and
+ * restart. */
 static void reap(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 		bool again;
 
-		if (guest_alive(g) || g->end_reported)
+		if (guest_alive(g) || g->end_reported || dying_elsewhere(g))
 			continue;
+		spin_lock(&g->lock);
 		again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
@@ -184,13 +220,17 @@ static void reap(struct run *r)
 				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
 		}
 		guest_report_end(g);
-		if (again) {
+		if (again)
 			rejoin(r, g);
-			continue;
-		}
-		r->last_ended = g;
+		else
+			r->last_ended = g;
+		spin_unlock(&g->lock);
 	}
 	console_keys_guest_ended(&r->keys);
+	/* The boot CPU ends the hypervisor when no guest is left (idle):
+	 * it may be asleep with nothing armed. */
+	if (!any_alive(r))
+		kick(r, 0);
 }
 
 /*
@@ -210,12 +250,14 @@ static void arm_next_event(struct run *r, uint64_t now)
 
 		if (!guest_alive(g) || home_cpu(g) != this_pcpu()->index)
 			continue;
+		spin_lock(&g->lock);
 		at = valarm_next(&g->valarm, &g->vcpus[0]->sched, now);
 		if (at < next)
 			next = at;
 		at = console_guest_flush_at(&g->vuart.console);
 		if (at < next)
 			next = at;
+		spin_unlock(&g->lock);
 	}
 	if (next != UINT64_MAX)
 		hv_timer_arm(next);
@@ -244,11 +286,17 @@ static void wake_halted(struct run *r, uint64_t now)
 			continue;
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
 			struct vcpu *v = g->vcpus[j];
+			bool wake;
 
-			if (v->halted && vpic_pending(&g->vpic)) {
+			/* v->halted is set in v's exit handling (g's lock)
+			 * and cleared only here (both locks). */
+			spin_lock(&g->lock);
+			wake = v->halted && vpic_pending(&g->vpic);
+			if (wake)
 				v->halted = false;
+			spin_unlock(&g->lock);
+			if (wake)
 				kick(r, sched_wake(&r->sched, &v->sched, now));
-			}
 		}
 	}
 }
@@ -298,7 +346,7 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 
 /*
  * Nothing to run on this CPU: its vCPU's registers saved (another CPU may
- * take it), hv_lock released, and the CPU halted until an interrupt: its
+ * take it), sched_lock released, and the CPU halted until an interrupt: its
  * timer, an IPI, or (the boot CPU) a device.  sti takes effect after hlt
  * has begun: no wake-up is lost between the decision and the halt.
  */
@@ -306,73 +354,99 @@ static void idle(struct run *r, struct pcpu *c)
 {
 	uint64_t slept;
 
-	if (c->index == 0) {
-		bool any = false;
-
-		for (unsigned i = 0; i < r->n; i++)
-			any |= guest_alive(r->guests[i]);
-		if (!any)
-			no_guest_left(r);
-	}
+	if (c->index == 0 && !any_alive(r))
+		no_guest_left(r);
 	pcpu_leave(c);
 	c->exit_tsc = 0;	/* sleeping is not exit handling */
-	spin_unlock(&hv_lock);
+	vcpu_exit_handling_end(c);
+	spin_unlock(&sched_lock);
 	slept = rdtsc();
 	__asm__ volatile("sti; hlt; cli" ::: "memory");
 	c->idle_cycles += rdtsc() - slept;
-	spin_lock(&hv_lock);
+	spin_lock(&sched_lock);
 }
 
 /*
- * One turn of the loop: poll, let the scheduler choose, enter that vCPU
- * once; or, after a quiet exit, enter the same vCPU again at once.  A
- * guest's death comes back here through run_jmp from wherever in the
- * exit handling (or the console) it happened.
+ * Back in the loop from a guest's death (run_jmp): from its exit handling,
+ * with its lock held and sched_lock not, or from the console's 'q' on the
+ * boot CPU, with both.  The loop goes on with sched_lock alone.
+ */
+static void after_death(struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (spin_held(&r->guests[i]->lock))
+			spin_unlock(&r->guests[i]->lock);
+	if (!spin_held(&sched_lock))
+		spin_lock(&sched_lock);
+	reap(r);
+}
+
+/*
+ * Enter v and handle its exits under its guest's lock alone, again and
+ * again while they leave the loop nothing to decide (quiet_exit): this is
+ * where two guests' vCPUs on two CPUs proceed at once.
+ */
+static void run_vcpu(struct vcpu *v)
+{
+	struct guest *g = v->guest;
+	struct loop_inputs before;
+
+	spin_lock(&g->lock);
+	for (;;) {
+		note_loop_inputs(v, &before);
+		vcpu_run_once(v);
+		if (!quiet_exit(v, &before))
+			break;
+		v->stats.quiet_exits++;
+	}
+	spin_unlock(&g->lock);
+}
+
+/*
+ * One turn of the loop, entered and left with sched_lock held: poll, let
+ * the scheduler choose, then (sched_lock released) run that vCPU until an
+ * exit that needs the loop.  A guest's death comes back here through
+ * run_jmp from wherever in the exit handling (or the console) it happened.
  */
 void run_step(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
 	struct run_cpu *rc = &r->cpu[c->index];
-	struct loop_inputs before;
 	struct sched_entity *e;
 	struct vcpu *v;
 
 	if (hv_setjmp(&c->run_jmp)) {
-		rc->again = 0;
-		reap(r);
+		after_death(r);
 		return;
 	}
 	irq_disable();
-	v = rc->again;
-	rc->again = 0;
-	if (!v) {
-		poll_devices(r, rc->ran);
-		wake_halted(r, rdtsc());
-		rc->kicked = false;
-		e = sched_pick(&r->sched, c->index, rdtsc());
-		if (r->ncpus > 1)
-			kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
-		arm_next_event(r, rdtsc());
-		if (!e) {
-			idle(r, c);
-			return;
-		}
-		v = e->owner;
+	poll_devices(r, rc->ran);
+	wake_halted(r, rdtsc());
+	rc->kicked = false;
+	e = sched_pick(&r->sched, c->index, rdtsc());
+	if (r->ncpus > 1)
+		kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
+	arm_next_event(r, rdtsc());
+	if (!e) {
+		idle(r, c);
+		return;
 	}
+	v = e->owner;
+	/* Saved before another CPU can take it: it can once sched_lock
+	 * goes. */
 	if (c->current && c->current != v)
-		pcpu_leave(c);	/* saved before another CPU can take it */
-	note_loop_inputs(v, &before);
+		pcpu_leave(c);
 	rc->ran = 0;		/* until it has exited */
-	vcpu_run_once(v);
+	spin_unlock(&sched_lock);
+	run_vcpu(v);
+	spin_lock(&sched_lock);
 	rc->ran = v;
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */
+		spin_lock(&v->guest->lock);
 		console_guest_flush(&v->guest->vuart.console);
-	}
-	if (quiet_exit(v, &before)) {
-		rc->again = v;
-		v->stats.quiet_exits++;
+		spin_unlock(&v->guest->lock);
 	}
 }
 
@@ -396,12 +470,12 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 	struct run r;
 
 	irq_disable();
-	spin_lock(&hv_lock);
+	spin_lock(&sched_lock);
 	for (unsigned i = 0; i < n; i++)
 		run_start(guests[i], n > 1);
 	run_init(&r, guests, n, slice_us);
 	if (n > 1) {
-		vga_show(&r.keys.console->screen);
+		console_show(&r.keys.console->screen);
 		if (r.ncpus == 1)
 			log_info("%u guests share the CPU: %u us slices, shares by weight; Ctrl-] N gives guest N the console and its VGA screen, Ctrl-] l lists them",
 				 n, slice_us);
@@ -424,7 +498,7 @@ void run_cpu(struct pcpu *c)
 	/* Parked until the boot CPU has the guests running (its IPI). */
 	while (!(r = published_run))
 		__asm__ volatile("sti; hlt; cli" ::: "memory");
-	spin_lock(&hv_lock);
+	spin_lock(&sched_lock);
 	c->joined_tsc = rdtsc();
 	for (;;)
 		run_step(r);

@@ -12,20 +12,18 @@
 #include "spinlock.h"
 
 /*
- * hv_lock: the one lock of the run loops (docs/ARCHITECTURE.md, "Who owns
- * what on several CPUs").  A CPU holds it whenever it runs hypervisor
- * code for the guests: from an exit to the next entry, through polls,
- * scheduling and reports; it lets go only inside the guest (vcpu.c, around
- * switch_to_guest) and while it idles.  Guests run in parallel; their
- * exits are handled one at a time.
+ * sched_lock: the scheduler queue and struct run (docs/ARCHITECTURE.md,
+ * "Who owns what on several CPUs").  A CPU holds it while its loop
+ * decides: polls, wake-ups, the pick, reports of guests that ended, the
+ * console's commands; under it the loop takes one guest's lock at a time
+ * to reach that guest's devices.  It lets go to run a vCPU (run_vcpu:
+ * the entry and the exit handling hold the guest's lock alone) and while
+ * it idles.  Exit handling never takes it.
  */
-extern struct spinlock hv_lock;
+extern struct spinlock sched_lock;
 
 /* What one CPU's loop keeps between turns. */
 struct run_cpu {
-	/* The vCPU whose last exit left the loop nothing to decide
-	 * (quiet_exit): entered again at once. */
-	struct vcpu *again;
 	/* The vCPU that made the last exit (charge_alarm_work). */
 	struct vcpu *ran;
 	/* Told to look at the queue (an IPI sent, not yet looked). */
@@ -48,7 +46,7 @@ void run_start(struct guest *g, bool several);
 /* A run of guests already started, each in the scheduler, with slices
  * of slice_us. */
 void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_us);
-/* One turn of this CPU's loop, with hv_lock held (run.c has the whole
+/* One turn of this CPU's loop, with sched_lock held (run.c has the whole
  * story). */
 void run_step(struct run *r);
 

@@ -89,7 +89,7 @@ void run_selftest_two_guests(struct guest *a, struct guest *b)
 	const char *why = 0;
 
 	irq_disable();
-	spin_lock(&hv_lock);	/* as run_guests: run_step is called with it */
+	spin_lock(&sched_lock);	/* as run_guests: run_step is called with it */
 	run_start(a, false);
 	run_start(b, false);
 	for (int round = 0; round < 2 && !why; round++) {

@@ -43,6 +43,7 @@
 #include "valarm.h"
 #include "pcpu.h"
 #include "run_loop.h"
+#include "smp.h"
 
 void switch_to_guest(uint32_t shadow_cr3, struct pcpu *c);
 uint32_t vcpu_switcher_init(struct vcpu *v);
@@ -312,6 +313,29 @@ static void count_hv_time(struct pcpu *c)
 	c->exit_tsc = 0;
 }
 
+/*
+ * This CPU is now in the hypervisor for v's exit.  If another CPU is too
+ * (between its exit and its next entry or halt), the exit counts as
+ * handled in parallel: the proof that the locks let two guests' exits
+ * proceed at once (docs/ARCHITECTURE.md, "Who owns what on several
+ * CPUs").  The store is ordered before the loads (seq_cst), so of two
+ * CPUs that begin at once at least one sees the other.
+ */
+static void exit_handling_begin(struct pcpu *c, struct vcpu *v)
+{
+	__atomic_store_n(&c->in_exit, true, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < nr_online_cpus; i++)
+		if (i != c->index && __atomic_load_n(&pcpus[i].in_exit, __ATOMIC_SEQ_CST)) {
+			v->stats.parallel_exits++;
+			return;
+		}
+}
+
+void vcpu_exit_handling_end(struct pcpu *c)
+{
+	__atomic_store_n(&c->in_exit, false, __ATOMIC_RELEASE);
+}
+
 void vcpu_run_once(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
@@ -330,7 +354,8 @@ void vcpu_run_once(struct vcpu *v)
 	count_hv_time(c);
 	cr3 = vcpu_mmu_cr3(v);
 	/* The guest runs beside the other CPUs' hypervisor work. */
-	spin_unlock(&hv_lock);
+	vcpu_exit_handling_end(c);
+	spin_unlock(&v->guest->lock);
 	locks_assert_none_held();
 	entry_tsc = rdtsc();
 	switch_to_guest(cr3, c);
@@ -338,7 +363,8 @@ void vcpu_run_once(struct vcpu *v)
 	cr2 = read_cr2();
 	c->exit_tsc = rdtsc();
 	c->guest_cycles += c->exit_tsc - entry_tsc;
-	spin_lock(&hv_lock);
+	spin_lock(&v->guest->lock);
+	exit_handling_begin(c, v);
 	if (v->stop_requested)
 		vcpu_stop(v, "%s", v->stop_requested);
 	v->exit_vector = f->vector;

@@ -31,12 +31,12 @@ static void *map_frame(uint32_t mfn)
 
 static bool alloc_frame(uint32_t *mfn)
 {
-	return frames_alloc(&machine_frames, mfn);
+	return machine_frame_alloc(mfn);
 }
 
 static void free_frame(uint32_t mfn)
 {
-	HV_ASSERT(frames_free(&machine_frames, mfn));
+	HV_ASSERT(machine_frame_free(mfn));
 }
 
 void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)

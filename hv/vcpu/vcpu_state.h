@@ -77,6 +77,9 @@ struct vcpu_stats {
 	/* Exits after which the run loop entered the vCPU again at once,
 	 * with nothing to poll or decide (run.c, quiet_exit). */
 	uint64_t quiet_exits;
+	/* Exits whose handling began while another CPU was between an exit
+	 * and its next entry too (vcpu.c, exit_handling_begin). */
+	uint64_t parallel_exits;
 	/* VMI INS/OUTS: elements moved, batches that left the call to be
 	 * made again (the slot's int $0x82 re-executed), page faults the
 	 * buffer raised and the guest got. */

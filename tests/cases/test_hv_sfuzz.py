@@ -73,7 +73,8 @@ def sfuzz_one(t, seed, calls, smp=1):
     # AUDIT_EVERY notifications and stops the guest at the first stale
     # entry: a lost update is caught where it happens, before a later
     # call (a release, an announce) derives the table again and hides it.
-    q = t.qemu(*machine(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append", f"audit=every={AUDIT_EVERY}",
+    q = t.qemu(*machine(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               f"audit=every={AUDIT_EVERY}" + (" locks=check" if smp > 1 else ""),
                "-initrd", f"{TGUEST} tguest=sfuzz:{seed} sfuzz_calls={calls},{initrd}", fatal=HV_BROKEN,
                accel="tcg,thread=multi" if smp > 1 else "tcg")
     q.expect(r"sfuzz: paging on, shadows active, shared page ffd02000", timeout=60)

@@ -58,14 +58,14 @@ def smp_cpus_limit(t):
 @test("hv-smp-locks-check")
 def smp_locks_check(t):
     """locks=check catches a lock taken against the order: lock_selftest=invert
-    takes hv_lock inside console_lock, and the hypervisor stops naming both;
+    takes sched_lock inside console_lock, and the hypervisor stops naming both;
     without locks=check the same inversion goes unnoticed.  A guest boots
     under locks=check on -smp 2 (every take and entry checked)."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "locks=check lock_selftest=invert",
                fatal=[])
-    q.expect(r"locks=check: lock order inversion: hv_lock \(rank 10\) taken while holding "
-             r"console_lock \(rank 20\)", timeout=60)
+    q.expect(r"locks=check: lock order inversion: sched_lock \(rank 10\) taken while holding "
+             r"console_lock \(rank 40\)", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == PANIC, f"exit status {status}, expected {PANIC} (internal error)")
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "lock_selftest=invert after_load=stop")
@@ -114,3 +114,50 @@ def smp_sixteen_guests(t):
                "-initrd", ",".join([pair] * 17))
     q.expect(r"vmi-hv: error: 34 modules given: that is 17 guests, at most 16", timeout=60)
     t.check(q.wait_exit(timeout=30) == BAD_INPUT, "the seventeenth guest was not refused at load")
+
+
+def exit_heavy_pair(t, smp):
+    """Two test guests making VMI calls in a loop (tguest=exits) on an
+    -smp SMP machine under locks=check, until both power off: each
+    guest's calls per 200 ms window (the first, warm-up, left out) and
+    its count of exits handled while another CPU handled one."""
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    pair = f"{TGUEST} tguest=exits,{tiny}"
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M locks=check", "-initrd", ",".join([pair] * 2),
+               accel=MTTCG if smp > 1 else "tcg")
+    for _ in range(2):
+        q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
+    status = q.wait_exit(timeout=60)
+    t.check(status is not None, "the hypervisor did not exit after both guests powered off")
+    calls = {}
+    for name, window, n in re.findall(r"\[(guest\d)\] exits: window ([0-9a-f]{8}): calls ([0-9a-f]{8})",
+                                      q.output):
+        if int(window, 16) > 0:
+            calls.setdefault(name, []).append(int(n, 16))
+    # From the end reports (the activation log prints the counters too).
+    ends = q.output.split("vmi-hv: guest powered off:")[1:]
+    parallel = [(int(m.group(1)), int(m.group(2))) for m in
+                (re.search(r"vmi-hv: exits handled while another CPU was handling one: (\d+) of (\d+)", e)
+                 for e in ends) if m]
+    t.check(sorted(calls) == ["guest1", "guest2"], f"windows seen for {sorted(calls)}")
+    t.check(len(parallel) == 2, f"{len(parallel)} parallel-exit counts in the end reports")
+    rate = {name: sum(c) / (0.2 * len(c)) for name, c in calls.items()}
+    return rate, parallel
+
+
+@test("hv-smp-parallel-exits")
+def smp_parallel_exits(t):
+    """Two exit-heavy guests on -smp 2 (MTTCG): their exits are handled on
+    both CPUs at once, so the end reports count exits handled while the
+    other CPU handled one (never with one lock around all exit handling).
+    Their call rates on -smp 2 and -smp 1 are noted."""
+    t.require(paths.HV_ELF, TGUEST)
+    rate2, parallel = exit_heavy_pair(t, 2)
+    t.note(f"-smp 2: VMI calls/s {', '.join(f'{n} {r:.0f}' for n, r in sorted(rate2.items()))}; "
+           f"exits handled in parallel (of all): {parallel}")
+    t.check(sum(p for p, _ in parallel) > 0,
+            f"no exit handled while another CPU handled one: {parallel}")
+    rate1, _ = exit_heavy_pair(t, 1)
+    t.note(f"-smp 1: VMI calls/s {', '.join(f'{n} {r:.0f}' for n, r in sorted(rate1.items()))}; "
+           f"-smp 2 / -smp 1 total: {sum(rate2.values()) / max(1, sum(rate1.values())):.2f}")

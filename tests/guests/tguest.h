@@ -49,4 +49,6 @@ int hostile_main(const uint8_t *boot_params, const char *cmdline);
 /* tguest_floods.c: tguest=f:CASE, tguest=busy; 0 if the command line
  * names neither. */
 int floods_main(const char *cmdline);
+/* tguest_exits.c: tguest=exits; 0 if the command line does not name it. */
+int exits_main(const char *cmdline);
 #endif

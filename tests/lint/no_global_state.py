@@ -23,7 +23,7 @@ import sys
 
 ALLOWED = {
     # The frame allocator.
-    "mm/machine_mem.c": {"machine_frames", "frame_bitmap", "low"},
+    "mm/machine_mem.c": {"machine_frames", "frame_bitmap", "low", "frames_lock"},
     # The hypervisor's own address space.
     "mm/address_space.c": {"hv_page_dir", "low_pt"},
     # The firmware's tables, searched once at start-up, read-only after.
@@ -34,7 +34,7 @@ ALLOWED = {
     # locks=check, set at start-up before the other CPUs run.
     "lib/spinlock.c": {"checking"},
     # The run loops' lock, and the run the other CPUs join (run_loop.h).
-    "vcpu/run.c": {"hv_lock", "published_run"},
+    "vcpu/run.c": {"sched_lock", "published_run"},
     # The per-CPU array (GDT, IDT, TSS, switcher state, current vCPU).
     "arch/cpu_tables.c": {"pcpus"},
     # The host's interrupt plumbing.
