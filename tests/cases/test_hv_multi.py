@@ -416,7 +416,7 @@ def at_shells(t, append="", cpu=None, smp=1):
     return q
 
 
-@test("hv-multi-stolen-time")
+@test("hv-multi-stolen-time", alone="steal shares against the host's clock")
 def hv_multi_stolen_time(t):
     """Both guests busy: each one's /proc/stat counts 35-65% of its time
     as steal, and agrees within 5 points with the hypervisor's STOLEN for
@@ -505,7 +505,7 @@ def cpu_lines(q, since, cpus=2):
                                  r"hypervisor ([\d.]+)%, idle ([\d.]+)%", q.output[since:])}
 
 
-@test("hv-smp-two-busy-guests")
+@test("hv-smp-two-busy-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares, idle timer interrupts per second")
 def smp_two_busy_guests(t):
     """Two busy guests on -smp 2: each has a CPU of its own, so each one's
     /proc/stat steal over an 8 s spin is at most 10% (50% on one CPU,
@@ -567,7 +567,7 @@ def four_busy(t, weights):
     return steal, share
 
 
-@test("hv-smp-four-busy-guests")
+@test("hv-smp-four-busy-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares")
 def smp_four_busy_guests(t):
     """Four busy guests of equal weight on -smp 2: two CPUs for four, so
     each guest's /proc/stat steal is 50% +- 12 points."""
@@ -576,7 +576,7 @@ def smp_four_busy_guests(t):
         t.check(0.38 <= steal[n] <= 0.62, f"guest {n}: steal {steal[n]:.1%}, expected 50% +- 12 points")
 
 
-@test("hv-smp-four-weights")
+@test("hv-smp-four-weights", alone="QEMU on -smp 2 with MTTCG: both host CPUs; CPU shares by weight")
 def smp_four_weights(t):
     """Weights 2:1:1:1 over four busy guests on -smp 2: 40/20/20/20% of
     the two CPUs, +- 8 points (the weights hold across CPUs: one queue)."""
@@ -585,7 +585,7 @@ def smp_four_weights(t):
         t.check(abs(share[n] - want) <= 0.08, f"guest {n}: {share[n]:.1%} of the CPUs, expected {want:.0%} +- 8")
 
 
-@test("hv-smp-pinned")
+@test("hv-smp-pinned", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares")
 def smp_pinned(t):
     """guest1.cpus=0 guest2.cpus=0 on -smp 2: both busy guests share CPU 0
     (about 50% steal each) while CPU 1 idles, and Ctrl-] l names CPU 0 for
@@ -608,7 +608,7 @@ def smp_pinned(t):
     expect_error(t, q, r"guest 2 \(guest2\): guest2.cpus= names no CPU the hypervisor runs on \(CPUs 0-0\)")
 
 
-@test("hv-smp-eight-guests")
+@test("hv-smp-eight-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_eight_guests(t):
     """Eight Linux guests on -smp 2 in a 512 MiB machine: each boots to
     its shell and answers a command typed to it."""
@@ -619,7 +619,7 @@ def smp_eight_guests(t):
         type_into(t, q, i + 1, n, f"hello{i + 1}")
 
 
-@test("hv-smp-migration")
+@test("hv-smp-migration", alone="QEMU on -smp 2 with MTTCG: both host CPUs; migrations in a time")
 def smp_migration(t):
     """Three busy guests on two CPUs with 1 ms slices: their vCPUs move
     between the CPUs thousands of times, with the shadow audit on at every
@@ -690,7 +690,7 @@ def bench_smp_two_guests(t):
     t.check(ratio >= 1.15, f"-smp 2 did {ratio:.2f}x the work of -smp 1")
 
 
-@test("hv-multi-weights")
+@test("hv-multi-weights", alone="CPU shares by weight against the host's clock")
 def hv_multi_weights(t):
     """Both busy at weights 2:1: each guest's own /proc/stat, over its own
     window of wall-clock time (its uptime: REAL), counts steal of about
@@ -719,7 +719,7 @@ def hv_multi_weights(t):
     stays_responsive(t, q)
 
 
-@test("hv-multi-idle-busy")
+@test("hv-multi-idle-busy", alone="idle cost: timer interrupts per second")
 def hv_multi_idle_busy(t):
     """Guest one idles at its shell while guest two spins: two gets >= 90%
     of the time, one's steal stays near 0 (its wake-ups take the CPU at
@@ -780,7 +780,7 @@ def hv_multi_iso_entry(t):
     stays_responsive(t, q)
 
 
-@test("hv-smp-iso-four-guests")
+@test("hv-smp-iso-four-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def hv_smp_iso_four_guests(t):
     """The ISO's "four Linux guests" entry (hotkey 4) on -smp 2, as make
     run boots it: four guests over two CPUs reach their shells, Ctrl-] l
