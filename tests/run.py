@@ -12,23 +12,29 @@ as its last line.  Exit status 0 only when nothing failed.
                                  that matches no test is an error, exit 2)
     tests/run.py --bench         only the benchmarks: side-by-side figures
     tests/run.py --list          list test names
+    tests/run.py -j 1            one test at a time (default: two at a time
+                                 on a machine with two CPUs or more; a test
+                                 registered alone= or bench=True always runs
+                                 by itself)
 Serial logs go to test-logs/NAME.log; the paths of failing tests' logs are printed.
 """
 
 import argparse
 import glob
 import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import exec32  # noqa: E402
 import vmitest  # noqa: E402
-from vmitest import LOGDIR, REGISTRY, TestContext, TestFailure, TestSkipped, paths  # noqa: E402
+from vmitest import LOGDIR, REGISTRY, TestContext, TestFailure, TestSkipped, alone_reason, paths  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -36,9 +42,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class Tally:
     def __init__(self):
         self.passed = self.failed = self.skipped = 0
+        self.seconds = 0.0      # the tests' own times, summed
         self.failures = []
 
     def record(self, name, outcome, detail="", seconds=None, log=None):
+        if seconds is not None:
+            self.seconds += seconds
         took = f" ({seconds:.1f}s)" if seconds is not None else ""
         if outcome == "PASS":
             self.passed += 1
@@ -175,23 +184,92 @@ def load_cases():
         spec.loader.exec_module(module)
 
 
-def run_qemu_tests(tally, pattern, bench_only):
-    for name, fn, opts in REGISTRY:
-        if not selected(name, pattern) or (bench_only and not opts.get("bench")):
+def run_one(name, fn, opts):
+    """Run one QEMU test here; returns (outcome, detail, seconds, log)."""
+    t = TestContext(name, alone=alone_reason(opts) is not None)
+    vmitest.RUNNING.append(t)
+    start = time.monotonic()
+    try:
+        fn(t)
+        return "PASS", "", time.monotonic() - start, None
+    except TestSkipped as e:
+        return "SKIP", str(e), None, None
+    except TestFailure as e:
+        return "FAIL", str(e), time.monotonic() - start, t.log_path
+    except Exception as e:  # a bug in the test itself is a failure too
+        return "FAIL", f"{type(e).__name__}: {e}", time.monotonic() - start, t.log_path
+    finally:
+        t.cleanup()
+        vmitest.RUNNING.pop()
+
+
+class Forked:
+    """One test in a child process of its own (its own globals, working
+    directory and environment), its printed lines (t.note) kept in a file
+    and shown with its result line when it ends, so that two tests' lines
+    never interleave."""
+
+    def __init__(self, name, fn, opts):
+        self.name = name
+        self.alone = alone_reason(opts) is not None
+        self.output = tempfile.TemporaryFile()
+        self.result = tempfile.TemporaryFile()
+        self.started = time.monotonic()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            status = 1
+            try:
+                os.dup2(self.output.fileno(), 1)
+                os.dup2(self.output.fileno(), 2)
+                outcome = run_one(name, fn, opts)
+                sys.stdout.flush()
+                sys.stderr.flush()
+                self.result.write(json.dumps(outcome).encode())
+                self.result.flush()
+                status = 0
+            finally:
+                os._exit(status)
+
+    def finish(self, status):
+        """(printed lines, (outcome, detail, seconds, log)) once the child ended."""
+        self.output.seek(0)
+        printed = self.output.read().decode("utf-8", "replace")
+        self.result.seek(0)
+        data = self.result.read()
+        if data:
+            outcome = tuple(json.loads(data))
+        else:
+            outcome = ("FAIL", f"the test's process ended without a result (wait status {status})",
+                       time.monotonic() - self.started, os.path.join(LOGDIR, f"{self.name}.log"))
+        return printed, outcome
+
+
+def run_qemu_tests(tally, pattern, bench_only, jobs):
+    chosen = [(name, fn, opts) for name, fn, opts in REGISTRY
+              if selected(name, pattern) and (not bench_only or opts.get("bench"))]
+    if jobs <= 1:
+        for name, fn, opts in chosen:
+            tally.record(name, *run_one(name, fn, opts))
+        return
+    # Those that may share first, `jobs` at a time, in registration order;
+    # then those that need the machine to themselves, one by one.
+    queue = [c for c in chosen if alone_reason(c[2]) is None] + \
+            [c for c in chosen if alone_reason(c[2]) is not None]
+    running = {}
+    while queue or running:
+        while queue and (not running or (len(running) < jobs and alone_reason(queue[0][2]) is None
+                                         and not any(j.alone for j in running.values()))):
+            job = Forked(*queue.pop(0))
+            running[job.pid] = job
+        pid, status = os.wait()
+        job = running.pop(pid, None)
+        if job is None:
             continue
-        t = TestContext(name)
-        start = time.monotonic()
-        try:
-            fn(t)
-            tally.record(name, "PASS", seconds=time.monotonic() - start)
-        except TestSkipped as e:
-            tally.record(name, "SKIP", str(e))
-        except TestFailure as e:
-            tally.record(name, "FAIL", str(e), time.monotonic() - start, t.log_path)
-        except Exception as e:  # a bug in the test itself is a failure too
-            tally.record(name, "FAIL", f"{type(e).__name__}: {e}", time.monotonic() - start, t.log_path)
-        finally:
-            t.cleanup()
+        printed, outcome = job.finish(status)
+        sys.stdout.write(printed)
+        tally.record(job.name, *outcome)
 
 
 def main():
@@ -202,12 +280,19 @@ def main():
                     help="run only the benchmarks (tests that measure side by side and print figures)")
     ap.add_argument("--list", action="store_true", help="list the tests and exit")
     ap.add_argument("--no-unit", action="store_true", help="skip the host-side unit tests")
+    ap.add_argument("-j", dest="jobs", type=int, default=min(os.cpu_count() or 1, 2),
+                    help="QEMU tests run at once (default: the CPUs, at most 2; tests registered "
+                         "alone= or bench=True always run by themselves)")
     args = ap.parse_args()
+    if args.jobs < 1:
+        ap.error("-j takes a number of tests, 1 or more")
 
     load_cases()
     if args.list:
         for name, _, opts in REGISTRY:
-            print(name + ("  (benchmark)" if opts.get("bench") else ""))
+            why = alone_reason(opts)
+            print(name + ("  (benchmark)" if opts.get("bench") else "") +
+                  (f"  (alone: {why})" if why and not opts.get("bench") else ""))
         return 0
 
     candidates = [name for name, _, opts in REGISTRY if not args.bench or opts.get("bench")]
@@ -228,8 +313,9 @@ def main():
     started = time.monotonic()
     if not args.no_unit and not args.bench:
         run_unit_tests(tally, args.pattern)
-    run_qemu_tests(tally, args.pattern, args.bench)
-    print(f"test time {time.monotonic() - started:.0f}s; logs in {os.path.relpath(LOGDIR)}/")
+    run_qemu_tests(tally, args.pattern, args.bench, args.jobs)
+    print(f"test time {time.monotonic() - started:.0f}s ({tally.seconds:.0f}s of tests, "
+          f"up to {args.jobs} at a time); logs in {os.path.relpath(LOGDIR)}/")
     if tally.failures:
         print("failed: " + " ".join(tally.failures))
     print(tally.summary(), flush=True)

@@ -199,3 +199,47 @@ def host_check_bench_failures(t):
     t.check(verdicts.bench_problems(no_hackbench), "hackbench missing from the initramfs, and the boot passed")
     no_end = dict(ok, bench_end_failures=None)
     t.check(verdicts.bench_problems(no_end), "a boot without its BENCH-END line passed")
+
+
+@test("host-check-sharing-test-refused-whole-machine")
+def host_check_sharing_test_refused_whole_machine(t):
+    """A test that shares the machine with another (tests/run.py -j 2; not
+    registered alone=) is refused QEMU on two CPUs under MTTCG and make in
+    the checkout, saying to register it alone= (docs/ARCHITECTURE.md, "Two
+    tests at a time"); a test registered alone= is not, and -smp 2 without
+    MTTCG (one host thread) is not either.  Nothing is started: the
+    refusals come before QEMU or make would run, and the one allowed QEMU
+    is a command that exits at once."""
+    import vmitest
+    sharing = vmitest.TestContext(t.name + ".sharing", alone=False)
+    alone = vmitest.TestContext(t.name + ".alone", alone=True)
+    said = f"register {sharing.name} with alone="
+    for ctx, accel, refused in ((sharing, "tcg,thread=multi", True), (alone, "tcg,thread=multi", False),
+                                (sharing, "tcg", False)):
+        try:
+            q = ctx.qemu("-smp", "2", "-version", accel=accel, debug_exit=False)
+            q.wait_exit(timeout=30)
+            outcome = None
+        except TestFailure as e:
+            outcome = str(e)
+        finally:
+            ctx.cleanup()
+            ctx.qemus.clear()
+        if refused:
+            t.check(outcome and said in outcome,
+                    f"{ctx.name}: -smp 2 under {accel} was not refused: {outcome}")
+        else:
+            t.check(outcome is None, f"{ctx.name}: -smp 2 under {accel} refused: {outcome}")
+    vmitest.RUNNING.append(sharing)
+    try:
+        vmitest.start_make(["--version"], subprocess.DEVNULL)
+        t.fail("make started in a test that shares the machine")
+    except TestFailure as e:
+        t.check(said in str(e), f"make refused without saying why: {e}")
+    finally:
+        vmitest.RUNNING.pop()
+    vmitest.RUNNING.append(alone)
+    try:
+        vmitest.stop_group(vmitest.start_make(["--version"], subprocess.DEVNULL))
+    finally:
+        vmitest.RUNNING.pop()

@@ -60,7 +60,7 @@ def gdb_on_make_target(t, target, commands):
         stop_group(make)
 
 
-@test("debug-gdb-hypervisor-and-guest")
+@test("debug-gdb-hypervisor-and-guest", alone="runs make debug in the checkout")
 def debug_gdb_hypervisor_and_guest(t):
     t.require(paths.ISO, paths.HV_ELF, VMLINUX)
     out = gdb_on_make_target(t, "debug", [
@@ -105,7 +105,7 @@ def debug_gdb_hypervisor_and_guest(t):
            f"by then: {calls[-1][:120] if calls else '?'}...")
 
 
-@test("debug-gdb-native")
+@test("debug-gdb-native", alone="runs make debug-native in the checkout")
 def debug_gdb_native(t):
     """make debug-native: the same bzImage without the hypervisor; gdb stops
     in start_kernel with a symbolic backtrace."""

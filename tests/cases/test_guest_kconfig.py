@@ -33,7 +33,7 @@ def olddefconfig(t, name, extra):
     return read_config(path)
 
 
-@test("guest-kconfig-vmi-forbids")
+@test("guest-kconfig-vmi-forbids", alone="runs make olddefconfig in the guest's kernel tree")
 def guest_kconfig_vmi_forbids(t):
     built = guest_config(t)
     t.check(built.get("X86_VMI") == "y", f"{paths.GUEST_CONFIG} does not have CONFIG_X86_VMI=y")

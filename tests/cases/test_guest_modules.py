@@ -118,7 +118,7 @@ def load(t, q, label):
     return m.group(1), m.group(2), m.group(3).split()
 
 
-@test("guest-module-vmi-exports")
+@test("guest-module-vmi-exports", alone="runs make modules in the guest's kernel tree")
 def module_vmi_exports(t):
     t.require(paths.BZIMAGE, paths.INITRD, paths.HV_ELF, paths.GUEST_CONFIG)
     with open(paths.GUEST_CONFIG) as f:

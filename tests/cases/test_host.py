@@ -109,7 +109,7 @@ def host_checkout_path_with_space(t):
                       proc.stderr), f"unclear error: {proc.stderr.strip()}")
 
 
-@test("host-deep-checkout-path")
+@test("host-deep-checkout-path", alone="builds the unit tests in a clone with make and runs them")
 def host_deep_checkout_path(t):
     """A clone of this commit 300 characters deep builds its unit tests and
     passes them (absolute paths are baked into the binaries, and command

@@ -631,7 +631,7 @@ def hv_hostile_suite(t):
     hostile_suite(t, 1)
 
 
-@test("hv-hostile-suite-smp2")
+@test("hv-hostile-suite-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def hv_hostile_suite_smp2(t):
     """The same cases on -smp 2: the offender and the second guest on two
     CPUs at once, the hypervisor handling their exits on either."""

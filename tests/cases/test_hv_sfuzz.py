@@ -160,7 +160,7 @@ def hv_sfuzz_shadow(t):
         t.check(total >= MIN_HV_CALLS, f"the hypervisor counted {total} VMI calls, expected at least {MIN_HV_CALLS}")
 
 
-@test("hv-sfuzz-shadow-smp2")
+@test("hv-sfuzz-shadow-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def hv_sfuzz_shadow_smp2(t):
     """The same runs (other seeds) on -smp 2: the hypervisor on two CPUs,
     the fuzzing guest's exits handled on either."""

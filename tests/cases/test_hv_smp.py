@@ -22,7 +22,7 @@ def started(output):
     return [int(n) for n in re.findall(r"vmi-hv: CPU (\d+) started: APIC ID \d+", output)]
 
 
-@test("hv-smp-bringup")
+@test("hv-smp-bringup", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_bringup(t):
     """-smp 2: both CPUs found in the MADT, CPU 1 started; the guest still
     reaches its shell and answers."""
@@ -37,7 +37,7 @@ def smp_bringup(t):
     t.check(started(q.output) == [1], f"CPUs started: {started(q.output)}")
 
 
-@test("hv-smp-cpus-limit")
+@test("hv-smp-cpus-limit", alone="QEMU on -smp 4")
 def smp_cpus_limit(t):
     """-smp 4 with cpus=2: CPU 1 started, APIC IDs 2 and 3 not, with the
     reason; -smp 1 starts none and finds the one CPU."""
@@ -55,7 +55,7 @@ def smp_cpus_limit(t):
 
 
 
-@test("hv-smp-locks-check")
+@test("hv-smp-locks-check", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_locks_check(t):
     """locks=check catches a lock taken against the order: lock_selftest=invert
     takes sched_lock inside console_lock, and the hypervisor stops naming both;
@@ -79,7 +79,7 @@ def smp_locks_check(t):
     q.expect(r"locks-42", timeout=60)
 
 
-@test("hv-smp-sixteen-guests")
+@test("hv-smp-sixteen-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_sixteen_guests(t):
     """The guest limit is 16: sixteen test guests (tguest=idle, 16 MiB
     each, with their 8 MiB frame budgets) load on -smp 2 in 512 MiB, each

@@ -89,7 +89,7 @@ def guest_caused(vec):
 TRIES = 3
 
 
-@test("hv-syscall-no-exit")
+@test("hv-syscall-no-exit", alone="exits in a spin window as long as the calls took")
 def syscall_no_exit(t):
     """100,000 getppid() calls add no int $0x80 #GP, fewer than 100 IRET
     hypercalls, and fewer than 100 exits the guest caused."""
@@ -113,7 +113,7 @@ def syscall_no_exit(t):
     t.check(abs(guest_caused(vec)) < 100, f"{guest_caused(vec)} exits the guest caused for {CALLS} system calls")
 
 
-@test("hv-syscall-fastpaths-off")
+@test("hv-syscall-fastpaths-off", alone="exits in a spin window as long as the calls took")
 def syscall_fastpaths_off(t):
     """fastpaths=off turns the direct gate and the ROM's IRET off: every
     call in the calls window is an int $0x80 exit and an IRET hypercall

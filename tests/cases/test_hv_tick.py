@@ -116,11 +116,11 @@ def tick_test(t, hv_args, fast):
     t.check(1.9 <= slept <= 4.0, f"sleep 2 took {slept:.2f} s of the host's time")
 
 
-@test("hv-linux-tick")
+@test("hv-linux-tick", alone="timer interrupts per guest second, sleep against the host's clock")
 def hv_linux_tick(t):
     tick_test(t, "", True)
 
 
-@test("hv-linux-tick-slowpaths")
+@test("hv-linux-tick-slowpaths", alone="timer interrupts per guest second, sleep against the host's clock")
 def hv_linux_tick_slowpaths(t):
     tick_test(t, "fastpaths=off", False)

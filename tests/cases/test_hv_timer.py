@@ -17,7 +17,7 @@ WORST_LATE_US = 250000
 ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired \(at worst (\d+) us late, (\d+) us on average\)"
 
 
-@test("hv-timer-pit-fallback")
+@test("hv-timer-pit-fallback", alone="alarm lateness in microseconds")
 def hv_timer_pit_fallback(t):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"

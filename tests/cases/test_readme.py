@@ -12,7 +12,7 @@ from vmitest import Console, TestFailure, paths, start_make, stop_group, test
 from hvguest import EXIT_CODES, GUEST_FATAL, MARKER, PROMPT, quiet_console
 
 
-@test("readme-make-run")
+@test("readme-make-run", alone="runs make run in the checkout")
 def readme_make_run(t):
     t.require(paths.ISO)
     proc = start_make(["run"], subprocess.PIPE)
@@ -63,7 +63,7 @@ def make_output(t, args, timeout, env_extra=None):
     return proc.returncode, text
 
 
-@test("readme-make-stress")
+@test("readme-make-stress", alone="runs make stress in the checkout (QEMU on -smp 2, MTTCG)")
 def readme_make_stress(t):
     """`make stress` as the README shows it, shortened (1 then 2 workers;
     ptstress 2 rounds, then three stress-ng stressors 2 s each): each run
@@ -100,7 +100,7 @@ def readme_make_stress(t):
 
 
 
-@test("readme-make-fuzz")
+@test("readme-make-fuzz", alone="runs make fuzz in the checkout")
 def readme_make_fuzz(t):
     """`make fuzz` as the README shows it, shortened (2 runs of 3,000 VMI
     calls from seed 7): it passes, names its seeds and counts the calls,

@@ -72,13 +72,53 @@ REGISTRY = []
 
 
 def test(name, **opts):
-    """Register a test function under a unique name."""
+    """Register a test function under a unique name.
+
+    opts: bench=True (a benchmark: --bench runs it, and it runs alone);
+    alone="why" (tests/run.py -j runs it with no other test beside it:
+    its assertions depend on CPU time or share, it runs QEMU on more than
+    one CPU, or it runs make; docs/ARCHITECTURE.md, "Two tests at a
+    time")."""
     def register(fn):
         if any(t[0] == name for t in REGISTRY):
             raise ValueError(f"duplicate test name {name}")
+        if "alone" in opts and not (isinstance(opts["alone"], str) and opts["alone"]):
+            raise ValueError(f"{name}: alone= takes the reason the test needs the machine to itself")
         REGISTRY.append((name, fn, opts))
         return fn
     return register
+
+
+def alone_reason(opts):
+    """Why a registered test must run with no other beside it, or None
+    when it may share the machine with one other test."""
+    if opts.get("alone"):
+        return opts["alone"]
+    if opts.get("bench"):
+        return "a benchmark: its figures need the machine to itself"
+    return None
+
+
+# The test running in this process (tests/run.py sets it), for the checks
+# of start_make() and TestContext.qemu(): a test that shares the machine
+# must not start what needs it whole.
+RUNNING = []
+
+
+def _shares_machine():
+    return bool(RUNNING) and not RUNNING[-1].alone
+
+
+def _cpus_asked(args, accel):
+    """How many host threads a QEMU command line asks to run guest code:
+    -smp's count under MTTCG (accel tcg,thread=multi), else 1."""
+    if "thread=multi" not in accel:
+        return 1
+    for i, a in enumerate(args[:-1]):
+        if a == "-smp":
+            m = re.match(r"(?:cpus=)?(\d+)", args[i + 1])
+            return int(m.group(1)) if m else 1
+    return 1
 
 
 _KVM_VERDICT = []
@@ -159,6 +199,9 @@ def start_make(args, stdout, env_extra=None):
     """`make -s ARGS` in the checkout, as a user starts it: in a process
     group of its own (stop_group() takes the QEMU it starts along), with no
     DISPLAY (no window) and outside the jobserver of a make running us."""
+    if _shares_machine():
+        raise TestFailure(f"make {' '.join(args)} in a test that shares the machine: register "
+                          f"{RUNNING[-1].name} with alone=\"...\" (docs/ARCHITECTURE.md, \"Two tests at a time\")")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
     env.update(env_extra or {})
     return subprocess.Popen(["make", "-s", "--no-print-directory", *args], cwd=ROOT,
@@ -364,8 +407,10 @@ class Qemu(Console):
 
 
 class TestContext:
-    def __init__(self, name):
+    def __init__(self, name, alone=False):
         self.name = name
+        # Registered alone= (or a benchmark): may use the whole machine.
+        self.alone = alone
         self.log_path = os.path.join(LOGDIR, f"{name}.log")
         self.qemus = []
         self.tmpdir = os.path.join(LOGDIR, f"{name}.tmp")
@@ -376,6 +421,11 @@ class TestContext:
         gives it a human monitor for q.monitor_command() and q.vga_screen();
         debug_exit=False leaves out isa-debug-exit, as a plain
         `qemu-system-i386 -cdrom vmi-hv.iso` has none."""
+        cpus = _cpus_asked(list(args), accel)
+        if cpus > 1 and not self.alone:
+            self.fail(f"QEMU on {cpus} CPUs (MTTCG: {cpus} host threads) in a test that shares the "
+                      f"machine: register {self.name} with alone=\"...\" (docs/ARCHITECTURE.md, "
+                      f"\"Two tests at a time\")")
         if accel == "kvm":
             reason = kvm_usable()
             if reason:
