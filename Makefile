@@ -29,6 +29,10 @@ BZIMAGE := $(GUEST)/bzImage
 # the differences, merged by scripts/build-guest.sh into its own tree.
 GUEST_ALT   := $(BUILD)/guest-alt
 BZIMAGE_ALT := $(GUEST_ALT)/bzImage
+# The stock kernel of make compare: the tarball without the series, the
+# default fragment less the series' own options (scripts/stock-fragment.sh).
+GUEST_STOCK   := $(BUILD)/guest-stock
+BZIMAGE_STOCK := $(GUEST_STOCK)/bzImage
 FRAGMENTS     := guest/config/vmi-hv.config
 FRAGMENTS_ALT := $(FRAGMENTS) guest/config/alt-preempt-hz1000.config
 INITRD  := $(GUEST)/initrd.img
@@ -74,6 +78,9 @@ $(BZIMAGE): $(GUEST_INPUTS)
 
 $(BZIMAGE_ALT): $(GUEST_INPUTS) $(FRAGMENTS_ALT)
 	@scripts/build-guest.sh $(GUEST_ALT) $(JOBS) $(FRAGMENTS_ALT)
+
+$(BZIMAGE_STOCK): $(FRAGMENTS) $(wildcard guest/patches/*.patch) scripts/build-guest.sh scripts/stock-fragment.sh
+	@nice -n 10 scripts/build-guest.sh --stock $(GUEST_STOCK) $(JOBS) $(FRAGMENTS)
 
 $(INITRD): $(INITRD_INPUTS)
 	@scripts/build-initrd.sh $(GUEST)
@@ -164,9 +171,11 @@ bench: iso bench-initrd
 	@python3 tests/run.py --bench $(TESTARGS)
 
 # The same bzImage, benchmark initrd and command line natively and under
-# vmi-hv, 5 boots each: ratio table, build/compare/*.csv and compare.svg
-# (docs/COMPARE.md).  COMPAREARGS="--reps 5" and so on: tests/compare.py --help.
-compare: guest hv bench-initrd
+# vmi-hv, and the stock kernel natively, 5 boots each, interleaved: the ratio
+# tables (vmi-hv vs native; VMI kernel natively vs stock), build/compare/*.csv
+# (native-overhead.csv) and compare.svg (docs/COMPARE.md).
+# COMPAREARGS="--reps 5" and so on: tests/compare.py --help.
+compare: guest hv bench-initrd $(BZIMAGE_STOCK)
 	@python3 tests/compare.py $(COMPAREARGS)
 
 # Page-table stress under vmi-hv with the continuous shadow audit on

@@ -2,7 +2,12 @@
 # Build the guest kernel: Debian's linux-source 6.1 tarball + guest/patches/series
 # + config fragments, for i386, out of the repository tree.
 #
-#   build-guest.sh OUTDIR JOBS [FRAGMENT...]   -> OUTDIR/bzImage (tree in OUTDIR/linux)
+#   build-guest.sh [--stock] OUTDIR JOBS [FRAGMENT...]   -> OUTDIR/bzImage (tree in OUTDIR/linux)
+#
+# --stock: the pristine tarball without the series, configured with the
+# fragments less the options the series adds (scripts/stock-fragment.sh):
+# the stock kernel that make compare measures the VMI kernel against
+# natively, in build/guest-stock.
 #
 # The fragments (default: guest/config/vmi-hv.config) are merged in order on
 # top of tinyconfig; a later one overrides an earlier one option by option,
@@ -14,16 +19,38 @@
 set -euo pipefail
 
 tag=guest
+stock=0
+if [ "${1:-}" = --stock ]; then
+	stock=1 tag=guest-stock
+	shift
+fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/kernel-tree.sh"
 kernel_args "$@"
 mkdir -p "$out"
 
+# The patches applied, in order: the series, or none for the stock kernel.
+series_patches() {
+	[ $stock -eq 1 ] && return 0
+	{ grep -v -e '^#' -e '^[[:space:]]*$' "$patches/series" || true; }
+}
+
+if [ $stock -eq 1 ]; then
+	# One fragment: the given ones merged, less the series' own options.
+	"$top/scripts/stock-fragment.sh" "$patches" "${fragments[@]}" > "$out/stock.config.new"
+	if cmp -s "$out/stock.config.new" "$out/stock.config"; then
+		rm "$out/stock.config.new"
+	else
+		mv "$out/stock.config.new" "$out/stock.config"
+	fi
+	fragments=("$out/stock.config")
+fi
+
 # What the unpacked tree depends on: the tarball and every patch in order.
 series_hash() {
 	{
 		stat -c '%n %s %Y' "$tarball"
-		{ grep -v -e '^#' -e '^[[:space:]]*$' "$patches/series" || true; } | while read -r p; do
+		series_patches | while read -r p; do
 			[ -f "$patches/$p" ] || die "series names $p, which does not exist"
 			echo "$p"; cat "$patches/$p"
 		done
@@ -38,12 +65,11 @@ if [ ! -f "$out/tree.stamp" ] || [ "$(cat "$out/tree.stamp")" != "$want" ]; then
 	tar -xf "$tarball" -C "$tree.tmp" --strip-components=1
 	n=0
 	while read -r p; do
-		case "$p" in ''|'#'*) continue ;; esac
 		say "applying $p"
 		patch -d "$tree.tmp" -p1 --batch --forward --quiet < "$patches/$p" ||
 			die "patch $p does not apply to $(basename "$tarball")"
 		n=$((n + 1))
-	done < "$patches/series"
+	done < <(series_patches)
 	say "applied $n patch(es)"
 	mv "$tree.tmp" "$tree"
 	echo "$want" > "$out/tree.stamp"

@@ -478,6 +478,21 @@ static bool device_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	return false;
 }
 
+/*
+ * Reboot(how): soft or hard, the guest starts again from its modules
+ * either way (guest_restart.c); how is only reported, so any value will
+ * do, and the log says which call it was.
+ */
+__attribute__((noreturn))
+static void guest_called_reboot(struct vcpu *v, uint32_t how)
+{
+	char why[48];
+
+	fmt_snprintf(why, sizeof(why), "the guest called Reboot (%s, how %u)",
+		     how == VMI_REBOOT_HARD ? "hard" : how == VMI_REBOOT_SOFT ? "soft" : "unknown", how);
+	vcpu_guest_reboot(v, why);
+}
+
 void vcpu_hypercall(struct vcpu *v)
 {
 	struct trap_frame *f = v->frame;
@@ -494,7 +509,7 @@ void vcpu_hypercall(struct vcpu *v)
 	/* The end of the guest: guest_stop.c. */
 	switch (call) {
 	case VMI_CALL_Shutdown:		vcpu_guest_shutdown(v, "the guest called Shutdown");
-	case VMI_CALL_Reboot:		vcpu_guest_reboot(v, "the guest called Reboot");
+	case VMI_CALL_Reboot:		guest_called_reboot(v, f->eax);
 	case VMI_HC_REPORT_UNSUPPORTED:
 		if (answer_unsupported_slot(v, f->eax))
 			return;

@@ -17,7 +17,7 @@ zero-length INSB/OUTSB.
 import re
 import time
 
-from hvguest import PROMPT, boot_hv
+from hvguest import GUEST_REBOOT, GUEST_SHUTDOWN, PROMPT, boot_hv
 from vmitest import test
 
 WALLCLOCK_FALLBACK = "VMI: the ROM has no wallclock: reading the CMOS clock"
@@ -59,3 +59,22 @@ def unsupported_fallback(t):
     skew, string_io = guest_state(t, q, "not refused")
     t.check(abs(skew) < CLOCK_SLACK_S, f"not refused: GetWallclockTime gave the guest a time {skew:+.0f} s off")
     t.check(string_io == "String I/O: INS/OUTS calls", f"not refused: /proc/vmi/info says '{string_io}'")
+
+
+@test("guest-power-calls-refused-fallback")
+def power_calls_refused(t):
+    for cmd, call, end, status in (
+            ("poweroff", "Shutdown",
+             r"vmi-hv: guest powered off: hlt with interrupts off at 0061:c[0-9a-f]{7} \(how Linux powers off or halts\)",
+             GUEST_SHUTDOWN),
+            ("reboot", "Reboot", r"vmi-hv: guest reboot: keyboard controller reset \(port 0x64, 0xfe\)",
+             GUEST_REBOOT)):
+        q = boot_hv(t, "vmi_refuse=Shutdown,Reboot")
+        q.expect(PROMPT, timeout=120)
+        q.send(cmd + "\n")
+        q.expect(rf"VMI call \d+ \({call}\) answered unsupported", timeout=60)
+        m = q.expect(end, timeout=60)
+        t.note(f"{cmd}: {m.group(0)}")
+        got = q.wait_exit(timeout=30)
+        t.check(got == status, f"{cmd}: exit status {got}, expected {status}")
+        t.check("guest stopped" not in q.output, f"{cmd}: a guest was stopped")

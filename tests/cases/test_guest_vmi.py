@@ -515,9 +515,10 @@ def guest_vmi_native_rom_sanity(t):
 
 @test("guest-vmi-native-rom-proc-info")
 def guest_vmi_native_rom_proc_info(t):
-    """/proc/vmi/info: version, patched sites, non-zero MMU call counts."""
+    """/proc/vmi/info: version, patched sites, non-zero MMU call counts
+    (counted with vmi_count_calls)."""
     rom = native_vmi_rom(t)
-    q = boot(t, "-option-rom", rom)
+    q = boot(t, "-option-rom", rom, cmdline="vmi_count_calls")
     q.expect(r"vmi-guest# ", timeout=120)
     q.send("cat /proc/vmi/info; echo INFO-DONE\n")
     q.expect(r"VMI ROM version: 13\.0", timeout=30)
@@ -538,9 +539,10 @@ def guest_vmi_native_rom_proc_info(t):
 @test("guest-vmi-native-rom-timer")
 def guest_vmi_native_rom_timer(t):
     """The VMI time device on the native ROM: clocksource and clockevent
-    vmi-timer, alarms on IRQ0, tickless idle counted in /proc/vmi/info."""
+    vmi-timer, alarms on IRQ0, tickless idle counted in /proc/vmi/info
+    (calls counted with vmi_count_calls)."""
     rom = native_vmi_rom(t, timer=True)
-    q = boot(t, "-option-rom", rom)
+    q = boot(t, "-option-rom", rom, cmdline="vmi_count_calls")
     q.expect(r"VMI timer: 1000000000 Hz cycle counter, alarm \d+ Hz", timeout=60)
     q.expect(r"Switched to clocksource vmi-timer", timeout=60)
     q.expect(r"vmi-guest# ", timeout=120)

@@ -135,9 +135,10 @@ def tguest_trapped_after_activation(t):
 
 
 def guest_end(t, q):
-    """After `reboot -f`: the hypervisor reports the reboot and exits with
-    the guest-reboot status; returns (run ms, exits, exits/s)."""
-    q.expect(r"vmi-hv: guest reboot: keyboard controller reset", timeout=60)
+    """After `reboot -f` (the kernel calls VMI Reboot): the hypervisor
+    reports the reboot and exits with the guest-reboot status; returns
+    (run ms, exits, exits/s)."""
+    q.expect(r"vmi-hv: guest reboot: the guest called Reboot \(hard, how 1\)", timeout=60)
     m = q.expect(r"vmi-hv: guest ran (\d+) ms: (\d+) exits, (\d+) exits/s\n", timeout=30)
     q.expect(r"vmi-hv: stopped \(exit code 7\): guest reboot", timeout=30)
     status = q.wait_exit(timeout=30)

@@ -50,8 +50,9 @@ def linux_proc_vmi_info(t):
     """The guest's shell under the hypervisor: `cat /proc/vmi/info` shows
     paravirtual mode, ROM 13.0, patched call sites and non-zero counts of
     the MMU calls; the hypervisor's own count of each call (Ctrl-] s,
-    taken afterwards) is at least the guest's."""
-    q = boot(t, "", FATAL + [r"vmi-hv: guest stopped: [^\n]*"])
+    taken afterwards) is at least the guest's.  The guest counts its calls
+    only with vmi_count_calls (its sites then call counting wrappers)."""
+    q = boot(t, "vmi_count_calls", FATAL + [r"vmi-hv: guest stopped: [^\n]*"])
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
     q.expect(r"vmi-guest# ", timeout=60)

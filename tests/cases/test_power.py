@@ -85,16 +85,17 @@ def hv_acpi_missing_halts(t):
 def hv_iso_plain_qemu_reboot_poweroff(t):
     """`qemu-system-i386 -cdrom vmi-hv.iso` (serial console, no
     isa-debug-exit), the default entry to the guest's shell: `reboot`
-    starts the guest again from its modules (a plain QEMU has no test
-    device to end the run with), back to its shell; `poweroff` then ends
-    QEMU by itself within 15 s, status 0, through ACPI; no guest stopped."""
+    (the kernel's VMI Reboot) starts the guest again from its modules (a
+    plain QEMU has no test device to end the run with), back to its shell;
+    `poweroff` (VMI Shutdown) then ends QEMU by itself within 15 s, status
+    0, through ACPI; no guest stopped."""
     t.require(paths.ISO)
     q = t.qemu("-m", "256", "-cdrom", paths.ISO, debug_exit=False)
     q.expect(MARKER, timeout=300)
     q.expect(PROMPT, timeout=60)
     quiet_console(q)
     q.send("reboot\n")
-    q.expect(r"vmi-hv: guest reboot: keyboard controller reset", timeout=60)
+    q.expect(r"vmi-hv: guest reboot: the guest called Reboot \(hard, how 1\)", timeout=60)
     q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot 1\)", timeout=60)
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"after the reboot the guest reports mode {m.group(3)}")
@@ -102,7 +103,7 @@ def hv_iso_plain_qemu_reboot_poweroff(t):
     quiet_console(q)
     q.send("poweroff\n")
     start = time.monotonic()
-    q.expect(r"vmi-hv: guest powered off: ", timeout=15)
+    q.expect(r"vmi-hv: guest powered off: the guest called Shutdown\n", timeout=15)
     q.expect(POWERING_OFF, timeout=15)
     status = q.wait_exit(timeout=max(1, 15 - (time.monotonic() - start)))
     t.note(f"QEMU exited {time.monotonic() - start:.1f} s after 'poweroff', status {status}")

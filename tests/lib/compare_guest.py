@@ -1,5 +1,7 @@
 """One boot of `make compare`: the benchmark initramfs, natively or under
-vmi-hv, with the same bzImage, initrd and kernel command line.
+vmi-hv, with the same bzImage, initrd and kernel command line; or the stock
+kernel (build/guest-stock: the tarball without the series) natively, for
+the VMI kernel's native overhead.
 
 The guest runs /tests/compare (guest/programs/bench/compare.sh, then
 microbench), which stops before and after each timed part with
@@ -15,12 +17,12 @@ import re
 from vmitest import Qemu, TestFailure
 from hvguest import GUEST_FATAL, MARKER, NATIVE_REBOOT, GUEST_REBOOT
 
-MODES = ("native", "hv")
-MODE_NAMES = {"native": "native", "hv": "vmi-hv"}
+MODES = ("native", "hv", "stock")
+MODE_NAMES = {"native": "native", "hv": "vmi-hv", "stock": "stock kernel"}
 
 # QEMU's memory: natively the guest's RAM; under vmi-hv the hypervisor's
 # share on top of the guest's default 128M (guest_mem, docs/HV.md).
-MEMORY = {"native": "128", "hv": "256"}
+MEMORY = {"native": "128", "hv": "256", "stock": "128"}
 
 # Key boot messages for the timeline: (label, regex of the printk text).
 # The same kernel prints each of them in both boots.
@@ -54,7 +56,7 @@ STEP_TIMEOUT = 300
 def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
     """The same bzImage, initrd and command line; natively with -kernel,
     under vmi-hv as the hypervisor's multiboot modules."""
-    if mode == "native":
+    if mode in ("native", "stock"):
         return ["-m", MEMORY[mode], "-kernel", bzimage, "-initrd", initrd, "-append", cmdline]
     # QEMU's -initrd splits modules at commas: a comma in the command line is doubled.
     module = f"{bzimage} {cmdline.replace(',', ',,')},{initrd}"

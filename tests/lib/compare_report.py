@@ -2,6 +2,7 @@
 file) and the CSV files, from compare_stats' rows."""
 
 import csv
+import math
 import os
 
 from compare_stats import CAUSES, TICK_WINDOW
@@ -34,7 +35,7 @@ def failure_reason(name, boots):
     return None
 
 
-MODE_LABEL = {"native": "native", "hv": "vmi-hv"}
+MODE_LABEL = {"native": "native", "hv": "vmi-hv", "stock": "stock kernel"}
 
 
 def table(rows, boots, header):
@@ -117,8 +118,8 @@ def write_runs_csv(path, rows):
         w = csv.writer(f)
         w.writerow(["test", "unit", "mode", "run", "value"])
         for r in rows:
-            for mode in ("native", "hv"):
-                for i, v in enumerate(r[mode], 1):
+            for mode in ("native", "hv", "stock"):
+                for i, v in enumerate(r.get(mode, []), 1):
                     w.writerow([r["test"], r["unit"], mode, i, v])
 
 
@@ -128,6 +129,52 @@ def write_timeline_csv(path, events):
         w.writerow(["event", "native_s", "hv_s"])
         for label, native, hv in events:
             w.writerow([label, native, hv])
+
+
+# What the VMI kernel may cost natively against the stock kernel
+# (docs/COMPARE.md, "Native overhead"): each test's ratio of medians, and
+# their geometric mean.
+NATIVE_MAX_RATIO, NATIVE_MAX_GEOMEAN = 1.05, 1.02
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def native_table(rows, header):
+    """The second table: the VMI kernel natively vs the stock kernel."""
+    cols = ["test", "stock median [min-max]", "VMI native median [min-max]", "ratio", "target"]
+    body = []
+    for r in rows:
+        ratio = r.get("native_ratio")
+        verdict = "" if ratio is None else ("met" if ratio <= NATIVE_MAX_RATIO else "missed")
+        body.append([r["test"], cell(r.get("stock_stats"), r["unit"]), cell(r["native_stats"], r["unit"]),
+                     f"{ratio:.3f}x" if ratio is not None else "-", f"<={NATIVE_MAX_RATIO}x {verdict}"])
+    g = geomean(r.get("native_ratio") for r in rows)
+    widths = [max(len(str(x[i])) for x in [cols] + body) for i in range(len(cols))]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [header, "", line(cols), line(["-" * w for w in widths]), *(line(b) for b in body), ""]
+    if g is not None:
+        out.append(f"geometric mean of the ratios: {g:.3f}x (target <={NATIVE_MAX_GEOMEAN}x "
+                   f"{'met' if g <= NATIVE_MAX_GEOMEAN else 'missed'})")
+    out.append("ratio = VMI kernel natively / stock kernel (the tarball without the series, the same "
+               "fragment less the series' options), same initrd and command line; 1.00x = no overhead.")
+    return out
+
+
+def write_native_csv(path, rows):
+    """native-overhead.csv: test,stock_us,vmi_native_us,ratio (medians, in us)."""
+    scale = {"us": 1.0, "s": 1e6}
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["test", "stock_us", "vmi_native_us", "ratio"])
+        for r in rows:
+            s, n = r.get("stock_stats"), r["native_stats"]
+            k = scale[r["unit"]]
+            w.writerow([r["test"], s[0] * k if s else "", n[0] * k if n else "",
+                        r["native_ratio"] if r.get("native_ratio") is not None else ""])
+    return path
 
 
 def write_all(outdir, rows, events, table_lines):

@@ -1,6 +1,6 @@
 """`make compare` from start to end: boot the benchmark initramfs natively
-and under vmi-hv, interleaved, `reps` times each; then the table, the CSV
-files and the plot under `outdir`.  tests/compare.py (the command) and the
+and under vmi-hv, and the stock kernel natively, interleaved, `reps` times
+each; then the tables, the CSV files and the plot under `outdir`.  tests/compare.py (the command) and the
 bench test compare-native-vs-hv (fewer, shorter runs) both call run()."""
 
 import json
@@ -22,17 +22,24 @@ def cmdline(bench_ms, scale):
     return f"{SERIAL_CMDLINE} vmitest=compare bench_ms={bench_ms} bench_scale={scale}"
 
 
-def order(reps):
-    """native, hv, hv, native, native, hv, ...: interleaved, and each mode
-    first as often as the other, so a host getting busier or quieter
-    during the run does not favour one of them."""
+def order(reps, modes=("native", "hv")):
+    """native, hv, hv, native, native, hv, ... (with the stock kernel:
+    native, hv, stock, hv, stock, native, stock, native, hv, ...):
+    interleaved, and each mode in each place as often as the others, so a
+    host getting busier or quieter during the run favours none of them."""
     for i in range(reps):
-        yield from (("native", "hv") if i % 2 == 0 else ("hv", "native"))
+        k = i % len(modes)
+        yield from (modes[k:] + modes[:k])
 
 
-def run(outdir, reps=3, bench_ms=300, scale=4, log=print):
-    """Returns {"rows", "events", "boots", "paths", "table", "cmdline"}."""
-    for f in (paths.BZIMAGE, paths.HV_ELF, BENCH_INITRD):
+def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True):
+    """Returns {"rows", "events", "boots", "paths", "table", "native_table",
+    "cmdline"}.  stock=False leaves the stock kernel out (no native-overhead
+    table, native_table is None): the short compare of make test, which
+    never builds that kernel (docs/COMPARE.md, "Native overhead")."""
+    modes = compare_guest.MODES if stock else tuple(m for m in compare_guest.MODES if m != "stock")
+    needed = (paths.BZIMAGE, paths.HV_ELF, BENCH_INITRD) + ((paths.BZIMAGE_STOCK,) if stock else ())
+    for f in needed:
         if not os.path.isfile(f):
             raise FileNotFoundError(f"missing {os.path.relpath(f, paths.ROOT)} (run make compare, "
                                     f"which builds it)")
@@ -40,12 +47,13 @@ def run(outdir, reps=3, bench_ms=300, scale=4, log=print):
     line = cmdline(bench_ms, scale)
     log(f"compare: {reps} boot(s) per mode, interleaved; kernel command line: {line}")
     boots = []
-    counter = {"native": 0, "hv": 0}
-    for mode in order(reps):
+    counter = dict.fromkeys(modes, 0)
+    for mode in order(reps, modes):
         counter[mode] += 1
         logpath = os.path.join(outdir, "logs", f"{mode}-{counter[mode]}.log")
         started = time.monotonic()
-        boot = compare_guest.run_boot(mode, paths.BZIMAGE, BENCH_INITRD, line, paths.HV_ELF, logpath)
+        bzimage = paths.BZIMAGE_STOCK if mode == "stock" else paths.BZIMAGE
+        boot = compare_guest.run_boot(mode, bzimage, BENCH_INITRD, line, paths.HV_ELF, logpath)
         boots.append(boot)
         log(f"compare: {compare_guest.MODE_NAMES[mode]} run {counter[mode]}: init marker at "
             f"{boot['boot_s']:.1f}s, done in {time.monotonic() - started:.0f}s "
@@ -62,7 +70,16 @@ def run(outdir, reps=3, bench_ms=300, scale=4, log=print):
     header = (f"vmi-hv vs native, {runs_label}; medians [min-max] of the runs; "
               f"command line: {line}")
     table = compare_report.table(rows, boots, header)
-    written = compare_report.write_all(outdir, rows, events, table)
+    native_table = None
+    if stock:
+        native_table = compare_report.native_table(
+            rows, f"VMI kernel natively vs stock kernel, {runs_label}; medians [min-max] of the runs")
+    written = compare_report.write_all(outdir, rows, events, table + ([""] + native_table if stock else []))
+    native_csv = os.path.join(outdir, "native-overhead.csv")
+    if stock:
+        written["native_csv"] = compare_report.write_native_csv(native_csv, rows)
+    elif os.path.exists(native_csv):
+        os.remove(native_csv)     # an earlier run's, not this one's
     written["plot"] = compare_plot.plot(outdir, rows, events, runs_label)
     return {"rows": rows, "events": events, "boots": boots, "paths": written, "table": table,
-            "cmdline": line}
+            "native_table": native_table, "cmdline": line}

@@ -1,7 +1,8 @@
 """The figures of `make compare`, from the boots' raw results: one row per
 test with every boot's value in each mode, the median and the spread
 (min-max), the ratio vmi-hv / native of the medians, the issue's target,
-and under vmi-hv the exits and VMI calls per operation.
+and under vmi-hv the exits and VMI calls per operation; and the ratio of
+the VMI kernel natively to the stock kernel (native overhead).
 
 A ratio is a ratio of medians: with several boots per mode, no single run
 (a noisy moment on a shared TCG host) decides it.  The spread shows how far
@@ -119,13 +120,16 @@ def summarize(boots):
     rows = []
     for name, kind, unit, target, what in ROWS:
         row = {"test": name, "kind": kind, "unit": unit, "target": target, "what": what}
-        for mode in ("native", "hv"):
+        for mode in ("native", "hv", "stock"):
             vals = [v for b in boots if b["mode"] == mode
                     for v in [value(b, name, kind)] if v is not None]
             row[mode] = vals
             row[mode + "_stats"] = spread(vals)
         n, h = row["native_stats"], row["hv_stats"]
         row["ratio"] = h[0] / n[0] if n and h and n[0] > 0 else None
+        # The VMI kernel natively against the stock kernel: VMI's native overhead.
+        s = row["stock_stats"]
+        row["native_ratio"] = n[0] / s[0] if n and s and s[0] > 0 else None
         counts = [c for b in boots if b["mode"] == "hv" for c in [per_op(b, name)] if c]
         row["exits_per_op"] = statistics.median(c[0] for c in counts) if counts else None
         row["hypercalls_per_op"] = statistics.median(c[1] for c in counts) if counts else None

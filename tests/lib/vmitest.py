@@ -31,6 +31,9 @@ class paths:
     # The configuration that kernel was built with (scripts/build-guest.sh
     # builds in OUTDIR/linux next to OUTDIR/bzImage).
     GUEST_CONFIG = os.path.join(os.path.dirname(BZIMAGE), "linux", ".config")
+    # The stock kernel of make compare: the tarball without the series
+    # (scripts/build-guest.sh --stock), for the VMI kernel's native overhead.
+    BZIMAGE_STOCK = os.path.join(BUILD, "guest-stock", "bzImage")
     INITRD = os.path.join(BUILD, "guest", "initrd.img")
     # The initrd plus Debian's i386 stress-ng (scripts/build-stress-initrd.sh).
     STRESS_INITRD = os.path.join(BUILD, "guest", "stress-initrd.img")
