@@ -146,7 +146,7 @@ def exit_heavy_pair(t, smp):
     return rate, parallel
 
 
-@test("hv-smp-parallel-exits")
+@test("hv-smp-parallel-exits", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_parallel_exits(t):
     """Two exit-heavy guests on -smp 2 (MTTCG): their exits are handled on
     both CPUs at once, so the end reports count exits handled while the
