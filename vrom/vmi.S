@@ -103,9 +103,10 @@ vrom_start:
 	jmp	fast_\name
 .endm
 
-/* IRET and SYSEXIT: entered with jmp, never return.  edi is saved on the
- * guest stack, where the hypervisor restores it from; ud2 stops the guest
- * at a known place should the hypervisor ever resume after the int. */
+/* A no-return call (none today: IRET is fastnoreturn, SYSEXIT unsupported),
+ * entered with jmp.  edi is saved on the guest stack, where the hypervisor
+ * restores it from; ud2 stops the guest at a known place should the
+ * hypervisor ever resume after the int. */
 .macro VSLOT_NORETURN n
 	SLOT	\n
 	pushl	%edi
@@ -209,14 +210,17 @@ vrom_unsupported:
 #define SH_IF		VMI_OFF_vmi_shared_page_eflags_if
 #define SH_PENDING	VMI_OFF_vmi_shared_page_irq_pending
 #define SH_CR2		VMI_OFF_vmi_shared_page_cr2
+#define SH_IOPL		VMI_OFF_vmi_shared_page_eflags_iopl
 
-/* The real EFLAGS.IF is always 1 in the guest: report the virtual one. */
+/* The real EFLAGS.IF is always 1 in the guest and its real IOPL always
+ * 0: report the virtual ones (SetIOPLMask keeps the IOPL in the page). */
 fast_GetInterruptMask:
 	SHARED_PAGE VMI_SHARED_F_VIF, hc_GetInterruptMask
 	pushfl
 	popl	%eax
-	andl	$~VMI_EFLAGS_IF, %eax
+	andl	$~(VMI_EFLAGS_IF | VMI_EFLAGS_IOPL), %eax
 	orl	SH_IF(%ecx), %eax
+	orl	SH_IOPL(%ecx), %eax
 	ret
 hc_GetInterruptMask:
 	HYPERCALL VMI_CALL_GetInterruptMask

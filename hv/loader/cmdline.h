@@ -30,8 +30,9 @@
  *                         slot becomes mov $N,%eax; jmp vrom_unsupported and
  *                         the hypervisor lets the report go on (-38 in eax,
  *                         0xffffffff in edx) instead of stopping the guest.
- *                         The header slot, reserved and unsupported slots,
- *                         Init, IRET and SYSEXIT cannot be refused.
+ *                         The header slot, reserved and unsupported slots
+ *                         (PAE/long-mode calls, SYSEXIT), Init and IRET
+ *                         cannot be refused.
  *   cpus=N                use at most N of the machine's CPUs (1-HV_MAX_CPUS,
  *                         default: every CPU the ACPI MADT or MP table lists)
  *   locks=check|off       check the lock order at every take and that no

@@ -105,6 +105,9 @@ struct guest {
 	 * answer was logged. */
 	struct vmi_refuse_set refuse;
 	uint32_t unsupported_logged[VMI_REFUSE_WORDS];
+	/* GetWallclockTime was called since the guest (re)started: the
+	 * clock has not changed for it since (hypercall.c, WallclockUpdated). */
+	bool wallclock_read;
 	struct sysmap sysmap;	/* the kernel's System.map, if given (a module) */
 	char kernel_version[64];
 	/* Shadow page tables from VMI activation on: the guest's page

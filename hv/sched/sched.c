@@ -16,12 +16,20 @@
  * therefore runs as soon as its interrupt arrives, and its steal stays
  * near 0 beside a busy guest.
  *
- * Several CPUs share the one queue (the run loops call in under hv_lock):
- * each picks for itself, among the runnable vCPUs no other CPU runs, so
- * weights hold across CPUs (a vCPU gets at most one CPU), and a vCPU
- * migrates whenever another CPU picks it.  With a few CPUs and at most
- * SCHED_MAX vCPUs the scans are short; per-CPU queues would need a
- * balancer to approach the same shares.
+ * Each CPU has its own run queue: every vCPU belongs to exactly one (its
+ * rq), and a CPU picks from its own, so a vCPU stays on the CPU whose
+ * caches hold it while the load is even.  Weights hold across CPUs
+ * because vruntime is one virtual clock for every queue and a CPU
+ * balances as it picks: a runnable vCPU waiting in another CPU's queue
+ * (that CPU is busy) moves into this CPU's queue and runs here when it is
+ * more than a slice behind the best of this queue, or when this queue has
+ * nobody runnable.  A vCPU's lag behind its fair share is so bounded by
+ * about a slice whatever the queues hold, and balanced queues (four equal
+ * vCPUs on two CPUs) do not migrate at all.  With a few CPUs and at most
+ * SCHED_MAX vCPUs, the queues are the entities' rq fields, scanned.
+ *
+ * The run loops call in under the scheduler's lock (docs/ARCHITECTURE.md,
+ * "Who owns what on several CPUs").
  */
 #include "sched.h"
 
@@ -67,6 +75,38 @@ static void set_state(struct sched_entity *e, enum sched_state st, uint64_t now)
 	e->state = st;
 }
 
+/* The weight queued on cpu, halted vCPUs included (they come back). */
+static unsigned queue_load(const struct sched *s, unsigned cpu)
+{
+	unsigned load = 0;
+
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->e[i]->rq == (int)cpu && s->e[i]->state != SCHED_GONE)
+			load += s->e[i]->weight;
+	return load;
+}
+
+/* Where a new vCPU queues: the CPU with the least weight queued that it
+ * may run on (the lowest on a tie). */
+static int lightest_cpu(const struct sched *s, const struct sched_entity *e)
+{
+	int best = -1;
+	unsigned best_load = 0;
+
+	for (unsigned c = 0; c < s->ncpus; c++) {
+		unsigned load;
+
+		if (!allowed_on(e, c))
+			continue;
+		load = queue_load(s, c);
+		if (best < 0 || load < best_load) {
+			best = (int)c;
+			best_load = load;
+		}
+	}
+	return best < 0 ? 0 : best;
+}
+
 bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now)
 {
 	if (s->n >= SCHED_MAX)
@@ -76,7 +116,8 @@ bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned we
 	*e = (struct sched_entity){ .owner = owner, .weight = weight,
 				    .inv_weight = (1u << WEIGHT_SHIFT) / weight,
 				    .vruntime = s->min_vruntime,
-				    .state = SCHED_READY, .start = now, .since = now, .cpu = -1 };
+				    .state = SCHED_READY, .start = now, .since = now, .cpu = -1, .rq = -1 };
+	e->rq = lightest_cpu(s, e);
 	s->e[s->n++] = e;
 	return true;
 }
@@ -94,7 +135,8 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 					    .inv_weight = (1u << WEIGHT_SHIFT) / weight,
 					    .vruntime = s->min_vruntime,
 					    .state = SCHED_READY, .start = now, .since = now,
-					    .cpu = -1, .allowed = allowed };
+					    .cpu = -1, .rq = -1, .allowed = allowed };
+		e->rq = lightest_cpu(s, e);
 		return true;
 	}
 	return false;
@@ -129,15 +171,19 @@ int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
 	floor = s->min_vruntime > credit ? s->min_vruntime - credit : 0;
 	if (e->vruntime < floor)
 		e->vruntime = floor;
-	/* An idle CPU it may run on takes it, the last one it ran on first. */
-	if (e->cpu >= 0 && (unsigned)e->cpu < s->ncpus && s->cpu[e->cpu].current < 0 &&
-	    allowed_on(e, (unsigned)e->cpu))
-		return e->cpu;
+	/* An idle CPU it may run on takes it into its queue, its own
+	 * queue's CPU first. */
+	if (e->rq >= 0 && (unsigned)e->rq < s->ncpus && s->cpu[e->rq].current < 0 &&
+	    allowed_on(e, (unsigned)e->rq))
+		return e->rq;
 	for (unsigned c = 0; c < s->ncpus; c++)
-		if (s->cpu[c].current < 0 && allowed_on(e, c))
+		if (s->cpu[c].current < 0 && allowed_on(e, c)) {
+			e->rq = (int)c;
 			return (int)c;
+		}
 	/* Else it preempts the running vCPU furthest ahead on a CPU it may
-	 * run on, if it is behind that one. */
+	 * run on, if it is behind that one, and joins that CPU's queue;
+	 * otherwise it waits in its own queue (or is pulled). */
 	for (unsigned c = 0; c < s->ncpus; c++) {
 		uint64_t vr;
 
@@ -152,6 +198,7 @@ int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
 	}
 	if (worst >= 0 && e->vruntime < worst_vr) {
 		s->cpu[worst].slice_end = now;	/* its next sched_pick() hands over */
+		e->rq = worst;
 		e->preemptions++;
 		return worst;
 	}
@@ -182,27 +229,58 @@ static struct sched_entity *give_cpu(struct sched *s, unsigned cpu, int i, uint6
 	return e;
 }
 
+/* A runnable e queued on another CPU waits there for nothing another CPU
+ * could fix: that CPU is busy, or e may not run on it (pinned after it
+ * was queued).  A CPU that is idle with e queued has been told to run it. */
+static bool waits_elsewhere(const struct sched *s, const struct sched_entity *e, unsigned cpu)
+{
+	unsigned q = (unsigned)e->rq;
+
+	if (e->state != SCHED_READY || e->rq == (int)cpu || !allowed_on(e, cpu))
+		return false;
+	return q >= s->ncpus || !allowed_on(e, q) || s->cpu[q].current >= 0;
+}
+
+/* Whether cpu could run e now: runnable, queued here or waiting elsewhere. */
+static bool could_run(const struct sched *s, const struct sched_entity *e, unsigned cpu)
+{
+	if (e->rq == (int)cpu)
+		return e->state == SCHED_READY && allowed_on(e, cpu);
+	return waits_elsewhere(s, e, cpu);
+}
+
 struct sched_entity *sched_pick(struct sched *s, unsigned cpu, uint64_t now)
 {
 	struct sched_cpu *c = &s->cpu[cpu];
-	int cur = c->current, best = -1;
-	uint64_t best_vr = 0;
+	int cur = c->current, best = -1, far = -1;
+	uint64_t best_vr = 0, far_vr = 0;
 
 	if (cur >= 0 && now < c->slice_end)
 		return s->e[cur];
-	/* The least vruntime among the runnable ones; on a tie the first in
-	 * turn after the one that ran last here, so equals alternate. */
+	/* The least vruntime in this CPU's queue, the running one included;
+	 * on a tie the first in turn after the one that ran last here, so
+	 * equals alternate.  And the least among those waiting elsewhere. */
 	for (unsigned k = 1; k <= s->n; k++) {
 		int i = (int)((unsigned)(c->last + (int)k) % s->n);
-		uint64_t vr;
+		uint64_t vr = vruntime(s->e[i], now);
 
-		if (i != cur && (s->e[i]->state != SCHED_READY || !allowed_on(s->e[i], cpu)))
-			continue;
-		vr = vruntime(s->e[i], now);
-		if (best < 0 || vr < best_vr) {
-			best = i;
-			best_vr = vr;
+		if (i == cur || (s->e[i]->rq == (int)cpu && could_run(s, s->e[i], cpu))) {
+			if (best < 0 || vr < best_vr) {
+				best = i;
+				best_vr = vr;
+			}
+		} else if (waits_elsewhere(s, s->e[i], cpu) && (far < 0 || vr < far_vr)) {
+			far = i;
+			far_vr = vr;
 		}
+	}
+	/* Pull: one waiting elsewhere runs here if this queue has nobody, or
+	 * if it is more than a slice behind this queue's best. */
+	if (far >= 0 && (best < 0 || far_vr + s->slice < best_vr)) {
+		s->e[far]->rq = (int)cpu;
+		s->e[far]->pulls++;
+		best = far;
+		best_vr = far_vr;
 	}
 	if (best < 0)
 		return 0;	/* nobody is runnable: the CPU may halt */
@@ -220,7 +298,7 @@ uint64_t sched_next_event(const struct sched *s, unsigned cpu)
 	if (s->cpu[cpu].current < 0)
 		return UINT64_MAX;
 	for (unsigned i = 0; i < s->n; i++)
-		if (s->e[i]->state == SCHED_READY)
+		if (could_run(s, s->e[i], cpu))
 			return s->cpu[cpu].slice_end;
 	return UINT64_MAX;	/* nobody waits: no slice end to enforce */
 }

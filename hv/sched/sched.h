@@ -1,9 +1,10 @@
 /*
  * sched.h - the vCPU scheduler (sched.c, pure, tests/unit/test_sched.c):
  * preemptive and weighted-fair (by virtual runtime, with wake-up
- * preemption) over the physical CPUs, one queue for all of them, and each
- * vCPU's time split into running, halted and stolen (runnable but not
- * running on any CPU).
+ * preemption) over the physical CPUs, a run queue per CPU with a balancer
+ * that pulls a vCPU to a CPU where it would run sooner, and each vCPU's
+ * time split into running, halted and stolen (runnable but not running on
+ * any CPU).
  *
  * Times are TSC cycles passed in by the caller (`now`), so the logic runs
  * on the host too.  For each vCPU, since it was added:
@@ -41,14 +42,17 @@ struct sched_entity {
 	uint64_t switches_in;		/* times it was given the CPU */
 	uint64_t wakeups, preemptions;	/* woken from a halt; and took the CPU at once */
 	int cpu;			/* the CPU it runs on (RUNNING), else the last one, -1 none */
+	int rq;				/* the CPU whose run queue holds it (sched.c) */
 	uint32_t allowed;		/* the CPUs it may run on (bit c: CPU c); 0: any */
 	uint64_t migrations;		/* times it ran on another CPU than the last */
+	uint64_t pulls;			/* times a balancing CPU took it into its queue */
 };
 
 #define SCHED_MAX 16
 #define SCHED_MAX_CPUS HV_MAX_CPUS
 
-/* One physical CPU as the scheduler sees it. */
+/* One physical CPU as the scheduler sees it.  Its run queue is the set
+ * of entities whose rq is this CPU. */
 struct sched_cpu {
 	int current;			/* index into e[] of the RUNNING one, or -1 */
 	int last;			/* index of the one that ran last */

@@ -246,6 +246,42 @@ static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)
 	return was;
 }
 
+/*
+ * SetIOPLMask(mask): the guest's IOPL is virtual (docs/HV.md, "The
+ * virtual IOPL"): kept in the vCPU, shown by GetInterruptMask (here and
+ * in the ROM's fast path, from the shared page), never put in the real
+ * EFLAGS, and it grants nothing.  A mask with any bit outside IOPL is
+ * refused: eax = -38 and the IOPL stays; taken: eax = 0.
+ */
+static uint32_t set_iopl_mask(struct vcpu *v, uint32_t mask)
+{
+	if (!iopl_mask_valid(mask)) {
+		log_debug("guest VMI SetIOPLMask %08x: bits outside IOPL, refused", mask);
+		return VMI_ERROR_UNSUPPORTED;
+	}
+	v->iopl = mask;
+	return 0;
+}
+
+/*
+ * GetWallclockTime and WallclockUpdated: the hypervisor's wall clock is
+ * set once from the CMOS RTC at its start and then advances with the TSC
+ * (rtc.c); it is never stepped.  So it has changed for a guest only
+ * until the guest first reads it: WallclockUpdated answers 1 then (read
+ * the clock), 0 from the first GetWallclockTime on, until the guest
+ * starts again.
+ */
+static uint64_t read_wallclock(struct vcpu *v)
+{
+	__atomic_store_n(&v->guest->wallclock_read, true, __ATOMIC_RELAXED);
+	return wallclock_ns();
+}
+
+static uint32_t wallclock_updated(struct vcpu *v)
+{
+	return !__atomic_load_n(&v->guest->wallclock_read, __ATOMIC_RELAXED);
+}
+
 /* The first unsupported answer to each call is logged, once a guest. */
 static void log_unsupported_once(struct vcpu *v, uint32_t n, const char *why)
 {
@@ -281,8 +317,8 @@ static bool answer_unsupported_slot(struct vcpu *v, uint32_t n)
 
 /*
  * A call of the table that reaches the hypervisor but has no code here
- * (WallclockUpdated: this hypervisor never changes the wall clock under
- * the guest) answers as an unsupported slot does: eax = -38, edx =
+ * (SetInitialAPState, APICWrite, APICRead: a guest has one vCPU and no
+ * local APIC) answers as an unsupported slot does: eax = -38, edx =
  * 0xffffffff.
  */
 static bool answer_no_handler(struct vcpu *v, struct trap_frame *f, uint32_t n)
@@ -357,8 +393,10 @@ static bool cpu_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	case VMI_CALL_RDTSC:		ret64(f, rdtsc()); return true;
 	case VMI_CALL_EnableInterrupts:	v->vif = true; return true;
 	case VMI_CALL_DisableInterrupts: v->vif = false; return true;
-	case VMI_CALL_GetInterruptMask:	f->eax = vcpu_virtual_eflags(v, f->eflags); return true;
+	case VMI_CALL_GetInterruptMask:	f->eax = guest_visible_eflags(f->eflags, v->vif, v->iopl); return true;
 	case VMI_CALL_SetInterruptMask:	v->vif = (a & X86_EFLAGS_IF) != 0; return true;
+	case VMI_CALL_SetIOPLMask:	f->eax = set_iopl_mask(v, a); return true;
+	case VMI_CALL_RDPMC:		ret64(f, 0); return true;	/* a virtual zero: docs/VROM.md */
 	case VMI_CALL_Halt:		vcpu_halt_call(v); return true;
 	}
 	return false;
@@ -434,7 +472,8 @@ static bool device_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	case VMI_CALL_GetCycleCounter:	ret64(f, cycle_counter(v, a)); return true;
 	case VMI_CALL_SetAlarm:		set_alarm(v, a, arg64(d, c), arg64(b, s)); return true;
 	case VMI_CALL_CancelAlarm:	f->eax = cancel_alarm(v, a); return true;
-	case VMI_CALL_GetWallclockTime:	ret64(f, wallclock_ns()); return true;
+	case VMI_CALL_GetWallclockTime:	ret64(f, read_wallclock(v)); return true;
+	case VMI_CALL_WallclockUpdated:	f->eax = wallclock_updated(v); return true;
 	}
 	return false;
 }

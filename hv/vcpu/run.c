@@ -23,7 +23,7 @@
  * What is typed on the console is console_keys.c's; selftest=two-guests
  * (run_selftest.c) drives the same step() with one guest at a time.
  *
- * Every CPU runs this loop over the one scheduler queue.  It decides
+ * Every CPU runs this loop over its own scheduler queue.  It decides
  * under sched_lock (run_loop.h), reaching into one guest at a time under
  * that guest's lock; it enters a vCPU and handles its exits under the
  * guest's lock alone, so two guests' exits proceed at once on two CPUs

@@ -126,6 +126,7 @@ static void publish_alarm(struct vcpu *v)
 void vcpu_share_state(struct vcpu *v)
 {
 	v->shared->eflags_if = v->vif ? X86_EFLAGS_IF : 0;
+	v->shared->eflags_iopl = v->iopl;	/* shown by the ROM's GetInterruptMask only */
 	v->shared->cr2 = v->cr2;
 	/* The ROM's EnableInterrupts and IRET make the hypercall only when
 	 * this is set, so it must say whether the virtual PIC has work now. */

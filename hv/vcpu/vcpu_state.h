@@ -25,6 +25,7 @@
 #include "guest.h"
 #include "segments.h"
 #include "x86.h"
+#include "virtual_flags.h"
 
 struct desc_reg {
 	uint32_t base;
@@ -122,6 +123,10 @@ struct vcpu {
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
 	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
 	bool vif;			/* the guest's virtual EFLAGS.IF */
+	/* The guest's virtual EFLAGS.IOPL, in the IOPL bits (SetIOPLMask):
+	 * what GetInterruptMask shows, never put in the real EFLAGS, and it
+	 * grants nothing (docs/HV.md, "The virtual IOPL"). */
+	uint32_t iopl;
 	/* The VMI shared page (vcpu_layout.h): with its fast paths on, the
 	 * ROM keeps the virtual IF and CR2 there while the guest runs, so
 	 * vif and cr2 are copied in before each entry and out after each
@@ -206,10 +211,13 @@ struct vcpu {
 	struct sched_entity sched;
 };
 
-/* EFLAGS as the guest sees them: eflags with the virtual IF. */
+/* EFLAGS as the frames the hypervisor pushes for the guest show them:
+ * eflags with the virtual IF.  (The virtual IOPL shows in GetInterruptMask
+ * only: the frames the CPU pushes itself, the direct int $0x80 among them,
+ * carry the real IOPL 0, and these must look the same.) */
 static inline uint32_t vcpu_virtual_eflags(const struct vcpu *v, uint32_t eflags)
 {
-	return (eflags & ~X86_EFLAGS_IF) | (v->vif ? X86_EFLAGS_IF : 0);
+	return guest_visible_eflags(eflags, v->vif, 0);
 }
 
 #endif

@@ -327,9 +327,10 @@ CASES = [
      r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n(?s:.*?)"
      r"vmi-hv: VMI calls:(?![^\n]*InvalPage=(?!1\b)\d)[^\n]*\n", SHUTDOWN),
     # ---- VMI calls ----
-    # A call with no code, in the hypervisor or in the ROM, answers
-    # unsupported (docs/VROM.md, "Transport", item 6): the guest probes it.
-    ("vmi-unimplemented", "tguest=vmi", r"tguest: WallclockUpdated returned eax ffffffda edx ffffffff\n", SHUTDOWN),
+    # A call with no code, in the hypervisor (APICRead: no local APIC) or
+    # in the ROM, answers unsupported (docs/VROM.md, "Transport", item 6):
+    # the guest probes it.
+    ("vmi-unimplemented", "tguest=vmi", r"tguest: APICRead returned eax ffffffda edx ffffffff\n", SHUTDOWN),
     ("vmi-unsupported-slot", h("refuse"), r"hostile: SetPxELong: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
     # ---- round 3: power and ABI ----
     # An MSR the guest does not have: the VMI calls answer unsupported
@@ -415,6 +416,35 @@ CASES = [
      STOPPED + r"shared page: 8259 slave in-service bits 0x40 were never set \(in service: 0x0\); an EOI only clears them", STOP),
     ("pic-ready-forged", h("pic-ready-forged"), r"hostile: master mask after a forged ready bit 00000000\n", SHUTDOWN),
     ("alarm-lazy-garbage", h("alarm-lazy-garbage"), r"hostile: alarm_lazy high words after the exit 80000000\n", SHUTDOWN),
+    # ---- round 4: calls that used to stop a guest ----
+    # No VMI 13.0 call stops a guest merely for being called (docs/VROM.md,
+    # "Calls that used to stop a guest"): RDPMC reads a virtual zero,
+    # SYSEXIT is an unsupported slot a guest probes with call, SetIOPLMask
+    # keeps a virtual IOPL (shown, never real, granting no port: ring 3's
+    # out is still #GP), a mask with other bits is refused, and
+    # WallclockUpdated says 1 until the guest has read the clock.
+    ("vmi-rdpmc", h("vmi-rdpmc"),
+     r"hostile: RDPMC 0: eax 00000000 edx 00000000\n(?s:.*)hostile: RDPMC 40000000: eax 00000000 edx 00000000\n"
+     r"(?s:.*)hostile: RDPMC ffffffff: eax 00000000 edx 00000000\n(?s:.*)hostile: survived", SHUTDOWN),
+    ("vmi-sysexit-probe", h("vmi-sysexit-probe"),
+     r"hostile: SYSEXIT: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
+    ("vmi-iopl", h("vmi-iopl"),
+     r"hostile: IOPL at start: ROM 00000000 hypercall 00000000 real 00000000\n"
+     r"(?s:.*)hostile: SetIOPLMask 3000: eax 00000000 "
+     r"(?s:.*)hostile: IOPL after SetIOPLMask 3000: ROM 00003000 hypercall 00003000 real 00000000\n"
+     r"(?s:.*)" + DELIVERED % (13, 0) + r"eip [0-9a-f]{8} cs 00000023", SHUTDOWN),
+    ("vmi-iopl-garbage", h("vmi-iopl-garbage"),
+     r"hostile: SetIOPLMask ffffffff: eax ffffffda (?s:.*)hostile: SetIOPLMask 3200: eax ffffffda "
+     r"(?s:.*)hostile: IOPL after the refused masks: ROM 00000000 hypercall 00000000 real 00000000\n"
+     r"(?s:.*)hostile: SetIOPLMask 1000: eax 00000000 "
+     r"(?s:.*)hostile: IOPL after SetIOPLMask 1000: ROM 00001000 hypercall 00001000 real 00000000\n"
+     r"(?s:.*)hostile: survived", SHUTDOWN),
+    ("vmi-wallclock", h("vmi-wallclock"),
+     r"hostile: WallclockUpdated before reading: eax 00000001 "
+     r"(?s:.*)hostile: the wall clock is past 2020-01-01 00000001\n"
+     r"(?s:.*)hostile: WallclockUpdated after reading: eax 00000000 "
+     r"(?s:.*)hostile: a second reading is not earlier 00000001\n"
+     r"(?s:.*)hostile: WallclockUpdated after reading again: eax 00000000 (?s:.*)hostile: survived", SHUTDOWN),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",

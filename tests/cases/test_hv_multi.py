@@ -579,7 +579,8 @@ def smp_four_busy_guests(t):
 @test("hv-smp-four-weights")
 def smp_four_weights(t):
     """Weights 2:1:1:1 over four busy guests on -smp 2: 40/20/20/20% of
-    the two CPUs, +- 8 points (the weights hold across CPUs: one queue)."""
+    the two CPUs, +- 8 points (the weights hold across CPUs: the per-CPU queues balance
+    by virtual runtime)."""
     _, share = four_busy(t, (2, 1, 1, 1))
     for n, want in zip(FOUR, (0.40, 0.20, 0.20, 0.20)):
         t.check(abs(share[n] - want) <= 0.08, f"guest {n}: {share[n]:.1%} of the CPUs, expected {want:.0%} +- 8")

@@ -16,7 +16,7 @@
  *                       cli in user mode (#GP to its own handler), then
  *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
- *                       does not implement (WallclockUpdated)
+ *                       does not implement (APICRead: no local APIC)
  *   tguest=trapped      VMI Init, then three privileged instructions the
  *                       hypervisor emulates (mov from cr0) with no output in
  *                       between (the console's in/out trap too), then
@@ -820,10 +820,10 @@ void tguest_main(const uint8_t *boot_params)
 		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
 		puts("tguest: Init returned ");
 		puthex(r);
-		puts("; now WallclockUpdated\n");
+		puts("; now APICRead\n");
 		d = 0;
-		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_WallclockUpdated), "a"(0), "c"(0) : "memory");
-		puts("tguest: WallclockUpdated returned eax ");
+		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_APICRead), "a"(0x20), "c"(0) : "memory");
+		puts("tguest: APICRead returned eax ");
 		puthex(r);
 		puts(" edx ");
 		puthex(d);

@@ -1252,6 +1252,99 @@ static void c_msr_vmi_absent(void)
 	survived();
 }
 
+/* ---- round 4: calls that used to stop a guest ---------------------------------- */
+
+/* A u64 call through the ROM's slot: edx:eax. */
+static uint64_t rom64(uint32_t call, uint32_t a)
+{
+	uint32_t fn = 0xc0000u + call * VROM_CALL_LEN, d = 0x5678, c = 0x9abc;
+
+	__asm__ volatile("call *%3" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
+	return (uint64_t)d << 32 | a;
+}
+
+/* RDPMC reads a virtual zero for any counter (docs/VROM.md, "Calls that
+ * used to stop a guest"): edx:eax = 0, where the caller left junk. */
+static void c_vmi_rdpmc(void)
+{
+	rom_report("RDPMC 0:", VMI_CALL_RDPMC, 0);
+	rom_report("RDPMC 40000000:", VMI_CALL_RDPMC, 0x40000000u);
+	rom_report("RDPMC ffffffff:", VMI_CALL_RDPMC, 0xffffffffu);
+	survived();
+}
+
+/* SYSEXIT is an unsupported slot: called (not jumped to) it answers -38
+ * and returns, as every unsupported slot does, so a guest can probe it. */
+static void c_vmi_sysexit_probe(void)
+{
+	rom_report("SYSEXIT:", VMI_CALL_SYSEXIT, 0);
+	survived();
+}
+
+static uint32_t real_eflags(void)
+{
+	uint32_t f;
+
+	__asm__ volatile("pushfl\n popl %0" : "=r"(f));
+	return f;
+}
+
+/* The IOPL bits of EFLAGS as the guest reads them: through the ROM (its
+ * fast path from the shared page when on) and by the hypercall. */
+static void say_iopl(const char *when)
+{
+	puts("hostile: IOPL ");
+	puts(when);
+	puts(": ROM ");
+	puthex(rom3(VMI_CALL_GetInterruptMask, 0, 0, 0) & 0x3000);
+	puts(" hypercall ");
+	puthex(vmi_call5(VMI_CALL_GetInterruptMask, 0, 0, 0, 0, 0) & 0x3000);
+	puts(" real ");
+	puthex(real_eflags() & 0x3000);
+	puts("\n");
+}
+
+/* SetIOPLMask keeps the IOPL virtual: the guest reads it back, the real
+ * EFLAGS keep IOPL 0, and it grants nothing: port I/O from ring 3 is
+ * still #GP to the guest's own handler. */
+static void c_vmi_iopl(void)
+{
+	say_iopl("at start");
+	rom_report("SetIOPLMask 3000:", VMI_CALL_SetIOPLMask, 0x3000);
+	say_iopl("after SetIOPLMask 3000");
+	to_ring3(u_kbd_reset);
+}
+
+/* A mask with bits outside IOPL is refused (-38) and changes nothing; a
+ * good one after it is taken. */
+static void c_vmi_iopl_garbage(void)
+{
+	rom_report("SetIOPLMask ffffffff:", VMI_CALL_SetIOPLMask, 0xffffffffu);
+	rom_report("SetIOPLMask 3200:", VMI_CALL_SetIOPLMask, 0x3200);
+	say_iopl("after the refused masks");
+	rom_report("SetIOPLMask 1000:", VMI_CALL_SetIOPLMask, 0x1000);
+	say_iopl("after SetIOPLMask 1000");
+	survived();
+}
+
+/* WallclockUpdated says whether the wall clock changed since the guest
+ * last read it: yes before its first GetWallclockTime, then no. */
+static void c_vmi_wallclock(void)
+{
+	uint64_t t1, t2;
+
+	rom_report("WallclockUpdated before reading:", VMI_CALL_WallclockUpdated, 0);
+	t1 = rom64(VMI_CALL_GetWallclockTime, 0);
+	say("GetWallclockTime high", (uint32_t)(t1 >> 32));
+	say("GetWallclockTime low", (uint32_t)t1);
+	say("the wall clock is past 2020-01-01", t1 >= 1577836800ull * 1000000000ull);
+	rom_report("WallclockUpdated after reading:", VMI_CALL_WallclockUpdated, 0);
+	t2 = rom64(VMI_CALL_GetWallclockTime, 0);
+	say("a second reading is not earlier", t2 >= t1);
+	rom_report("WallclockUpdated after reading again:", VMI_CALL_WallclockUpdated, 0);
+	survived();
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -1369,6 +1462,12 @@ static const struct h_case cases[] = {
 	{ "str-port-edge", 0, c_str_port_edge },
 	{ "str-huge-count", 1, c_str_huge_count },
 	{ "str-endless", 1, c_str_endless },
+	/* ---- round 4: calls that used to stop a guest ---- */
+	{ "vmi-rdpmc", 0, c_vmi_rdpmc },
+	{ "vmi-sysexit-probe", 0, c_vmi_sysexit_probe },
+	{ "vmi-iopl", 0, c_vmi_iopl },
+	{ "vmi-iopl-garbage", 0, c_vmi_iopl_garbage },
+	{ "vmi-wallclock", 0, c_vmi_wallclock },
 };
 
 /* ---- tguest=idle ------------------------------------------------------------ */

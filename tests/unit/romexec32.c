@@ -136,12 +136,6 @@ static void hypervisor(int sig, siginfo_t *si, void *ctx)
 		g[REG_ESP] = (greg_t)(sp + 4);
 		return;
 	}
-	if (n == VMI_CALL_SYSEXIT) {
-		g[REG_EDI] = sp[0];
-		g[REG_EIP] = g[REG_EDX];
-		g[REG_ESP] = g[REG_ECX];
-		return;
-	}
 	if (n == VMI_HC_REPORT_UNSUPPORTED) {
 		g[REG_EAX] = GARBAGE;	/* the ROM must return its own error */
 		g[REG_EDX] = GARBAGE;
@@ -168,12 +162,12 @@ struct frame *cs_f;
 uint32_t cs_saved_esp, cs_tmp;
 
 /* call_slot(): call cs_fn with cs_f's registers and stack words.
- * jmp_slot_iret(), jmp_slot_sysexit(): enter cs_fn with jmp as the guest
- * does for IRET/SYSEXIT, resuming at a label that records the registers. */
+ * jmp_slot_iret(): enter cs_fn with jmp as the guest does for IRET,
+ * resuming at a label that records the registers.  (SYSEXIT is an
+ * unsupported slot, which check_slots calls.) */
 void call_slot(void);
 extern char call_slot_ret[];	/* call_slot's return address from the slot */
 void jmp_slot_iret(void);
-void jmp_slot_sysexit(void);
 __asm__(
 	".text\n"
 	"load_regs:\n"		/* in: ebp = frame; loads eax..edi, then ebp */
@@ -234,22 +228,6 @@ __asm__(
 	"	call load_regs\n"
 	"	jmp *cs_fn\n"
 	"1:	call store_regs\n"
-	"	movl cs_saved_esp, %esp\n"
-	"	popl %edi\n	popl %esi\n	popl %ebx\n	popl %ebp\n"
-	"	ret\n"
-	".globl jmp_slot_sysexit\n"
-	"jmp_slot_sysexit:\n"
-	"	pushl %ebp\n	pushl %ebx\n	pushl %esi\n	pushl %edi\n"
-	"	movl %esp, cs_saved_esp\n"
-	"	movl cs_f, %ebp\n"
-	"	pushl 44(%ebp)\n	pushl 40(%ebp)\n	pushl 36(%ebp)\n"
-	"	pushl 32(%ebp)\n	pushl 28(%ebp)\n"
-	"	movl %esp, 48(%ebp)\n"
-	"	call load_regs\n"
-	"	movl $2f, %edx\n"	/* sysexit: edx = eip, ecx = esp */
-	"	movl %esp, %ecx\n"
-	"	jmp *cs_fn\n"
-	"2:	call store_regs\n"
 	"	movl cs_saved_esp, %esp\n"
 	"	popl %edi\n	popl %esi\n	popl %ebx\n	popl %ebp\n"
 	"	ret\n");
@@ -362,7 +340,7 @@ static void check_slots(void)
 	}
 }
 
-/* IRET and SYSEXIT: no register may change, edi comes back via the stack. */
+/* IRET: no register may change, edi comes back via the stack. */
 static void check_noreturn(void)
 {
 	struct frame in, out;
@@ -376,14 +354,6 @@ static void check_noreturn(void)
 	       out.edx == in.edx && out.ecx == in.ecx, "IRET resumes at the frame's eip",
 	       "%s; hc %d, [esp] %08x (want saved edi %08x), eax %08x edx %08x ecx %08x",
 	       why ? why : "regs", hc.count, hc.word0, in.edi, out.eax, out.edx, out.ecx);
-
-	setup(&out, VMI_CALL_SYSEXIT);
-	in = out;
-	jmp_slot_sysexit();
-	why = abi_broken(&in, &out, 0);
-	result(!why && hc.count == 1 && hc.word0 == in.edi && out.eax == in.eax,
-	       "SYSEXIT resumes at edx with esp = ecx", "%s; hc %d, [esp] %08x, eax %08x",
-	       why ? why : "regs", hc.count, hc.word0, out.eax);
 }
 
 static uint32_t run(unsigned int n, uint32_t eax, struct frame *out)
@@ -470,6 +440,18 @@ static void check_fast(void)
 	r = run(VMI_CALL_GetInterruptMask, 0, &f);
 	result(hc.count == 0 && (r & VMI_EFLAGS_IF), "fast GetInterruptMask (IF set)",
 	       "hc %d, result %#x", hc.count, r);
+
+	/* The virtual IOPL the hypervisor keeps in the page (SetIOPLMask),
+	 * never the real one (0 here too: a process runs at IOPL 0). */
+	shared.eflags_iopl = VMI_EFLAGS_IOPL;
+	r = run(VMI_CALL_GetInterruptMask, 0, &f);
+	result(hc.count == 0 && (r & VMI_EFLAGS_IOPL) == VMI_EFLAGS_IOPL && (r & VMI_EFLAGS_IF),
+	       "fast GetInterruptMask (virtual IOPL 3)", "hc %d, result %#x", hc.count, r);
+	shared.eflags_iopl = 0x1000;
+	r = run(VMI_CALL_GetInterruptMask, 0, &f);
+	result(hc.count == 0 && (r & VMI_EFLAGS_IOPL) == 0x1000, "fast GetInterruptMask (virtual IOPL 1)",
+	       "hc %d, result %#x", hc.count, r);
+	shared.eflags_iopl = 0;
 
 	shared.eflags_if = 0;
 	shared.irq_pending = 1;

@@ -341,7 +341,7 @@ static void full(void **state)
 	assert_false(sched_add(&s, &extra[SCHED_MAX], 0, 1, 0));
 }
 
-/* Several CPUs over the one queue: ncpus CPUs, n busy vCPUs of the
+/* Several CPUs, each with its queue: ncpus CPUs, n busy vCPUs of the
  * given weights, each CPU asking sched_pick() at its own slice ends
  * (staggered, as real CPUs are); the running cycles each vCPU got. */
 static struct sched_entity me[8];
@@ -371,6 +371,11 @@ static void simulate(unsigned ncpus, unsigned n, const unsigned *weights, uint64
 			if (k != c)
 				assert_true(on[k] != on[c] || on[k]->cpu == (int)k);
 		assert_int_equal(on[c]->cpu, c);
+		for (unsigned i = 0; i < n; i++) {	/* each in one CPU's queue */
+			assert_true(me[i].rq >= 0 && me[i].rq < (int)ncpus);
+			if (me[i].state == SCHED_RUNNING)
+				assert_int_equal(me[i].rq, me[i].cpu);
+		}
 		next[c] = s.cpu[c].slice_end;
 	}
 	for (unsigned i = 0; i < n; i++)
@@ -408,6 +413,50 @@ static void two_cpus_weights_hold(void **state)
 		assert_true(got + 2 >= want && got <= want + 2);
 		assert_true(me[i].migrations > 0);
 	}
+}
+
+/* Four equal busy vCPUs on two CPUs: two in each CPU's queue, each gets
+ * half a CPU, and none moves. */
+static void balanced_queues_stay_put(void **state)
+{
+	const unsigned w[4] = { 1, 1, 1, 1 };
+	const uint64_t until = 10000 * SLICE;
+	uint64_t ran[4], moved = 0;
+
+	simulate(2, 4, w, until, ran);
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t got = ran[i] * 100 / (2 * until);
+
+		assert_true(got + 2 >= 25 && got <= 25 + 2);
+		moved += me[i].migrations;
+	}
+	print_message("four equal vCPUs on two CPUs: %llu migrations in 10000 slices\n",
+		      (unsigned long long)moved);
+	assert_true(moved <= 4);
+}
+
+/* Three busy vCPUs on two CPUs: the queues cannot balance (two and one),
+ * so the balancer pulls the one that falls more than a slice behind:
+ * each gets two thirds of a CPU, within 2 points, and a vCPU moves at
+ * most once in three slices of its CPU (one queue for all CPUs moved
+ * one at every pick). */
+static void uneven_queues_share_fairly(void **state)
+{
+	const unsigned w[3] = { 1, 1, 1 };
+	const uint64_t until = 10000 * SLICE;
+	uint64_t ran[3], moved = 0;
+
+	simulate(2, 3, w, until, ran);
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t got = ran[i] * 100 / (2 * until);
+
+		print_message("vCPU %u: %llu%% of two CPUs, %llu migrations, pulled %llu times\n", i,
+			      (unsigned long long)got, (unsigned long long)me[i].migrations,
+			      (unsigned long long)me[i].pulls);
+		assert_true(got + 2 >= 33 && got <= 33 + 2);
+		moved += me[i].migrations;
+	}
+	assert_true(moved <= 2 * 10000 / 3);
 }
 
 /* A vCPU that wakes goes to the idle CPU, not onto the busy one. */
@@ -474,6 +523,8 @@ int main(void)
 		cmocka_unit_test(full),
 		cmocka_unit_test(two_cpus_two_busy),
 		cmocka_unit_test(two_cpus_weights_hold),
+		cmocka_unit_test(balanced_queues_stay_put),
+		cmocka_unit_test(uneven_queues_share_fairly),
 		cmocka_unit_test(wake_goes_to_the_idle_cpu),
 		cmocka_unit_test(pinned_vcpus),
 	};
