@@ -51,8 +51,6 @@ enum guest_state {
 	GUEST_SHUT_DOWN,
 };
 
-#define GUEST_MAX_VCPUS 1
-
 /* The continuous shadow audit (audit= option): when it runs, what it
  * found, and the audit_selftest's planted bug. */
 struct guest_audit {

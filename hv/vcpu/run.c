@@ -98,9 +98,8 @@ static void kick_for_interrupts(struct run *r)
 		spin_unlock(&g->lock);
 		if (!pending)
 			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++)
-			if (g->vcpus[j]->sched.state == SCHED_RUNNING)
-				kick(r, g->vcpus[j]->sched.cpu);
+		if (g->vcpus[0]->sched.state == SCHED_RUNNING)	/* the vPIC is vCPU 0's */
+			kick(r, g->vcpus[0]->sched.cpu);
 	}
 }
 
@@ -164,14 +163,26 @@ static bool reboot_restarts(const struct run *r, const struct guest *g)
 	return !hv_debug_exit_present();
 }
 
+/* A vCPU the guest has yet to start (vcpu_state.h) is not runnable:
+ * halted, and woken by nothing but its start. */
+static void park_unstarted(struct run *r, struct vcpu *v)
+{
+	if (!v->awaiting_start)
+		return;
+	v->halted = true;
+	sched_halt(&r->sched, &v->sched, rdtsc());
+}
+
 /* A rebooted guest started again: in the scheduler as a new vCPU. */
 static void rejoin(struct run *r, struct guest *g)
 {
 	guest_restart(g);
 	run_start(g, r->n > 1);
-	for (unsigned j = 0; j < g->nr_vcpus; j++)
+	for (unsigned j = 0; j < g->nr_vcpus; j++) {
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
 			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
+		park_unstarted(r, g->vcpus[j]);
+	}
 	if (r->keys.console == g && r->n > 1)
 		console_show(&g->screen);
 }
@@ -189,9 +200,13 @@ static bool any_alive(const struct run *r)
  * there (pcpu->current). */
 static bool dying_elsewhere(const struct guest *g)
 {
-	const struct sched_entity *e = &g->vcpus[0]->sched;
+	for (unsigned j = 0; j < g->nr_vcpus; j++) {
+		const struct sched_entity *e = &g->vcpus[j]->sched;
 
-	return e->state == SCHED_RUNNING && e->cpu != (int)this_pcpu()->index;
+		if (e->state == SCHED_RUNNING && e->cpu != (int)this_pcpu()->index)
+			return true;
+	}
+	return false;
 }
 
 /* Report the guests that died since the last look; the console moves on
@@ -291,7 +306,8 @@ static void wake_halted(struct run *r, uint64_t now)
 			/* v->halted is set in v's exit handling (g's lock)
 			 * and cleared only here (both locks). */
 			spin_lock(&g->lock);
-			wake = v->halted && vpic_pending(&g->vpic);
+			/* The vPIC is vCPU 0's (vcpu.c, inject_interrupt). */
+			wake = v->halted && !v->awaiting_start && !v->index && vpic_pending(&g->vpic);
 			if (wake)
 				v->halted = false;
 			spin_unlock(&g->lock);
@@ -461,6 +477,8 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
 			guests[i]->vcpus[j]->sched.allowed = guests[i]->cpus;
+			guests[i]->vcpus[j]->sched.group = guests[i];
+			park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}
 }

@@ -106,6 +106,11 @@ struct vcpu_ldt {
 
 struct vcpu {
 	struct guest *guest;
+	/* Its number in the guest, which is its APIC ID; vCPU 0 starts at
+	 * the kernel's entry, the others wait (not runnable) until the
+	 * guest starts them (docs/HV.md, "A guest of several vCPUs"). */
+	unsigned index;
+	bool awaiting_start;
 	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
 	struct fpu_area fpu;
 	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and
