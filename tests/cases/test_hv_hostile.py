@@ -327,10 +327,11 @@ CASES = [
      r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n(?s:.*?)"
      r"vmi-hv: VMI calls:(?![^\n]*InvalPage=(?!1\b)\d)[^\n]*\n", SHUTDOWN),
     # ---- VMI calls ----
-    # A call with no code, in the hypervisor (APICRead: no local APIC) or
+    # A call with no code, in the hypervisor (SetPxELong made straight
+    # through int $0x82) or
     # in the ROM, answers unsupported (docs/VROM.md, "Transport", item 6):
     # the guest probes it.
-    ("vmi-unimplemented", "tguest=vmi", r"tguest: APICRead returned eax ffffffda edx ffffffff\n", SHUTDOWN),
+    ("vmi-unimplemented", "tguest=vmi", r"tguest: SetPxELong returned eax ffffffda edx ffffffff\n", SHUTDOWN),
     ("vmi-unsupported-slot", h("refuse"), r"hostile: SetPxELong: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
     # ---- round 3: power and ABI ----
     # An MSR the guest does not have: the VMI calls answer unsupported

@@ -16,7 +16,8 @@
  *                       cli in user mode (#GP to its own handler), then
  *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
- *                       does not implement (APICRead: no local APIC)
+ *                       has no code for: SetPxELong straight through
+ *                       int $0x82 (a PAE call; its ROM slot never gets here)
  *   tguest=trapped      VMI Init, then three privileged instructions the
  *                       hypervisor emulates (mov from cr0) with no output in
  *                       between (the console's in/out trap too), then
@@ -820,10 +821,10 @@ void tguest_main(const uint8_t *boot_params)
 		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
 		puts("tguest: Init returned ");
 		puthex(r);
-		puts("; now APICRead\n");
+		puts("; now SetPxELong through int $0x82\n");
 		d = 0;
-		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_APICRead), "a"(0x20), "c"(0) : "memory");
-		puts("tguest: APICRead returned eax ");
+		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_SetPxELong), "a"(0x20), "c"(0) : "memory");
+		puts("tguest: SetPxELong returned eax ");
 		puthex(r);
 		puts(" edx ");
 		puthex(d);
