@@ -69,6 +69,8 @@ struct guest {
 	uint32_t cpus;		/* guestN.cpus=: bit c for CPU c; 0: any */
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
+	uint32_t ap_refused;	/* SetInitialAPState calls refused (vcpu_apstart.c) */
+	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget
 	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state

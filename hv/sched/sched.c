@@ -248,7 +248,7 @@ static bool sibling_runs_elsewhere(const struct sched *s, const struct sched_ent
 
 /* A runnable e queued on another CPU waits there for nothing another CPU
  * could fix: that CPU is busy, or e may not run on it (pinned after it
- * was queued).  A CPU that is idle with e queued has been told to run it. */
+ * was queued, or a vCPU of its guest runs on another CPU, this one).  A CPU that is idle with e queued has been told to run it. */
 static bool waits_elsewhere(const struct sched *s, const struct sched_entity *e, unsigned cpu)
 {
 	unsigned q = (unsigned)e->rq;
@@ -256,7 +256,8 @@ static bool waits_elsewhere(const struct sched *s, const struct sched_entity *e,
 	if (e->state != SCHED_READY || e->rq == (int)cpu || !allowed_on(e, cpu) ||
 	    sibling_runs_elsewhere(s, e, cpu))
 		return false;
-	return q >= s->ncpus || !allowed_on(e, q) || s->cpu[q].current >= 0;
+	return q >= s->ncpus || !allowed_on(e, q) || s->cpu[q].current >= 0 ||
+	       sibling_runs_elsewhere(s, e, q);	/* its queue's CPU may not take it */
 }
 
 /* Whether cpu could run e now: runnable, queued here or waiting elsewhere. */

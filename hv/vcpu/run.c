@@ -307,9 +307,10 @@ static void wake_halted(struct run *r, uint64_t now)
 			 * and cleared only here (both locks). */
 			spin_lock(&g->lock);
 			/* The vPIC is vCPU 0's (vcpu.c, inject_interrupt). */
-			wake = v->halted && !v->awaiting_start && !v->index && vpic_pending(&g->vpic);
+			wake = v->halted && !v->awaiting_start &&
+			       (v->wake_requested || (!v->index && vpic_pending(&g->vpic)));
 			if (wake)
-				v->halted = false;
+				v->halted = v->wake_requested = false;
 			spin_unlock(&g->lock);
 			if (wake)
 				kick(r, sched_wake(&r->sched, &v->sched, now));
@@ -320,6 +321,7 @@ static void wake_halted(struct run *r, uint64_t now)
 /* What the loop decides from, as it was before an entry (quiet_exit). */
 struct loop_inputs {
 	uint64_t alarm_changes;
+	uint64_t wakes_requested;
 	uint64_t flush_at;
 	bool alarm_irq_latched;
 };
@@ -327,6 +329,7 @@ struct loop_inputs {
 static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
 {
 	in->alarm_changes = v->guest->valarm.changes;
+	in->wakes_requested = v->guest->wakes_requested;
 	in->alarm_irq_latched = valarm_irq_latched(&v->guest->valarm);
 	in->flush_at = console_guest_flush_at(&v->guest->vuart.console);
 }
@@ -343,7 +346,8 @@ static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
  *   - an alarm set or cancelled, IRQ0's request taken or latched (the
  *     alarms wake nobody while it is latched: valarm_next()), or a console
  *     line started (the timer must be armed for them);
- *   - a halt, or the guest's end (which comes back through run_jmp).
+ *   - a halt, a halted vCPU to wake (its start: wakes_requested), or the
+ *     guest's end (which comes back through run_jmp).
  * After any other exit (page faults, MMU and descriptor calls: most of
  * them) the loop enters v again straight away.  That matters under TCG,
  * where every page the hypervisor touches after the world switch costs a
@@ -356,7 +360,8 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 	if (v->halted || (v->exit_vector >= 32 && v->exit_vector != VMI_HYPERCALL_VECTOR))
 		return false;
 	note_loop_inputs(v, &now);
-	return now.alarm_changes == before->alarm_changes && now.flush_at == before->flush_at &&
+	return now.alarm_changes == before->alarm_changes && now.wakes_requested == before->wakes_requested &&
+	       now.flush_at == before->flush_at &&
 	       now.alarm_irq_latched == before->alarm_irq_latched;
 }
 

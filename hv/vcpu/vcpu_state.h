@@ -111,6 +111,9 @@ struct vcpu {
 	 * guest starts them (docs/HV.md, "A guest of several vCPUs"). */
 	unsigned index;
 	bool awaiting_start;
+	/* Halted, and something for it other than the vPIC (its start):
+	 * the run loop wakes it (set under its guest's lock). */
+	bool wake_requested;
 	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
 	struct fpu_area fpu;
 	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and

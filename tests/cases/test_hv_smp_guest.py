@@ -4,6 +4,7 @@ kernel's entry as before, the others wait, not runnable, until the guest
 starts them; a count the hypervisor cannot take is refused at load."""
 
 import os
+import re
 
 from vmitest import paths, test
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN
@@ -47,3 +48,53 @@ def smp_guest_vcpus_refused(t):
     q.expect(r"vmi-hv: error: the guests have 24 vCPUs together; the scheduler takes at most 16",
              timeout=60)
     t.check(q.wait_exit(timeout=30) == BAD_INPUT, "24 vCPUs were not refused")
+
+
+INVALID = "ffffffea"   # VMI_ERROR_INVALID (vrom/abi/vmi-13.0.def)
+# What tguest=smp tries before its last AP starts (and then starting vCPU
+# 1 again), and the reason the hypervisor must give for each.
+GARBAGE = [("bad pointer", r"the APState is not readable guest memory"),
+           ("APIC ID out of range", r"no vCPU has that APIC ID"),
+           ("ring-0 CS", r"cs 0010: not a ring-1 code selector"),
+           ("bad GDT base", r"descriptor table: "),
+           ("VM flag", r"eflags 00020002: reserved, VM or NT bits"),
+           ("start twice", r"that vCPU has started already")]
+
+
+def smp_guest_boot(t, vcpus, smp):
+    """tguest=smp with vcpus=N on -smp SMP: vCPU 0 starts the others with
+    SetInitialAPState; each prints its APIC ID and counts itself in; then
+    the garbage calls each answer VMI_ERROR_INVALID and the guest powers
+    off cleanly."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               f"guest_mem=16M vcpus={vcpus} locks=check",
+               "-initrd", f"{TGUEST} tguest=smp smp_vcpus={vcpus},{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    for what, why in GARBAGE[:-1]:
+        q.expect(r"SetInitialAPState for APIC ID \d+ refused: %s" % why, timeout=60)
+        q.expect(r"tguest: smp: garbage %s %s\n" % (what, INVALID), timeout=30)
+    for k in range(1, vcpus):
+        q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0 at 0011:[0-9a-f]{8} \(SetInitialAPState\)" % k,
+                 timeout=60)
+    q.expect(r"tguest: smp: APs started %08x\n" % (vcpus - 1), timeout=120)
+    what, why = GARBAGE[-1]
+    q.expect(r"SetInitialAPState for APIC ID 1 refused: %s" % why, timeout=60)
+    q.expect(r"tguest: smp: garbage %s %s\n" % (what, INVALID), timeout=30)
+    q.expect(r"tguest: smp: survived, APs %08x\n" % (vcpus - 1), timeout=30)
+    status = q.wait_exit(timeout=60)
+    ids = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP up, APIC ID ([0-9a-f]{8})", q.output))
+    t.check(ids == list(range(1, vcpus)), f"APs that said hello: {ids}")
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+
+
+@test("hv-smp-guest-start-2")
+def smp_guest_start_2(t):
+    smp_guest_boot(t, 2, 1)
+
+
+@test("hv-smp-guest-start-4-smp2")
+def smp_guest_start_4_smp2(t):
+    smp_guest_boot(t, 4, 2)

@@ -536,6 +536,25 @@ static void one_running_vcpu_per_group(void **state)
 	assert_int_equal(sched_idle_cpu_for_waiting(&s, 0), -1);	/* nobody CPU 1 could run */
 	sched_halt(&s, &me[0], 10);
 	assert_ptr_equal(sched_pick(&s, 1, 10), &me[1]);
+	/* A sibling woken while the other runs, with a CPU idle: that CPU
+	 * may not take it, so the running one's CPU must, in its turn. */
+	sched_init(&s, SLICE, 2);
+	assert_true(sched_add(&s, &me[0], &owners[0], 1, 0));
+	assert_true(sched_add(&s, &me[1], &owners[1], 1, 0));
+	me[0].group = me[1].group = &guest_a;
+	sched_halt(&s, &me[1], 0);
+	assert_ptr_equal(sched_pick(&s, 0, 0), &me[0]);
+	sched_wake(&s, &me[1], 5);
+	assert_null(sched_pick(&s, 1, 5));
+	assert_true(sched_next_event(&s, 0) != UINT64_MAX);	/* CPU 0's slice ends for it */
+	{
+		uint64_t now = 5;
+		struct sched_entity *got = 0;
+
+		while (now < 10 * SLICE && (got = sched_pick(&s, 0, now)) == &me[0])
+			now += SLICE / 4;
+		assert_ptr_equal(got, &me[1]);
+	}
 }
 
 int main(void)
