@@ -70,6 +70,7 @@ struct guest {
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
 	uint32_t ap_refused;	/* SetInitialAPState calls refused (vcpu_apstart.c) */
+	uint32_t apic_refused;	/* APICRead/APICWrite calls refused (vcpu_lapic.c) */
 	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget

@@ -308,7 +308,8 @@ static void wake_halted(struct run *r, uint64_t now)
 			spin_lock(&g->lock);
 			/* The vPIC is vCPU 0's (vcpu.c, inject_interrupt). */
 			wake = v->halted && !v->awaiting_start &&
-			       (v->wake_requested || (!v->index && vpic_pending(&g->vpic)));
+			       (v->wake_requested || (v->vif && vlapic_pending(&v->lapic) >= 0) ||
+				(!v->index && vpic_pending(&g->vpic)));
 			if (wake)
 				v->halted = v->wake_requested = false;
 			spin_unlock(&g->lock);

@@ -76,6 +76,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->guest = g;
 	v->index = index;
 	v->awaiting_start = index > 0;
+	vlapic_reset(&v->lapic, index);
 	fpu_area_reset(&v->fpu);
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
 	f = v->frame;
@@ -302,6 +303,17 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
  * error code, gate DPL not checked; an interrupt gate clears the IF). */
 static void inject_interrupt(struct vcpu *v)
 {
+	int lapic = v->vif ? vlapic_pending(&v->lapic) : -1;
+
+	/* Its local APIC's IPIs first (their vectors are above the
+	 * 8259's in a Linux guest). */
+	if (lapic >= 0) {
+		vlapic_ack(&v->lapic, (uint8_t)lapic);
+		v->ipis_taken++;
+		v->stats.injected++;
+		vcpu_deliver(v, (unsigned)lapic, false, 0, 0);
+		return;
+	}
 	/* The vPIC is wired to vCPU 0, as a PC's 8259 is to the boot CPU. */
 	if (v->index || !v->vif || !vpic_pending(&v->guest->vpic))
 		return;

@@ -26,6 +26,7 @@
 #include "segments.h"
 #include "x86.h"
 #include "virtual_flags.h"
+#include "vlapic.h"
 
 struct desc_reg {
 	uint32_t base;
@@ -114,6 +115,10 @@ struct vcpu {
 	/* Halted, and something for it other than the vPIC (its start):
 	 * the run loop wakes it (set under its guest's lock). */
 	bool wake_requested;
+	/* Its virtual local APIC (APICRead/APICWrite, vcpu_lapic.c) and the
+	 * IPIs it sent and took. */
+	struct vlapic lapic;
+	uint64_t ipis_sent, ipis_taken;
 	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
 	struct fpu_area fpu;
 	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and

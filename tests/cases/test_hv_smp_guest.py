@@ -22,13 +22,21 @@ def tguest_pair(t, what, n=1):
 def smp_guest_waiting_vcpus(t):
     """vcpus=4 on -smp 2: the test guest (tguest=exits, which never starts
     another vCPU) runs on vCPU 0 alone and powers off; vCPUs 1-3 are built
-    and wait for their start, never entered (the end report names each)."""
+    and wait for their start, never entered; Ctrl-] s says so for each."""
     t.require(paths.HV_ELF, TGUEST)
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M vcpus=4 locks=check", "-initrd", tguest_pair(t, "exits"), accel=MTTCG)
     for k in (1, 2, 3):
         q.expect(r"vmi-hv: vcpu %d: waits for the guest to start it \(SetInitialAPState\)" % k,
                  timeout=60)
+    # Ctrl-] s while it runs: each vCPU's times, and for a guest of
+    # several vCPUs whether each has started and its IPIs.
+    q.expect(r"exits: window 00000000", timeout=60)
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu 0: started, 0 IPIs sent, 0 taken\n", timeout=60)
+    for k in (1, 2, 3):
+        q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu %d: waiting for its start, 0 IPIs sent, 0 taken\n" % k,
+                 timeout=30)
     q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
     t.check(q.wait_exit(timeout=60) == GUEST_SHUTDOWN, "the guest did not power off cleanly")
 
@@ -59,13 +67,22 @@ GARBAGE = [("bad pointer", r"the APState is not readable guest memory"),
            ("bad GDT base", r"descriptor table: "),
            ("VM flag", r"eflags 00020002: reserved, VM or NT bits"),
            ("start twice", r"that vCPU has started already")]
+ROUNDS = 20
+# The vLAPIC's refusals: (what tguest=smp prints, the hypervisor's warning).
+APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 00000020 refused"),
+                ("APICWrite unknown register", r"vCPU 0: APICWrite register 1234 value 00000001 refused"),
+                ("APICRead unknown register", r"vCPU 0: APICRead register 1004 value 00000000 refused"),
+                ("IPI to APIC ID 99", r"vCPU 0: APICWrite register 300 value 00000040 refused"),
+                ("INIT IPI", r"vCPU 0: APICWrite register 300 value 00000500 refused"),
+                ("vector 3 IPI", r"vCPU 0: APICWrite register 300 value 00000003 refused")]
 
 
 def smp_guest_boot(t, vcpus, smp):
-    """tguest=smp with vcpus=N on -smp SMP: vCPU 0 starts the others with
-    SetInitialAPState; each prints its APIC ID and counts itself in; then
-    the garbage calls each answer VMI_ERROR_INVALID and the guest powers
-    off cleanly."""
+    """tguest=smp with vcpus=N on -smp SMP: the garbage SetInitialAPState
+    calls each answer VMI_ERROR_INVALID; vCPU 0 starts the others; each
+    prints its APIC ID and counts itself in; IPI ping-pong through
+    APICWrite(ICR) for ROUNDS rounds, EOI in each handler; the vLAPIC's
+    garbage answered VMI_ERROR_INVALID; the guest powers off cleanly."""
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
@@ -82,6 +99,14 @@ def smp_guest_boot(t, vcpus, smp):
     what, why = GARBAGE[-1]
     q.expect(r"SetInitialAPState for APIC ID 1 refused: %s" % why, timeout=60)
     q.expect(r"tguest: smp: garbage %s %s\n" % (what, INVALID), timeout=30)
+    # IPI ping-pong through the vLAPICs: ROUNDS pings to each AP, each
+    # answered by a pong to vCPU 0, each handler ending with an EOI.
+    q.expect(r"tguest: smp: rounds %08x\n" % ROUNDS, timeout=120)
+    q.expect(r"tguest: smp: pong interrupts taken 00000001\n", timeout=30)
+    for _ in range(1, vcpus):
+        q.expect(r"tguest: smp: pings taken by an AP %08x\n" % ROUNDS, timeout=30)
+    for what, why in APIC_GARBAGE:
+        q.expect(r"%s(?s:.*?)tguest: smp: garbage %s %s\n" % (why, what, INVALID), timeout=30)
     q.expect(r"tguest: smp: survived, APs %08x\n" % (vcpus - 1), timeout=30)
     status = q.wait_exit(timeout=60)
     ids = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP up, APIC ID ([0-9a-f]{8})", q.output))
@@ -93,6 +118,11 @@ def smp_guest_boot(t, vcpus, smp):
 @test("hv-smp-guest-start-2")
 def smp_guest_start_2(t):
     smp_guest_boot(t, 2, 1)
+
+
+@test("hv-smp-guest-start-4")
+def smp_guest_start_4(t):
+    smp_guest_boot(t, 4, 1)
 
 
 @test("hv-smp-guest-start-4-smp2")
