@@ -324,7 +324,8 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 			"guests loaded and checked (after_load=stop)");
 
 	for (unsigned i = 0; i < n; i++)
-		vcpu_create(guests[i]);
+		for (unsigned j = 0; j < guests[i]->spec.vcpus; j++)
+			vcpu_create(guests[i]);
 	guest_frames_baseline(guests, n);
 	run_guests(guests, n, opt.slice_ms * 1000);
 }

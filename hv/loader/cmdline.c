@@ -339,6 +339,23 @@ static bool parse_guest_cpus(const struct option_arg *a, void *opts)
 	return true;
 }
 
+/* vcpus= and guestN.vcpus=: a count 1-GUEST_MAX_VCPUS into *out. */
+static bool parse_vcpu_count(const struct option_arg *a, unsigned *out)
+{
+	unsigned n;
+
+	if (!parse_uint(a->v, a->vlen, GUEST_MAX_VCPUS, &n) || !n)
+		return arg_error(a, "malformed option '%.*s': vcpus is how many vCPUs a guest has, 1-"
+				 STRINGIFY(GUEST_MAX_VCPUS));
+	*out = n;
+	return true;
+}
+
+static bool parse_guest_vcpus(const struct option_arg *a, void *opts)
+{
+	return parse_vcpu_count(a, &((struct guest_options *)opts)->vcpus);
+}
+
 static bool parse_guest_refuse(const struct option_arg *a, void *opts)
 {
 	return parse_refuse(a->w, a->len, a->v, a->vlen,
@@ -351,6 +368,7 @@ static const struct option_spec guest_options_table[] = {
 	PARSED("weight", parse_guest_weight),
 	PARSED("vmi_refuse", parse_guest_refuse),
 	PARSED("cpus", parse_guest_cpus),
+	PARSED("vcpus", parse_guest_vcpus),
 };
 #define NR_GUEST_OPTIONS (sizeof(guest_options_table) / sizeof(guest_options_table[0]))
 
@@ -430,6 +448,11 @@ static bool parse_cpus(const struct option_arg *a, void *opts)
 	return true;
 }
 
+static bool parse_vcpus(const struct option_arg *a, void *opts)
+{
+	return parse_vcpu_count(a, &((struct hv_options *)opts)->vcpus);
+}
+
 static bool parse_audit(const struct option_arg *a, void *opts)
 {
 	static const char every[] = "every=";
@@ -501,6 +524,7 @@ static const struct option_spec options_table[] = {
 	CHOICE("strict_pt", struct hv_options, strict_pt, on_off_words, "strict_pt is on or off"),
 	PARSED("vmi_refuse", parse_refuse_all),
 	PARSED("cpus", parse_cpus),
+	PARSED("vcpus", parse_vcpus),
 	CHOICE("locks", struct hv_options, locks_check, locks_words, "locks is check or off"),
 	CHOICE("lock_selftest", struct hv_options, lock_selftest, lock_selftest_words,
 	       "lock_selftest is invert or off"),
@@ -566,6 +590,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	memset(o->guests, 0, sizeof(o->guests));
 	memset(&o->refuse, 0, sizeof(o->refuse));
 	o->slice_ms = SLICE_MS_DEFAULT;
+	o->vcpus = 0;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

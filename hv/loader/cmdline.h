@@ -35,6 +35,9 @@
  *                         cannot be refused.
  *   cpus=N                use at most N of the machine's CPUs (1-HV_MAX_CPUS,
  *                         default: every CPU the ACPI MADT or MP table lists)
+ *   vcpus=N               every guest's vCPUs, 1-GUEST_MAX_VCPUS (default 1):
+ *                         vCPU 0 starts at the kernel's entry, the others
+ *                         wait for the guest's SetInitialAPState
  *   locks=check|off       check the lock order at every take and that no
  *                         lock is held across a guest entry (default off)
  *   lock_selftest=invert  debug: take two locks in the wrong order at boot
@@ -51,6 +54,7 @@
  *   guestN.weight=W       1-100, its share of the CPU (default 1)
  *   guestN.cpus=LIST      the CPUs guest N's vCPUs may run on, as taskset -c
  *                         or Xen's cpus=: 0, 1-3, 0,2 (0 is the boot CPU)
+ *   guestN.vcpus=N        guest N's vCPUs (instead of vcpus=)
  *   guestN.vmi_refuse=NAME[,NAME...]
  *                         guest N's refused calls (instead of vmi_refuse=)
  *
@@ -80,6 +84,8 @@ enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 #define HV_MAX_GUESTS 16
 #define GUEST_NAME_LEN 16		/* with the NUL */
 #define GUEST_WEIGHT_MAX 100
+/* The most vCPUs one guest has (vcpus=; struct guest's vcpus[]). */
+#define GUEST_MAX_VCPUS 8
 #define SLICE_MS_DEFAULT 10
 #define SLICE_MS_MAX 1000
 
@@ -102,6 +108,7 @@ struct guest_options {
 	unsigned weight;		/* 0: not given */
 	struct vmi_refuse_set refuse;	/* guestN.vmi_refuse= */
 	uint32_t cpus;			/* guestN.cpus=: bit c for CPU c; 0: any */
+	unsigned vcpus;			/* guestN.vcpus=; 0: not given */
 };
 
 enum audit_mode { AUDIT_OFF, AUDIT_EXIT, AUDIT_EVERY, AUDIT_CR3 };
@@ -129,6 +136,7 @@ struct hv_options {
 	struct guest_options guests[HV_MAX_GUESTS];	/* [0] is guest 1 */
 	uint32_t slice_ms;		/* the scheduler's time slice */
 	unsigned max_cpus;		/* cpus=: at most this many CPUs; 0: all */
+	unsigned vcpus;			/* vcpus=: every guest's vCPUs; 0: not given (1) */
 	bool locks_check;		/* locks=check */
 	bool lock_selftest;		/* lock_selftest=invert */
 };

@@ -51,8 +51,6 @@ enum guest_state {
 	GUEST_SHUT_DOWN,
 };
 
-#define GUEST_MAX_VCPUS 1
-
 /* The continuous shadow audit (audit= option): when it runs, what it
  * found, and the audit_selftest's planted bug. */
 struct guest_audit {
@@ -71,6 +69,9 @@ struct guest {
 	uint32_t cpus;		/* guestN.cpus=: bit c for CPU c; 0: any */
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
+	uint32_t ap_refused;	/* SetInitialAPState calls refused (vcpu_apstart.c) */
+	uint32_t apic_refused;	/* APICRead/APICWrite calls refused (vcpu_lapic.c) */
+	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget
 	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state

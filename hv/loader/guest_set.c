@@ -1,6 +1,7 @@
 /* guest_set.c - which guests to load, and how big; see guest_set.h. */
 #include "guest_set.h"
 #include "layout.h"
+#include "sched.h"
 #include "hvlib.h"
 
 #define PAGE 4096u
@@ -43,6 +44,7 @@ static void name_guests(const struct hv_options *o, struct guest_spec *out, unsi
 			fmt_snprintf(out[i].name, sizeof(out[i].name), "guest%u", i + 1);
 		out[i].weight = go->weight ? go->weight : 1;
 		out[i].cpus = go->cpus;
+		out[i].vcpus = go->vcpus ? go->vcpus : o->vcpus ? o->vcpus : 1;
 		out[i].mem_given = go->mem || o->guest_mem_given;
 		out[i].mem_given_by_user = true;
 		out[i].mem = go->mem ? go->mem : o->guest_mem;
@@ -71,7 +73,7 @@ bool guest_set_plan(unsigned nr_modules, const struct hv_options *o,
 {
 	unsigned n = nr_modules <= 2 ? 1 : (nr_modules + 1) / 2;
 	uint64_t given = 0, left;
-	unsigned defaults = 0;
+	unsigned defaults = 0, vcpus = 0;
 
 	*nr_guests = 0;
 	if (n > HV_MAX_GUESTS)
@@ -80,7 +82,7 @@ bool guest_set_plan(unsigned nr_modules, const struct hv_options *o,
 			    nr_modules, n, HV_MAX_GUESTS);
 	for (unsigned i = n; i < HV_MAX_GUESTS; i++)
 		if (o->guests[i].mem || o->guests[i].name[0] || o->guests[i].weight || o->guests[i].refuse.given ||
-		    o->guests[i].cpus)
+		    o->guests[i].cpus || o->guests[i].vcpus)
 			return fail(err, errlen, 0,
 				    "options for guest %u given, but the modules make %u guest%s",
 				    i + 1, n, n == 1 ? "" : "s");
@@ -94,6 +96,11 @@ bool guest_set_plan(unsigned nr_modules, const struct hv_options *o,
 			if (!strcmp(out[i].name, out[j].name))
 				return fail(err, errlen, &out[i], "the name is guest %u's too",
 					    out[j].number);
+	for (unsigned i = 0; i < n; i++)
+		vcpus += out[i].vcpus;
+	if (vcpus > SCHED_MAX)
+		return fail(err, errlen, 0, "the guests have %u vCPUs together; the scheduler takes at most %u",
+			    vcpus, SCHED_MAX);
 	*nr_guests = n;
 	if (n == 1)
 		return true;	/* the loader sizes a single guest, as it always has */

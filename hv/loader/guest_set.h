@@ -19,6 +19,7 @@ struct guest_spec {
 	char name[GUEST_NAME_LEN];
 	unsigned weight;
 	uint32_t cpus;			/* the CPUs it may run on (bit c: CPU c); 0: any */
+	unsigned vcpus;			/* its vCPUs, 1-GUEST_MAX_VCPUS */
 	uint64_t mem;			/* bytes */
 	/* The size came from the command line (a single guest's default
 	 * size may still shrink to the machine when it is loaded). */

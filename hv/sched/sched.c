@@ -128,6 +128,7 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 		if (s->e[i] != e)
 			continue;
 		uint32_t allowed = e->allowed;	/* its guest's CPUs stay its own */
+		const void *group = e->group;	/* and its guest */
 
 		if (!weight)
 			weight = 1;
@@ -135,7 +136,7 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 					    .inv_weight = (1u << WEIGHT_SHIFT) / weight,
 					    .vruntime = s->min_vruntime,
 					    .state = SCHED_READY, .start = now, .since = now,
-					    .cpu = -1, .rq = -1, .allowed = allowed };
+					    .cpu = -1, .rq = -1, .allowed = allowed, .group = group };
 		e->rq = lightest_cpu(s, e);
 		return true;
 	}
@@ -229,23 +230,41 @@ static struct sched_entity *give_cpu(struct sched *s, unsigned cpu, int i, uint6
 	return e;
 }
 
+/* Another entity of e's group runs on a CPU other than cpu: e must wait
+ * (one running vCPU per guest until remote TLB and shadow invalidation
+ * exist: docs/ARCHITECTURE.md, "Who owns what on several CPUs"). */
+static bool sibling_runs_elsewhere(const struct sched *s, const struct sched_entity *e, unsigned cpu)
+{
+	if (!e->group)
+		return false;
+	for (unsigned c = 0; c < s->ncpus; c++) {
+		int i = s->cpu[c].current;
+
+		if (c != cpu && i >= 0 && s->e[i] != e && s->e[i]->group == e->group)
+			return true;
+	}
+	return false;
+}
+
 /* A runnable e queued on another CPU waits there for nothing another CPU
  * could fix: that CPU is busy, or e may not run on it (pinned after it
- * was queued).  A CPU that is idle with e queued has been told to run it. */
+ * was queued, or a vCPU of its guest runs on another CPU, this one).  A CPU that is idle with e queued has been told to run it. */
 static bool waits_elsewhere(const struct sched *s, const struct sched_entity *e, unsigned cpu)
 {
 	unsigned q = (unsigned)e->rq;
 
-	if (e->state != SCHED_READY || e->rq == (int)cpu || !allowed_on(e, cpu))
+	if (e->state != SCHED_READY || e->rq == (int)cpu || !allowed_on(e, cpu) ||
+	    sibling_runs_elsewhere(s, e, cpu))
 		return false;
-	return q >= s->ncpus || !allowed_on(e, q) || s->cpu[q].current >= 0;
+	return q >= s->ncpus || !allowed_on(e, q) || s->cpu[q].current >= 0 ||
+	       sibling_runs_elsewhere(s, e, q);	/* its queue's CPU may not take it */
 }
 
 /* Whether cpu could run e now: runnable, queued here or waiting elsewhere. */
 static bool could_run(const struct sched *s, const struct sched_entity *e, unsigned cpu)
 {
 	if (e->rq == (int)cpu)
-		return e->state == SCHED_READY && allowed_on(e, cpu);
+		return e->state == SCHED_READY && allowed_on(e, cpu) && !sibling_runs_elsewhere(s, e, cpu);
 	return waits_elsewhere(s, e, cpu);
 }
 
@@ -309,7 +328,8 @@ int sched_idle_cpu_for_waiting(const struct sched *s, unsigned self)
 		if (c == self || s->cpu[c].current >= 0)
 			continue;
 		for (unsigned i = 0; i < s->n; i++)
-			if (s->e[i]->state == SCHED_READY && allowed_on(s->e[i], c))
+			if (s->e[i]->state == SCHED_READY && allowed_on(s->e[i], c) &&
+			    !sibling_runs_elsewhere(s, s->e[i], c))
 				return (int)c;
 	}
 	return -1;

@@ -44,6 +44,10 @@ struct sched_entity {
 	int cpu;			/* the CPU it runs on (RUNNING), else the last one, -1 none */
 	int rq;				/* the CPU whose run queue holds it (sched.c) */
 	uint32_t allowed;		/* the CPUs it may run on (bit c: CPU c); 0: any */
+	/* Its guest: two entities of one group never run at the same
+	 * moment (docs/ARCHITECTURE.md, "Who owns what on several CPUs");
+	 * 0: no group. */
+	const void *group;
 	uint64_t migrations;		/* times it ran on another CPU than the last */
 	uint64_t pulls;			/* times a balancing CPU took it into its queue */
 };

@@ -132,6 +132,12 @@ static void print_times(const struct console_keys *r)
 				(unsigned long long)tsc_to_us(g->valarm.max_late),
 				(unsigned long long)valarm_mean_late_us(&g->valarm),
 				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
+			if (g->nr_vcpus > 1)	/* docs/HV.md, "A guest of several vCPUs" */
+				kprintf("vmi-hv: vcpu apic: guest %u (%s) vcpu %u: %s, %llu IPIs sent, %llu taken\n",
+					i + 1, g->name, j,
+					g->vcpus[j]->awaiting_start ? "waiting for its start" : "started",
+					(unsigned long long)g->vcpus[j]->ipis_sent,
+					(unsigned long long)g->vcpus[j]->ipis_taken);
 		}
 		spin_unlock(&g->lock);
 	}

@@ -37,6 +37,8 @@
 #include "hvlib.h"
 #include "timer.h"
 #include "vmi_abi.h"
+#include "vcpu_apstart.h"
+#include "vcpu_lapic.h"
 #include "valarm.h"
 
 extern uint64_t hv_start_tsc;
@@ -317,8 +319,8 @@ static bool answer_unsupported_slot(struct vcpu *v, uint32_t n)
 
 /*
  * A call of the table that reaches the hypervisor but has no code here
- * (SetInitialAPState, APICWrite, APICRead: a guest has one vCPU and no
- * local APIC) answers as an unsupported slot does: eax = -38, edx =
+ * (SetPxELong and the other unsupported slots' numbers made straight
+ * through int $0x82 instead of through their ROM slots) answers as an unsupported slot does: eax = -38, edx =
  * 0xffffffff.
  */
 static bool answer_no_handler(struct vcpu *v, struct trap_frame *f, uint32_t n)
@@ -474,6 +476,9 @@ static bool device_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	case VMI_CALL_CancelAlarm:	f->eax = cancel_alarm(v, a); return true;
 	case VMI_CALL_GetWallclockTime:	ret64(f, read_wallclock(v)); return true;
 	case VMI_CALL_WallclockUpdated:	f->eax = wallclock_updated(v); return true;
+	case VMI_CALL_SetInitialAPState: f->eax = vcpu_set_initial_ap_state(v, a, d); return true;
+	case VMI_CALL_APICRead:		f->eax = vcpu_apic_read(v, a); return true;
+	case VMI_CALL_APICWrite:	f->eax = vcpu_apic_write(v, a, d); return true;
 	}
 	return false;
 }

@@ -98,9 +98,8 @@ static void kick_for_interrupts(struct run *r)
 		spin_unlock(&g->lock);
 		if (!pending)
 			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++)
-			if (g->vcpus[j]->sched.state == SCHED_RUNNING)
-				kick(r, g->vcpus[j]->sched.cpu);
+		if (g->vcpus[0]->sched.state == SCHED_RUNNING)	/* the vPIC is vCPU 0's */
+			kick(r, g->vcpus[0]->sched.cpu);
 	}
 }
 
@@ -164,14 +163,26 @@ static bool reboot_restarts(const struct run *r, const struct guest *g)
 	return !hv_debug_exit_present();
 }
 
+/* A vCPU the guest has yet to start (vcpu_state.h) is not runnable:
+ * halted, and woken by nothing but its start. */
+static void park_unstarted(struct run *r, struct vcpu *v)
+{
+	if (!v->awaiting_start)
+		return;
+	v->halted = true;
+	sched_halt(&r->sched, &v->sched, rdtsc());
+}
+
 /* A rebooted guest started again: in the scheduler as a new vCPU. */
 static void rejoin(struct run *r, struct guest *g)
 {
 	guest_restart(g);
 	run_start(g, r->n > 1);
-	for (unsigned j = 0; j < g->nr_vcpus; j++)
+	for (unsigned j = 0; j < g->nr_vcpus; j++) {
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
 			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
+		park_unstarted(r, g->vcpus[j]);
+	}
 	if (r->keys.console == g && r->n > 1)
 		console_show(&g->screen);
 }
@@ -189,9 +200,13 @@ static bool any_alive(const struct run *r)
  * there (pcpu->current). */
 static bool dying_elsewhere(const struct guest *g)
 {
-	const struct sched_entity *e = &g->vcpus[0]->sched;
+	for (unsigned j = 0; j < g->nr_vcpus; j++) {
+		const struct sched_entity *e = &g->vcpus[j]->sched;
 
-	return e->state == SCHED_RUNNING && e->cpu != (int)this_pcpu()->index;
+		if (e->state == SCHED_RUNNING && e->cpu != (int)this_pcpu()->index)
+			return true;
+	}
+	return false;
 }
 
 /* Report the guests that died since the last look; the console moves on
@@ -291,9 +306,12 @@ static void wake_halted(struct run *r, uint64_t now)
 			/* v->halted is set in v's exit handling (g's lock)
 			 * and cleared only here (both locks). */
 			spin_lock(&g->lock);
-			wake = v->halted && vpic_pending(&g->vpic);
+			/* The vPIC is vCPU 0's (vcpu.c, inject_interrupt). */
+			wake = v->halted && !v->awaiting_start &&
+			       (v->wake_requested || (v->vif && vlapic_pending(&v->lapic) >= 0) ||
+				(!v->index && vpic_pending(&g->vpic)));
 			if (wake)
-				v->halted = false;
+				v->halted = v->wake_requested = false;
 			spin_unlock(&g->lock);
 			if (wake)
 				kick(r, sched_wake(&r->sched, &v->sched, now));
@@ -304,6 +322,7 @@ static void wake_halted(struct run *r, uint64_t now)
 /* What the loop decides from, as it was before an entry (quiet_exit). */
 struct loop_inputs {
 	uint64_t alarm_changes;
+	uint64_t wakes_requested;
 	uint64_t flush_at;
 	bool alarm_irq_latched;
 };
@@ -311,6 +330,7 @@ struct loop_inputs {
 static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
 {
 	in->alarm_changes = v->guest->valarm.changes;
+	in->wakes_requested = v->guest->wakes_requested;
 	in->alarm_irq_latched = valarm_irq_latched(&v->guest->valarm);
 	in->flush_at = console_guest_flush_at(&v->guest->vuart.console);
 }
@@ -327,7 +347,8 @@ static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
  *   - an alarm set or cancelled, IRQ0's request taken or latched (the
  *     alarms wake nobody while it is latched: valarm_next()), or a console
  *     line started (the timer must be armed for them);
- *   - a halt, or the guest's end (which comes back through run_jmp).
+ *   - a halt, a halted vCPU to wake (its start: wakes_requested), or the
+ *     guest's end (which comes back through run_jmp).
  * After any other exit (page faults, MMU and descriptor calls: most of
  * them) the loop enters v again straight away.  That matters under TCG,
  * where every page the hypervisor touches after the world switch costs a
@@ -340,7 +361,8 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 	if (v->halted || (v->exit_vector >= 32 && v->exit_vector != VMI_HYPERCALL_VECTOR))
 		return false;
 	note_loop_inputs(v, &now);
-	return now.alarm_changes == before->alarm_changes && now.flush_at == before->flush_at &&
+	return now.alarm_changes == before->alarm_changes && now.wakes_requested == before->wakes_requested &&
+	       now.flush_at == before->flush_at &&
 	       now.alarm_irq_latched == before->alarm_irq_latched;
 }
 
@@ -461,6 +483,8 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
 			guests[i]->vcpus[j]->sched.allowed = guests[i]->cpus;
+			guests[i]->vcpus[j]->sched.group = guests[i];
+			park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}
 }

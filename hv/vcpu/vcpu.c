@@ -54,6 +54,7 @@ struct vcpu *vcpu_create(struct guest *g)
 
 	HV_ASSERT(g->nr_vcpus < GUEST_MAX_VCPUS);
 	v = guest_alloc_at_load(g, sizeof(*v), "a vCPU");
+	v->index = g->nr_vcpus;
 	vcpu_init(v, g);
 	g->vcpus[g->nr_vcpus++] = v;
 	return v;
@@ -64,6 +65,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	/* A new vCPU has none yet; a rebooted one keeps its pages. */
 	void *stack_page = v->stack_page, *shared_page = v->shared_page;
 	uint32_t *switcher_pt = v->switcher_pt;
+	unsigned index = v->index;
 	struct trap_frame *f;
 	struct emul_outcome out;
 
@@ -72,6 +74,9 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->shared_page = shared_page;
 	v->switcher_pt = switcher_pt;
 	v->guest = g;
+	v->index = index;
+	v->awaiting_start = index > 0;
+	vlapic_reset(&v->lapic, index);
 	fpu_area_reset(&v->fpu);
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
 	f = v->frame;
@@ -103,6 +108,10 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->ds = f->es = f->ss = 0x18;
 	f->fs = f->gs = 0;
 	f->ss = 0x18 | 1;
+	if (v->awaiting_start) {
+		log_info("vcpu %u: waits for the guest to start it (SetInitialAPState)", index);
+		return;
+	}
 	log_info("vcpu: guest entry eip=%08x esi=%08x cs=%04x ds=%04x, ring 1, paging off (vTLB physical mode), shadow cr3 %08x",
 		 f->eip, f->esi, f->cs, f->ds, vcpu_mmu_cr3(v));
 }
@@ -294,7 +303,19 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
  * error code, gate DPL not checked; an interrupt gate clears the IF). */
 static void inject_interrupt(struct vcpu *v)
 {
-	if (!v->vif || !vpic_pending(&v->guest->vpic))
+	int lapic = v->vif ? vlapic_pending(&v->lapic) : -1;
+
+	/* Its local APIC's IPIs first (their vectors are above the
+	 * 8259's in a Linux guest). */
+	if (lapic >= 0) {
+		vlapic_ack(&v->lapic, (uint8_t)lapic);
+		v->ipis_taken++;
+		v->stats.injected++;
+		vcpu_deliver(v, (unsigned)lapic, false, 0, 0);
+		return;
+	}
+	/* The vPIC is wired to vCPU 0, as a PC's 8259 is to the boot CPU. */
+	if (v->index || !v->vif || !vpic_pending(&v->guest->vpic))
 		return;
 	if (v->paravirtual && !v->stats.hypercalls_by_call[VMI_CALL_IRET] && !v->stats.rom_irets)
 		v->stats.injected_before_iret++;

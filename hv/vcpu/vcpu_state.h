@@ -26,6 +26,7 @@
 #include "segments.h"
 #include "x86.h"
 #include "virtual_flags.h"
+#include "vlapic.h"
 
 struct desc_reg {
 	uint32_t base;
@@ -106,6 +107,18 @@ struct vcpu_ldt {
 
 struct vcpu {
 	struct guest *guest;
+	/* Its number in the guest, which is its APIC ID; vCPU 0 starts at
+	 * the kernel's entry, the others wait (not runnable) until the
+	 * guest starts them (docs/HV.md, "A guest of several vCPUs"). */
+	unsigned index;
+	bool awaiting_start;
+	/* Halted, and something for it other than the vPIC (its start):
+	 * the run loop wakes it (set under its guest's lock). */
+	bool wake_requested;
+	/* Its virtual local APIC (APICRead/APICWrite, vcpu_lapic.c) and the
+	 * IPIs it sent and took. */
+	struct vlapic lapic;
+	uint64_t ipis_sent, ipis_taken;
 	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
 	struct fpu_area fpu;
 	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and

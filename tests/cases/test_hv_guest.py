@@ -100,16 +100,17 @@ def tguest_page_fault_delivery(t):
 @test("hv-tguest-vmi-init")
 def tguest_vmi_init(t):
     """int $0x82 with edi = 4 (Init) activates; a call the hypervisor has
-    no code for (APICRead: a guest has no local APIC) answers unsupported, -38 in eax and
+    no code for (SetPxELong, a PAE call, made straight through int $0x82:
+    its ROM slot answers without the hypervisor) answers unsupported, -38 in eax and
     0xffffffff in edx (docs/VROM.md, "Transport", item 6), logged once
     and counted, and the guest runs on to its Shutdown."""
     q = tguest(t, "vmi")
     m = q.expect(r"vmi-hv: guest activated VMI after (\d+) emulated instructions, (\d+) shadow faults "
                  r"\((\d+) ms since hypervisor start", timeout=30)
     q.expect(r"tguest: Init returned 00000000")
-    q.expect(r"VMI call 77 \(APICRead\) answered unsupported \(the hypervisor has no code for it\)",
+    q.expect(r"VMI call 48 \(SetPxELong\) answered unsupported \(the hypervisor has no code for it\)",
              timeout=30)
-    q.expect(r"tguest: APICRead returned eax ffffffda edx ffffffff\n", timeout=30)
+    q.expect(r"tguest: SetPxELong returned eax ffffffda edx ffffffff\n", timeout=30)
     q.expect(r"vmi-hv: guest powered off: the guest called Shutdown\n", timeout=30)
     q.expect(r"vmi-hv: VMI calls with no code answered unsupported: 1\n", timeout=30)
     status = q.wait_exit(timeout=30)

@@ -327,10 +327,11 @@ CASES = [
      r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n(?s:.*?)"
      r"vmi-hv: VMI calls:(?![^\n]*InvalPage=(?!1\b)\d)[^\n]*\n", SHUTDOWN),
     # ---- VMI calls ----
-    # A call with no code, in the hypervisor (APICRead: no local APIC) or
+    # A call with no code, in the hypervisor (SetPxELong made straight
+    # through int $0x82) or
     # in the ROM, answers unsupported (docs/VROM.md, "Transport", item 6):
     # the guest probes it.
-    ("vmi-unimplemented", "tguest=vmi", r"tguest: APICRead returned eax ffffffda edx ffffffff\n", SHUTDOWN),
+    ("vmi-unimplemented", "tguest=vmi", r"tguest: SetPxELong returned eax ffffffda edx ffffffff\n", SHUTDOWN),
     ("vmi-unsupported-slot", h("refuse"), r"hostile: SetPxELong: eax ffffffda edx ffffffff\n(?s:.*)hostile: survived", SHUTDOWN),
     # ---- round 3: power and ABI ----
     # An MSR the guest does not have: the VMI calls answer unsupported
@@ -445,6 +446,30 @@ CASES = [
      r"(?s:.*)hostile: WallclockUpdated after reading: eax 00000000 "
      r"(?s:.*)hostile: a second reading is not earlier 00000001\n"
      r"(?s:.*)hostile: WallclockUpdated after reading again: eax 00000000 (?s:.*)hostile: survived", SHUTDOWN),
+    # ---- round 4: SMP guest calls ----
+    # SetInitialAPState with garbage (docs/HV.md, "A guest of several
+    # vCPUs"): tguest=smp with smp_vcpus=N runs as a guest of N vCPUs
+    # (case_options); each refusal answers VMI_ERROR_INVALID with its
+    # reason, leaves the vCPU waiting, and the guest then starts it.
+    ("smp-ap-state-garbage", "tguest=smp smp_vcpus=2",
+     r"refused: the APState is not readable guest memory\n(?s:.*)refused: no vCPU has that APIC ID\n"
+     r"(?s:.*)refused: cs 0010: not a ring-1 code selector(?s:.*)refused: descriptor table: "
+     r"(?s:.*)refused: eflags 00020002: reserved, VM or NT bits\n(?s:.*)tguest: smp: AP up, APIC ID 00000001\n"
+     r"(?s:.*)refused: that vCPU has started already\n(?s:.*)tguest: smp: survived, APs 00000001\n", SHUTDOWN),
+    # The vLAPIC's garbage from a guest of three vCPUs, after its IPI
+    # ping-pong (20 rounds, a pong from each AP): an LVT timer write, an
+    # unknown register, an IPI to APIC ID 99, an INIT IPI, a vector-3 IPI,
+    # each refused with VMI_ERROR_INVALID and logged.
+    ("smp-apic-garbage", "tguest=smp smp_vcpus=3",
+     r"tguest: smp: rounds 00000014\n(?s:.*)APICWrite register 320 value 00000020 refused"
+     r"(?s:.*)APICWrite register 1234 value 00000001 refused(?s:.*)APICRead register 1004 value 00000000 refused"
+     r"(?s:.*)APICWrite register 300 value 00000040 refused(?s:.*)APICWrite register 300 value 00000500 refused"
+     r"(?s:.*)APICWrite register 300 value 00000003 refused(?s:.*)tguest: smp: survived, APs 00000002\n", SHUTDOWN),
+    # A guest of one vCPU: every SetInitialAPState is refused (vCPU 0 has
+    # started, there is no other), an IPI to APIC ID 1 too; the guest goes on.
+    ("smp-ap-state-one-vcpu", "tguest=smp smp_vcpus=1",
+     r"SetInitialAPState for APIC ID 0 refused: that vCPU has started already\n"
+     r"(?s:.*)tguest: smp: survived, APs 00000000\n", SHUTDOWN),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
@@ -604,6 +629,13 @@ def run_case(t, name, what, diagnostic, end, options="", smp=1):
     return re.sub(r"^(\[guest1\] )", "", line)
 
 
+def case_options(what):
+    """The hypervisor options a case needs of its own: tguest=smp with
+    smp_vcpus=N is a guest of N vCPUs."""
+    m = re.search(r"\bsmp_vcpus=(\d+)", what)
+    return f"guest1.vcpus={m.group(1)}" if m else ""
+
+
 def hostile_suite(t, smp):
     only = [n for n in os.environ.get("VMIHV_HOSTILE", "").split(",") if n]
     t.check(len(CASES) >= 40, f"{len(CASES)} cases, expected at least 40")
@@ -616,7 +648,8 @@ def hostile_suite(t, smp):
             continue
         # On several CPUs every lock take and guest entry is checked too
         # (docs/ARCHITECTURE.md, "Who owns what on several CPUs").
-        line = run_case(t, name, what, diagnostic, end, options="locks=check" if smp > 1 else "", smp=smp)
+        options = " ".join(o for o in ("locks=check" if smp > 1 else "", case_options(what)) if o)
+        line = run_case(t, name, what, diagnostic, end, options=options, smp=smp)
         ran += 1
         t.note(f"{name} ({end}): {line}")
     t.note(f"{ran} cases on -smp {smp}, each beside a second guest that kept answering, "

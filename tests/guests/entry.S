@@ -26,6 +26,7 @@ _start:
 
 	.data
 	.balign 8
+	.globl gdt, gdt_end		/* tguest_smp.c starts its APs on it */
 gdt:
 	.quad 0
 	.quad 0

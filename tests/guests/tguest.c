@@ -16,7 +16,8 @@
  *                       cli in user mode (#GP to its own handler), then
  *                       rdpmc in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
- *                       does not implement (APICRead: no local APIC)
+ *                       has no code for: SetPxELong straight through
+ *                       int $0x82 (a PAE call; its ROM slot never gets here)
  *   tguest=trapped      VMI Init, then three privileged instructions the
  *                       hypervisor emulates (mov from cr0) with no output in
  *                       between (the console's in/out trap too), then
@@ -49,6 +50,7 @@
  *                       WriteLDTEntry of another gate into the loaded LDT,
  *                       a rule break that stops it
  *   tguest=exits        VMI calls in a loop for a while (tguest_exits.c)
+ *   tguest=smp          vcpus=N: vCPU 0 starts the others (tguest_smp.c)
  *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
  *                       arguments inside each call's contract (a sequence
  *                       seeded with N), each of which must be answered;
@@ -749,7 +751,8 @@ void tguest_main(const uint8_t *boot_params)
 	puts(cmdline);
 	puts("\n");
 
-	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline)) {
+	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
+	    smp_main(cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();
@@ -820,10 +823,10 @@ void tguest_main(const uint8_t *boot_params)
 		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
 		puts("tguest: Init returned ");
 		puthex(r);
-		puts("; now APICRead\n");
+		puts("; now SetPxELong through int $0x82\n");
 		d = 0;
-		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_APICRead), "a"(0x20), "c"(0) : "memory");
-		puts("tguest: APICRead returned eax ");
+		__asm__ volatile("int $0x82" : "=a"(r), "+d"(d) : "D"(VMI_CALL_SetPxELong), "a"(0x20), "c"(0) : "memory");
+		puts("tguest: SetPxELong returned eax ");
 		puthex(r);
 		puts(" edx ");
 		puthex(d);

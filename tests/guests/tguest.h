@@ -51,4 +51,6 @@ int hostile_main(const uint8_t *boot_params, const char *cmdline);
 int floods_main(const char *cmdline);
 /* tguest_exits.c: tguest=exits; 0 if the command line does not name it. */
 int exits_main(const char *cmdline);
+/* tguest_smp.c: tguest=smp (vcpus=N); 0 if the command line does not name it. */
+int smp_main(const char *cmdline);
 #endif

@@ -58,12 +58,12 @@ static void unknown_option_lists_every_key(void **state)
 	assert_string_equal(big,
 		"unknown hypervisor option 'frobnicate=1' (options are guest_mem=, loglevel=, after_load=, "
 		"selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, "
-		"strict_pt=, vmi_refuse=, cpus=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
-		"guestN.cpus=)");
+		"strict_pt=, vmi_refuse=, cpus=, vcpus=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
+		"guestN.cpus=, guestN.vcpus=)");
 	assert_false(hv_parse_cmdline("x guest2.colour=red", true, &o, big, sizeof(big)));
 	assert_string_equal(big,
 		"unknown hypervisor option 'guest2.colour=red' (a guest's options are guestN.mem=, "
-		"guestN.name=, guestN.weight=, guestN.vmi_refuse=, guestN.cpus=)");
+		"guestN.name=, guestN.weight=, guestN.vmi_refuse=, guestN.cpus=, guestN.vcpus=)");
 	/* A key that is a prefix of a known one is not that one. */
 	assert_false(hv_parse_cmdline("x audit_act=stop", true, &o, big, sizeof(big)));
 	assert_non_null(strstr(big, "unknown hypervisor option 'audit_act=stop'"));
@@ -118,6 +118,18 @@ static void word_options(void **state)
 	assert_string_equal(err, "malformed option 'cpus=0': cpus is how many CPUs to use, 1-8");
 	assert_false(hv_parse_cmdline("x cpus=9", true, &o, err, sizeof(err)));
 	assert_false(hv_parse_cmdline("x cpus=two", true, &o, err, sizeof(err)));
+	/* vcpus= and guestN.vcpus=: a guest's vCPUs, 1-GUEST_MAX_VCPUS (0:
+	 * not given, one). */
+	assert_int_equal(o.vcpus, 0);
+	assert_true(hv_parse_cmdline("x vcpus=2 guest3.vcpus=8", true, &o, err, sizeof(err)));
+	assert_int_equal(o.vcpus, 2);
+	assert_int_equal(o.guests[2].vcpus, 8);
+	assert_int_equal(o.guests[0].vcpus, 0);
+	assert_false(hv_parse_cmdline("x vcpus=9", true, &o, err, sizeof(err)));
+	assert_string_equal(err, "malformed option 'vcpus=9': vcpus is how many vCPUs a guest has, 1-8");
+	assert_false(hv_parse_cmdline("x guest1.vcpus=0", true, &o, err, sizeof(err)));
+	assert_string_equal(err, "malformed option 'guest1.vcpus=0': vcpus is how many vCPUs a guest has, 1-8");
+	assert_false(hv_parse_cmdline("x vcpus=", true, &o, err, sizeof(err)));
 	assert_false(o.locks_check);
 	assert_true(hv_parse_cmdline("x locks=check lock_selftest=invert", true, &o, err, sizeof(err)));
 	assert_true(o.locks_check);

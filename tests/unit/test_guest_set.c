@@ -151,6 +151,27 @@ static void guest_option_syntax(void **state)
 	assert_int_equal(o.guests[3].mem, 1u << 30);
 }
 
+/* vcpus= is every guest's count, guestN.vcpus= one guest's; together
+ * they must fit the scheduler (SCHED_MAX vCPUs). */
+static void vcpus_per_guest(void **state)
+{
+	parse("vcpus=2 guest2.vcpus=4");
+	assert_true(guest_set_plan(6, &o, MIB_FRAMES(1024), RESERVE, g, &n, err, sizeof(err)));
+	assert_int_equal(n, 3);
+	assert_int_equal(g[0].vcpus, 2);
+	assert_int_equal(g[1].vcpus, 4);
+	assert_int_equal(g[2].vcpus, 2);
+	parse("");
+	assert_true(guest_set_plan(2, &o, MIB_FRAMES(64), RESERVE, g, &n, err, sizeof(err)));
+	assert_int_equal(g[0].vcpus, 1);
+	parse("vcpus=8 guest3.vcpus=1");
+	assert_false(guest_set_plan(6, &o, MIB_FRAMES(1024), RESERVE, g, &n, err, sizeof(err)));
+	assert_string_equal(err, "the guests have 17 vCPUs together; the scheduler takes at most 16");
+	parse("guest2.vcpus=2");
+	assert_false(guest_set_plan(2, &o, MIB_FRAMES(64), RESERVE, g, &n, err, sizeof(err)));
+	assert_non_null(strstr(err, "options for guest 2 given"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +185,7 @@ int main(void)
 		cmocka_unit_test(default_sizes_share_what_is_left),
 		cmocka_unit_test(too_little_for_the_default_guests),
 		cmocka_unit_test(guest_option_syntax),
+		cmocka_unit_test(vcpus_per_guest),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }

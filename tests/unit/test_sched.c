@@ -507,6 +507,56 @@ static void pinned_vcpus(void **state)
 	assert_int_equal(sched_wake(&s, &me[0], 6), 1);
 }
 
+/* One running vCPU per guest (docs/ARCHITECTURE.md, "Who owns what on
+ * several CPUs"): two vCPUs of one group never run at the same moment,
+ * even with a CPU idle; a vCPU of another group takes that CPU; when the
+ * running sibling halts, the other runs. */
+static void one_running_vcpu_per_group(void **state)
+{
+	static int guest_a, guest_b;
+
+	sched_init(&s, SLICE, 2);
+	for (unsigned i = 0; i < 3; i++)
+		assert_true(sched_add(&s, &me[i], &owners[0], 1, 0));
+	me[0].group = me[1].group = &guest_a;
+	me[2].group = &guest_b;
+	for (uint64_t now = 0; now < 200 * SLICE; now += SLICE) {
+		struct sched_entity *a = sched_pick(&s, 0, now), *b = sched_pick(&s, 1, now);
+		bool a0 = a == &me[0] || a == &me[1], b0 = b == &me[0] || b == &me[1];
+
+		assert_false(a0 && b0);
+		assert_true(a && b);	/* guest B keeps the other CPU busy */
+	}
+	sched_init(&s, SLICE, 2);
+	assert_true(sched_add(&s, &me[0], &owners[0], 1, 0));
+	assert_true(sched_add(&s, &me[1], &owners[1], 1, 0));
+	me[0].group = me[1].group = &guest_a;
+	assert_ptr_equal(sched_pick(&s, 0, 0), &me[0]);
+	assert_null(sched_pick(&s, 1, 0));		/* its sibling runs on CPU 0 */
+	assert_int_equal(sched_idle_cpu_for_waiting(&s, 0), -1);	/* nobody CPU 1 could run */
+	sched_halt(&s, &me[0], 10);
+	assert_ptr_equal(sched_pick(&s, 1, 10), &me[1]);
+	/* A sibling woken while the other runs, with a CPU idle: that CPU
+	 * may not take it, so the running one's CPU must, in its turn. */
+	sched_init(&s, SLICE, 2);
+	assert_true(sched_add(&s, &me[0], &owners[0], 1, 0));
+	assert_true(sched_add(&s, &me[1], &owners[1], 1, 0));
+	me[0].group = me[1].group = &guest_a;
+	sched_halt(&s, &me[1], 0);
+	assert_ptr_equal(sched_pick(&s, 0, 0), &me[0]);
+	sched_wake(&s, &me[1], 5);
+	assert_null(sched_pick(&s, 1, 5));
+	assert_true(sched_next_event(&s, 0) != UINT64_MAX);	/* CPU 0's slice ends for it */
+	{
+		uint64_t now = 5;
+		struct sched_entity *got = 0;
+
+		while (now < 10 * SLICE && (got = sched_pick(&s, 0, now)) == &me[0])
+			now += SLICE / 4;
+		assert_ptr_equal(got, &me[1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,6 +577,7 @@ int main(void)
 		cmocka_unit_test(uneven_queues_share_fairly),
 		cmocka_unit_test(wake_goes_to_the_idle_cpu),
 		cmocka_unit_test(pinned_vcpus),
+		cmocka_unit_test(one_running_vcpu_per_group),
 	};
 	return cmocka_run_group_tests(tests, 0, 0);
 }

@@ -88,6 +88,7 @@ class Const(tuple):
 class Struct:
     def __init__(self, name, size, comment):
         self.name, self.size, self.comment, self.fields = name, size, comment, []
+        self.private = False
 
 
 BASE_SIZES = {"u8": 1, "i8": 1, "char": 1, "u16": 2, "u32": 4, "u64": 8}
@@ -102,13 +103,13 @@ def parse(path):
             if not line or line.startswith("#"):
                 continue
             tok = line.split()
-            # "private const ..." / "private field ...": vmi-hv's own (ROM and
+            # "private const ..." / "private field ..." / "private struct ...": vmi-hv's own (ROM and
             # hypervisor), left out of the kernel header (see render_header).
             private = tok[0] == "private"
             if private:
                 tok = tok[1:]
-                if not tok or tok[0] not in ("const", "field"):
-                    raise DefError("line %d: only const and field lines can be private" % ln)
+                if not tok or tok[0] not in ("const", "field", "struct"):
+                    raise DefError("line %d: only const, field and struct lines can be private" % ln)
             kw = tok[0]
             try:
                 if kw == "api":
@@ -122,6 +123,7 @@ def parse(path):
                     calls.append(Call(int(tok[1]), tok[2], tok[3], " ".join(tok[4:]), ln))
                 elif kw == "struct":
                     cur = Struct(tok[1], int(tok[2], 0), " ".join(tok[3:]))
+                    cur.private = private
                     structs.append(cur)
                 elif kw == "field":
                     if cur is None:
@@ -245,6 +247,8 @@ def render_header(api, consts, calls, structs, src, kernel):
             o.append("\tV(%d, %s, %s, %s, %d, %d) \\\n"
                      % (c.num, c.name, c.kind.upper(), c.ret.upper(), c.words, c.stack_words))
     o.append("\n")
+    # A private struct (vmi-hv's alone for now) is left out of the kernel header.
+    structs = [s for s in structs if not (kernel and s.private)]
     fields = dict((s.name, kernel_view(s) if kernel else s.fields) for s in structs)
     for s in structs:
         o.append("#define VMI_SIZEOF_%s 0x%x\n" % (s.name, s.size))
@@ -262,7 +266,10 @@ def render_header(api, consts, calls, structs, src, kernel):
             t = types.get(f.base, f.base)
             dim = "[%d]" % f.count if f.is_array else ""
             cm = "\t/* 0x%02x %s */" % (f.off, f.comment) if f.comment else "\t/* 0x%02x */" % f.off
-            o.append("\t%s %s%s;%s\n" % (t, f.name, dim, cm))
+            # The ABI is i386's, where a u64 member is 4-aligned; the
+            # attribute keeps that layout on the 64-bit host (unit tests).
+            al = " __attribute__((packed, aligned(4)))" if f.base == "u64" else ""
+            o.append("\t%s %s%s%s;%s\n" % (t, f.name, dim, al, cm))
         o.append("} %s;\n\n" % s.name)
         o.append("_Static_assert(sizeof(%s) == 0x%x, \"%s size\");\n" % (s.name, s.size, s.name))
         for f in fields[s.name]:

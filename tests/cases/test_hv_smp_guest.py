@@ -1,0 +1,130 @@
+"""A guest of several vCPUs, first step (docs/HV.md, "A guest of several
+vCPUs"): vcpus= / guestN.vcpus= give a guest N vCPUs; vCPU 0 starts at the
+kernel's entry as before, the others wait, not runnable, until the guest
+starts them; a count the hypervisor cannot take is refused at load."""
+
+import os
+import re
+
+from vmitest import paths, test
+from hvguest import BAD_INPUT, GUEST_SHUTDOWN
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
+MTTCG = "tcg,thread=multi"
+
+
+def tguest_pair(t, what, n=1):
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    return ",".join([f"{TGUEST} tguest={what},{tiny}"] * n)
+
+
+@test("hv-smp-guest-waiting-vcpus", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_waiting_vcpus(t):
+    """vcpus=4 on -smp 2: the test guest (tguest=exits, which never starts
+    another vCPU) runs on vCPU 0 alone and powers off; vCPUs 1-3 are built
+    and wait for their start, never entered; Ctrl-] s says so for each."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M vcpus=4 locks=check", "-initrd", tguest_pair(t, "exits"), accel=MTTCG)
+    for k in (1, 2, 3):
+        q.expect(r"vmi-hv: vcpu %d: waits for the guest to start it \(SetInitialAPState\)" % k,
+                 timeout=60)
+    # Ctrl-] s while it runs: each vCPU's times, and for a guest of
+    # several vCPUs whether each has started and its IPIs.
+    q.expect(r"exits: window 00000000", timeout=60)
+    q.send("\x1ds")
+    q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu 0: started, 0 IPIs sent, 0 taken\n", timeout=60)
+    for k in (1, 2, 3):
+        q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu %d: waiting for its start, 0 IPIs sent, 0 taken\n" % k,
+                 timeout=30)
+    q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
+    t.check(q.wait_exit(timeout=60) == GUEST_SHUTDOWN, "the guest did not power off cleanly")
+
+
+@test("hv-smp-guest-vcpus-refused")
+def smp_guest_vcpus_refused(t):
+    """vcpus=9 is refused by the parser; three guests of eight vCPUs are
+    more than the scheduler takes: refused at load, naming the count."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "vcpus=9",
+               "-initrd", tguest_pair(t, "exits"))
+    q.expect(r"vmi-hv: error: malformed option 'vcpus=9': vcpus is how many vCPUs a guest has, 1-8",
+             timeout=60)
+    t.check(q.wait_exit(timeout=30) == BAD_INPUT, "vcpus=9 was not refused")
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=8",
+               "-initrd", tguest_pair(t, "exits", 3))
+    q.expect(r"vmi-hv: error: the guests have 24 vCPUs together; the scheduler takes at most 16",
+             timeout=60)
+    t.check(q.wait_exit(timeout=30) == BAD_INPUT, "24 vCPUs were not refused")
+
+
+INVALID = "ffffffea"   # VMI_ERROR_INVALID (vrom/abi/vmi-13.0.def)
+# What tguest=smp tries before its last AP starts (and then starting vCPU
+# 1 again), and the reason the hypervisor must give for each.
+GARBAGE = [("bad pointer", r"the APState is not readable guest memory"),
+           ("APIC ID out of range", r"no vCPU has that APIC ID"),
+           ("ring-0 CS", r"cs 0010: not a ring-1 code selector"),
+           ("bad GDT base", r"descriptor table: "),
+           ("VM flag", r"eflags 00020002: reserved, VM or NT bits"),
+           ("start twice", r"that vCPU has started already")]
+ROUNDS = 20
+# The vLAPIC's refusals: (what tguest=smp prints, the hypervisor's warning).
+APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 00000020 refused"),
+                ("APICWrite unknown register", r"vCPU 0: APICWrite register 1234 value 00000001 refused"),
+                ("APICRead unknown register", r"vCPU 0: APICRead register 1004 value 00000000 refused"),
+                ("IPI to APIC ID 99", r"vCPU 0: APICWrite register 300 value 00000040 refused"),
+                ("INIT IPI", r"vCPU 0: APICWrite register 300 value 00000500 refused"),
+                ("vector 3 IPI", r"vCPU 0: APICWrite register 300 value 00000003 refused")]
+
+
+def smp_guest_boot(t, vcpus, smp):
+    """tguest=smp with vcpus=N on -smp SMP: the garbage SetInitialAPState
+    calls each answer VMI_ERROR_INVALID; vCPU 0 starts the others; each
+    prints its APIC ID and counts itself in; IPI ping-pong through
+    APICWrite(ICR) for ROUNDS rounds, EOI in each handler; the vLAPIC's
+    garbage answered VMI_ERROR_INVALID; the guest powers off cleanly."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               f"guest_mem=16M vcpus={vcpus} locks=check",
+               "-initrd", f"{TGUEST} tguest=smp smp_vcpus={vcpus},{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    for what, why in GARBAGE[:-1]:
+        q.expect(r"SetInitialAPState for APIC ID \d+ refused: %s" % why, timeout=60)
+        q.expect(r"tguest: smp: garbage %s %s\n" % (what, INVALID), timeout=30)
+    for k in range(1, vcpus):
+        q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0 at 0011:[0-9a-f]{8} \(SetInitialAPState\)" % k,
+                 timeout=60)
+    q.expect(r"tguest: smp: APs started %08x\n" % (vcpus - 1), timeout=120)
+    what, why = GARBAGE[-1]
+    q.expect(r"SetInitialAPState for APIC ID 1 refused: %s" % why, timeout=60)
+    q.expect(r"tguest: smp: garbage %s %s\n" % (what, INVALID), timeout=30)
+    # IPI ping-pong through the vLAPICs: ROUNDS pings to each AP, each
+    # answered by a pong to vCPU 0, each handler ending with an EOI.
+    q.expect(r"tguest: smp: rounds %08x\n" % ROUNDS, timeout=120)
+    q.expect(r"tguest: smp: pong interrupts taken 00000001\n", timeout=30)
+    for _ in range(1, vcpus):
+        q.expect(r"tguest: smp: pings taken by an AP %08x\n" % ROUNDS, timeout=30)
+    for what, why in APIC_GARBAGE:
+        q.expect(r"%s(?s:.*?)tguest: smp: garbage %s %s\n" % (why, what, INVALID), timeout=30)
+    q.expect(r"tguest: smp: survived, APs %08x\n" % (vcpus - 1), timeout=30)
+    status = q.wait_exit(timeout=60)
+    ids = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP up, APIC ID ([0-9a-f]{8})", q.output))
+    t.check(ids == list(range(1, vcpus)), f"APs that said hello: {ids}")
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+
+
+@test("hv-smp-guest-start-2")
+def smp_guest_start_2(t):
+    smp_guest_boot(t, 2, 1)
+
+
+@test("hv-smp-guest-start-4")
+def smp_guest_start_4(t):
+    smp_guest_boot(t, 4, 1)
+
+
+@test("hv-smp-guest-start-4-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_start_4_smp2(t):
+    smp_guest_boot(t, 4, 2)

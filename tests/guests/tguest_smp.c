@@ -1,0 +1,214 @@
+/*
+ * tguest_smp.c - tguest=smp: a guest of several vCPUs (vcpus=N, N given
+ * again as smp_vcpus=N on the guest's command line).  vCPU 0 starts each
+ * other vCPU with SetInitialAPState at ap_entry, flat ring-1 segments of
+ * entry.S's GDT, a stack of its own and its APIC ID in eax; each prints
+ * that ID, adds one to a shared counter and halts for good.  vCPU 0
+ * waits for the counter, then tries the garbage the hypervisor must
+ * refuse without harm (docs/HV.md, "A guest of several vCPUs"), prints
+ * each answer, plays IPI ping-pong through the virtual local APICs
+ * (APICWrite's ICR: vector 0x40 to each AP, which answers 0x41 to vCPU 0;
+ * each handler ends with an EOI), tries the vLAPIC's garbage, and powers
+ * off.
+ */
+#include <stdint.h>
+#include "vmi_abi.h"
+#include "tguest.h"
+
+#define MAX_APS 8
+#define AP_STACK 1024
+#define PING 0x40
+#define PONG 0x41
+#define ROUNDS 20
+/* xAPIC register offsets, as APICRead/APICWrite take them. */
+#define APIC_ID 0x20
+#define APIC_EOI 0xb0
+#define APIC_SVR 0xf0
+#define APIC_ICR_LO 0x300
+#define APIC_ICR_HI 0x310
+
+extern char gdt[], gdt_end[];		/* entry.S: 0x10 flat code, 0x18 flat data */
+
+static volatile uint32_t started, pongs, pings[MAX_APS];
+static uint64_t smp_idt[PONG + 1];
+
+static uint32_t apic_read(uint32_t reg)
+{
+	return vmi_call5(VMI_CALL_APICRead, reg, 0, 0, 0, 0);
+}
+
+static uint32_t apic_write(uint32_t reg, uint32_t val)
+{
+	return vmi_call5(VMI_CALL_APICWrite, reg, val, 0, 0, 0);
+}
+
+static uint32_t send_ipi(uint32_t apic_id, uint32_t icr_lo)
+{
+	apic_write(APIC_ICR_HI, apic_id << 24);
+	return apic_write(APIC_ICR_LO, icr_lo);
+}
+
+/* VMI Halt: sti; hlt in one step, so an IPI that came meanwhile wakes it. */
+static void halt(void)
+{
+	__asm__ volatile("cli");
+	vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+}
+
+/* Vector 0x40 on an AP: count it, EOI, answer vCPU 0. */
+void ping_handler(void)
+{
+	uint32_t id = apic_read(APIC_ID) >> 24;
+
+	pings[id % MAX_APS]++;
+	apic_write(APIC_EOI, 0);
+	send_ipi(0, PONG);
+}
+
+/* Vector 0x41 on vCPU 0. */
+void pong_handler(void)
+{
+	pongs++;
+	apic_write(APIC_EOI, 0);
+}
+
+__asm__(".text\n"
+	"ping_entry:\n\tpushal\n\tcall ping_handler\n\tpopal\n\tiret\n"
+	"pong_entry:\n\tpushal\n\tcall pong_handler\n\tpopal\n\tiret\n");
+extern char ping_entry[], pong_entry[];
+
+static void set_smp_gate(unsigned v, const char *fn)
+{
+	uint32_t off = (uint32_t)fn;
+
+	smp_idt[v] = (uint64_t)(off & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
+		     ((uint64_t)(off >> 16) << 48);
+}
+static uint8_t ap_stacks[MAX_APS][AP_STACK] __attribute__((aligned(16)));
+
+/* Each AP begins here, its APIC ID in eax (the APState's). */
+void ap_main(uint32_t id)
+{
+	say_value("tguest: smp: ", "AP up, APIC ID", id);
+	say_value("tguest: smp: ", "APICRead ID", apic_read(APIC_ID));
+	apic_write(APIC_SVR, 0x1ff);
+	__atomic_fetch_add(&started, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		halt();				/* woken by each ping */
+}
+
+__asm__(".text\n"
+	"ap_entry:\n\t"
+	"pushl %eax\n\t"
+	"call ap_main\n"
+	"1:\tjmp 1b\n");
+extern char ap_entry[];
+
+static APState flat_state(uint32_t id)
+{
+	APState s = { 0 };
+
+	s.cr0 = 0x11;			/* PE, ET: paging off, as the boot CPU's */
+	s.eip = (uint32_t)ap_entry;
+	s.eflags = 0x2;
+	s.eax = id;
+	s.esp = (uint32_t)ap_stacks[id % MAX_APS] + AP_STACK;
+	s.cs = 0x11;
+	s.ss = s.ds = s.es = 0x19;
+	s.gdtr_base = (uint32_t)gdt;
+	s.gdtr_limit = (uint16_t)(gdt_end - gdt - 1);
+	s.idtr_base = (uint32_t)smp_idt;
+	s.idtr_limit = sizeof(smp_idt) - 1;
+	return s;
+}
+
+static uint32_t start_ap(const APState *s, uint32_t id)
+{
+	return vmi_call5(VMI_CALL_SetInitialAPState, (uint32_t)s, id, 0, 0, 0);
+}
+
+/* One garbage call, its answer on the console for the test to read. */
+static void garbage(const char *what, uint32_t lin, uint32_t id)
+{
+	say_value("tguest: smp: garbage ", what, vmi_call5(VMI_CALL_SetInitialAPState, lin, id, 0, 0, 0));
+}
+
+int smp_main(const char *cmdline)
+{
+	uint32_t n, spins = 0;
+	APState s;
+
+	if (!has_word(cmdline, "tguest=smp"))
+		return 0;
+	n = cmdline_number(cmdline, "smp_vcpus=", 2);
+	{
+		struct __attribute__((packed)) { uint16_t limit; uint32_t base; } idtr =
+			{ sizeof(smp_idt) - 1, (uint32_t)smp_idt };
+
+		set_smp_gate(PING, ping_entry);
+		set_smp_gate(PONG, pong_entry);
+		__asm__ volatile("lidt %0" : : "m"(idtr));
+		apic_write(APIC_SVR, 0x1ff);
+	}
+	if (n > MAX_APS)
+		n = MAX_APS;
+	/* The last AP waits through the garbage, then starts as the others. */
+	uint32_t last = n - 1;
+
+	s = flat_state(1);
+	garbage("bad pointer", 0xfffff000u, last);
+	garbage("APIC ID out of range", (uint32_t)&s, 99);
+	s = flat_state(last);
+	s.cs = 0x10;
+	garbage("ring-0 CS", (uint32_t)&s, last);
+	s = flat_state(last);
+	s.gdtr_base = 0xfff00000u;
+	garbage("bad GDT base", (uint32_t)&s, last);
+	s = flat_state(last);
+	s.eflags = 0x20002;
+	garbage("VM flag", (uint32_t)&s, last);
+	for (uint32_t id = 1; id < n; id++) {
+		s = flat_state(id);
+		say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, id));
+	}
+	while (started < n - 1 && ++spins < 2000000000u)
+		__asm__ volatile("pause");
+	say_value("tguest: smp: ", "APs started", started);
+	s = flat_state(1);
+	garbage("start twice", (uint32_t)&s, 1);
+
+	/* Ping-pong: each round, a ping to every AP and a pong back from
+	 * each.  Pongs that arrive together are one interrupt (one IRR bit,
+	 * as on an APIC), so the round ends on the APs' counts, each pong
+	 * waking vCPU 0 from its halt. */
+	uint32_t rounds = 0;
+
+	for (uint32_t r = 1; r <= ROUNDS && n > 1; r++) {
+		for (uint32_t id = 1; id < n; id++)
+			send_ipi(id, PING);
+		spins = 0;
+		for (uint32_t id = 1; id < n; id++)
+			while (pings[id] < r && ++spins < 100000)
+				halt();
+		rounds += spins < 100000;
+	}
+	say_value("tguest: smp: ", "rounds", rounds);
+	/* vCPU 0 takes a pong only with its IF set (in halt()): pongs that
+	 * came while it ran with IF clear are one, or none if it found the
+	 * round done without halting. */
+	spins = 0;
+	while (n > 1 && !pongs && ++spins < 100000)
+		halt();				/* a pong waiting in its IRR comes in */
+	say_value("tguest: smp: ", "pong interrupts taken", pongs > 0);
+	for (uint32_t id = 1; id < n; id++)
+		say_value("tguest: smp: ", "pings taken by an AP", pings[id]);
+	say_value("tguest: smp: garbage ", "APICWrite LVT timer", apic_write(0x320, 0x20));
+	say_value("tguest: smp: garbage ", "APICWrite unknown register", apic_write(0x1234, 1));
+	say_value("tguest: smp: garbage ", "APICRead unknown register", apic_read(0x1004));
+	say_value("tguest: smp: garbage ", "IPI to APIC ID 99", send_ipi(99, PING));
+	say_value("tguest: smp: garbage ", "INIT IPI", send_ipi(1, 0x500));
+	say_value("tguest: smp: garbage ", "vector 3 IPI", send_ipi(1, 0x03));
+	say_value("tguest: smp: ", "survived, APs", started);
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+	return 1;
+}
