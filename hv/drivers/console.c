@@ -17,6 +17,11 @@ static bool guest_output_last;	/* the guest's bytes were the last on VGA */
  * that each line carries one guest's name (with several) and the
  * hypervisor's lines start on their own (guest_text.h). */
 static struct guest_console *guest_line_owner;
+/* A hypervisor line is open on COM1: printed in pieces (a report's
+ * "name: a=1 b=2" from several kprintf calls), it stays whole, so a
+ * guest's line waits in its buffer until it ends (guest_flush). */
+static bool hv_line_open;
+static uint64_t hv_line_opened;	/* rdtsc() when it opened */
 
 /* One CPU's output at a time, a whole log line at once.  Its holder may
  * print again inside (a report inside a report, a panic inside a print):
@@ -91,6 +96,9 @@ void console_putc(char c)
 {
 	if (guest_line_owner)	/* our lines start their own */
 		end_guest_line();
+	if (!hv_line_open && c != '\n')
+		hv_line_opened = rdtsc();
+	hv_line_open = c != '\n';
 	serial_putc(c);
 	if (guest_output_last) {	/* on VGA, our messages start their own line */
 		guest_output_last = false;
@@ -139,21 +147,42 @@ static void guest_flush(struct guest_console *gc)
 {
 	if (!gc->len)
 		return;
+	if (hv_line_open) {
+		/* Another CPU is printing a hypervisor line in pieces: the
+		 * guest's line waits (console_guest_flush_due() tries again
+		 * after a short hold), unless its buffer is full or the
+		 * hypervisor's line has been open for a hold already (a
+		 * prompt): then that line ends first. */
+		uint64_t hold = udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000), now = rdtsc();
+
+		if (gc->len < GUEST_LINE_MAX && now - hv_line_opened < hold) {
+			gc->flush_at = now + hold / 8;
+			return;
+		}
+		serial_putc_raw('\r');
+		serial_putc_raw('\n');
+		hv_line_open = false;
+	}
 	if (guest_line_owner && guest_line_owner != gc)
 		end_guest_line();	/* another guest's line is still open */
-	if (!guest_line_owner) {
-		serial_putc_raw('[');
-		for (const char *p = gc->label; *p; p++)
-			serial_putc_raw(*p);
-		serial_putc_raw(']');
-		serial_putc_raw(' ');
-		guest_line_owner = gc;
-	}
-	for (unsigned i = 0; i < gc->len; i++)
+	/* The buffer may hold more than one line (a line that waited for
+	 * the hypervisor's, then the next one): each starts with the label. */
+	for (unsigned i = 0; i < gc->len; i++) {
+		if (!guest_line_owner) {
+			if (i)
+				guest_text_pause(&gc->text, serial_out, 0);
+			serial_putc_raw('[');
+			for (const char *p = gc->label; *p; p++)
+				serial_putc_raw(*p);
+			serial_putc_raw(']');
+			serial_putc_raw(' ');
+			guest_line_owner = gc;
+		}
 		guest_text_put(&gc->text, gc->line[i], gc->label, serial_out, 0);
+		if (gc->line[i] == '\n')
+			guest_line_owner = 0;
+	}
 	guest_text_pause(&gc->text, serial_out, 0);
-	if (gc->line[gc->len - 1] == '\n')
-		guest_line_owner = 0;
 	gc->len = 0;
 }
 
