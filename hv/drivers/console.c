@@ -76,6 +76,12 @@ static void end_guest_line(void)
 	guest_line_owner = 0;
 }
 
+/* How long a guest's partial line waits before it is shown anyway. */
+static uint64_t line_hold_cycles(void)
+{
+	return udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
+}
+
 void console_init(void)
 {
 	serial_init();
@@ -153,7 +159,7 @@ static void guest_flush(struct guest_console *gc)
 		 * after a short hold), unless its buffer is full or the
 		 * hypervisor's line has been open for a hold already (a
 		 * prompt): then that line ends first. */
-		uint64_t hold = udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000), now = rdtsc();
+		uint64_t hold = line_hold_cycles(), now = rdtsc();
 
 		if (gc->len < GUEST_LINE_MAX && now - hv_line_opened < hold) {
 			gc->flush_at = now + hold / 8;
@@ -221,7 +227,7 @@ void console_guest_write(struct guest_console *gc, char c)
 	}
 	guest_vga(gc->screen, c);
 	if (!gc->len)
-		gc->flush_at = rdtsc() + udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
+		gc->flush_at = rdtsc() + line_hold_cycles();
 	gc->line[gc->len++] = c;
 	if (c == '\n' || gc->len == GUEST_LINE_MAX)
 		guest_flush(gc);

@@ -246,9 +246,17 @@ static bool sibling_runs_elsewhere(const struct sched *s, const struct sched_ent
 	return false;
 }
 
+/* e, runnable, is in cpu's queue and may run there now. */
+static bool ready_in_queue(const struct sched *s, const struct sched_entity *e, unsigned cpu)
+{
+	return e->rq == (int)cpu && e->state == SCHED_READY && allowed_on(e, cpu) &&
+	       !sibling_runs_elsewhere(s, e, cpu);
+}
+
 /* A runnable e queued on another CPU waits there for nothing another CPU
  * could fix: that CPU is busy, or e may not run on it (pinned after it
- * was queued, or a vCPU of its guest runs on another CPU, this one).  A CPU that is idle with e queued has been told to run it. */
+ * was queued, or a vCPU of its guest runs on another CPU than that one).
+ * A CPU that is idle with e queued has been told to run it. */
 static bool waits_elsewhere(const struct sched *s, const struct sched_entity *e, unsigned cpu)
 {
 	unsigned q = (unsigned)e->rq;
@@ -263,9 +271,7 @@ static bool waits_elsewhere(const struct sched *s, const struct sched_entity *e,
 /* Whether cpu could run e now: runnable, queued here or waiting elsewhere. */
 static bool could_run(const struct sched *s, const struct sched_entity *e, unsigned cpu)
 {
-	if (e->rq == (int)cpu)
-		return e->state == SCHED_READY && allowed_on(e, cpu) && !sibling_runs_elsewhere(s, e, cpu);
-	return waits_elsewhere(s, e, cpu);
+	return ready_in_queue(s, e, cpu) || waits_elsewhere(s, e, cpu);
 }
 
 struct sched_entity *sched_pick(struct sched *s, unsigned cpu, uint64_t now)
@@ -283,7 +289,7 @@ struct sched_entity *sched_pick(struct sched *s, unsigned cpu, uint64_t now)
 		int i = (int)((unsigned)(c->last + (int)k) % s->n);
 		uint64_t vr = vruntime(s->e[i], now);
 
-		if (i == cur || (s->e[i]->rq == (int)cpu && could_run(s, s->e[i], cpu))) {
+		if (i == cur || ready_in_queue(s, s->e[i], cpu)) {
 			if (best < 0 || vr < best_vr) {
 				best = i;
 				best_vr = vr;
