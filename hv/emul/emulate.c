@@ -37,6 +37,7 @@ static const char *const kind_names[EMUL_KIND_COUNT] = {
 	[EMUL_KIND_CLTS] = "clts",
 	[EMUL_KIND_LMSW] = "lmsw",
 	[EMUL_KIND_SMSW] = "smsw",
+	[EMUL_KIND_RDPMC] = "rdpmc",
 	[EMUL_KIND_OTHER] = "other",
 };
 

@@ -171,6 +171,20 @@ static enum emul_result wrmsr(struct emul *e)
 	return e->ops->wrmsr(e->ops->ctx, e->f->ecx, val, e->out);
 }
 
+/* rdpmc: the performance counters are not virtualised (CPUID leaf 0xA
+ * reads 0, the PMU's MSRs fault), so every counter reads a virtual zero,
+ * as VMI's RDPMC call answers (docs/VROM.md).  In user mode only with the
+ * guest's CR4.PCE, as on hardware; otherwise #GP(0). */
+static enum emul_result rdpmc(struct emul *e)
+{
+	TRY(emul_start(e, EMUL_KIND_RDPMC));
+	if (e->cpl == 3 && !(e->ops->read_cr(e->ops->ctx, 4) & X86_CR4_PCE))
+		return emul_gp0(e);
+	e->f->eax = 0;
+	e->f->edx = 0;
+	return EMUL_OK;
+}
+
 static enum emul_result cpuid(struct emul *e)
 {
 	TRY(emul_start(e, EMUL_KIND_CPUID));
@@ -225,6 +239,7 @@ enum emul_result emul_system(struct emul *e, bool *handled)
 	case 0x23: return mov_dr(e, true);
 	case 0x30: return wrmsr(e);
 	case 0x32: return rdmsr(e);
+	case 0x33: return rdpmc(e);
 	case 0xa2: return cpuid(e);
 	}
 	*handled = false;

@@ -33,6 +33,7 @@
 #define X86_CR4_PSE         X86_U(0x00000010)	/* 4 MiB pages */
 #define X86_CR4_PAE         X86_U(0x00000020)
 #define X86_CR4_PGE         X86_U(0x00000080)	/* global pages */
+#define X86_CR4_PCE         X86_U(0x00000100)	/* rdpmc allowed in user mode */
 #define X86_CR4_OSFXSR      X86_U(0x00000200)
 #define X86_CR4_OSXMMEXCPT  X86_U(0x00000400)
 

@@ -160,7 +160,7 @@ static enum emul_result op_io_out(void *ctx, uint16_t port, unsigned size, uint3
 /*
  * CPUID as the real CPU answers, minus what the guest must not use under
  * us: features whose state we do not virtualize (APIC, x2APIC, MCE/MCA,
- * MTRR, XSAVE/AVX, PCID, MONITOR, VMX, SEP, PAE's NX), plus the "running
+ * MTRR, XSAVE/AVX, PCID, MONITOR, VMX, SEP, PAE's NX, the PMU), plus the "running
  * on a hypervisor" bit.
  */
 void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4])
@@ -188,6 +188,7 @@ void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4])
 		r[1] &= (1u << 0) | (1u << 3) | (1u << 8) | (1u << 9) | (1u << 18) | (1u << 19);
 		r[2] = r[3] = 0;
 		break;
+	case 0xa:	/* no architectural PMU: its counters read 0 (rdpmc) */
 	case 0xd:
 		r[0] = r[1] = r[2] = r[3] = 0;
 		break;

@@ -46,12 +46,12 @@ def counters_note(t, q):
 
 @test("hv-tguest-unsupported-instruction")
 def tguest_unsupported(t):
-    """A privileged instruction the emulator does not know (rdpmc, 0f 33):
+    """A privileged instruction the emulator does not know (sysexit, 0f 35):
     stopped with the bytes, EIP and registers; the hypervisor answers."""
     q = tguest(t, "unsupported")
-    q.expect(r"tguest: executing rdpmc")
+    q.expect(r"tguest: executing sysexit")
     q.expect(r"vmi-hv: guest stopped: unsupported instruction: [^\n]+", timeout=30)
-    q.expect(r"vmi-hv: instruction at guest eip 0011:001[0-9a-f]{5}: 0f 33")
+    q.expect(r"vmi-hv: instruction at guest eip 0011:001[0-9a-f]{5}: 0f 35")
     q.expect(REGS)
     q.expect(r"guest cr0=00000011")
     q.expect(r"vmi-hv: emulated by kind:[^\n]*cli=1")

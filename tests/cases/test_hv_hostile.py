@@ -236,7 +236,7 @@ CASES = [
     ("dr7-switcher", h("dr7-switcher"), r"hostile: dr7 reads 000f0003\n(?s:.*)hostile: switcher word 0 reads", SHUTDOWN),
     ("dr-bad-number", h("dr-bad-number"), r"hostile: survived", SHUTDOWN),
     ("dr-mov", h("dr-mov"), STOPPED + r"unsupported instruction: unsupported instruction 0f 23 f8 \(mov to DR", STOP),
-    ("rdpmc", "tguest=unsupported", STOPPED + r"unsupported instruction: [^\n]*\nvmi-hv: instruction at guest eip 0011:001[0-9a-f]{5}: 0f 33", STOP),
+    ("unknown-insn", "tguest=unsupported", STOPPED + r"unsupported instruction: [^\n]*\nvmi-hv: instruction at guest eip 0011:001[0-9a-f]{5}: 0f 35", STOP),
     # ---- ports ----
     ("port-pci-config", h("port-pci-config"), STOPPED + r"port out 0xcf8 \(4 bytes\) is outside the legacy PC I/O range", STOP),
     ("port-kbd-reset", h("port-kbd-reset"), r"vmi-hv: guest reboot: keyboard controller reset \(port 0x64, 0xfe\)", REBOOT),
@@ -470,6 +470,12 @@ CASES = [
     ("smp-ap-state-one-vcpu", "tguest=smp smp_vcpus=1",
      r"SetInitialAPState for APIC ID 0 refused: that vCPU has started already\n"
      r"(?s:.*)tguest: smp: survived, APs 00000000\n", SHUTDOWN),
+    # ---- round 5: the PMU's instruction ----
+    # The kernel's rdpmc instruction reads the virtual zero of the RDPMC
+    # call for any counter, where it used to stop the guest.
+    ("insn-rdpmc", h("insn-rdpmc"),
+     r"hostile: rdpmc 00000000: eax 00000000 edx 00000000\n(?s:.*)hostile: rdpmc 00000001: eax 00000000 edx 00000000\n"
+     r"(?s:.*)hostile: rdpmc 40000000: eax 00000000 edx 00000000\n(?s:.*)hostile: survived", SHUTDOWN),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",

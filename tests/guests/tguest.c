@@ -4,8 +4,9 @@
  * a word on its command line:
  *
  *   tguest=unsupported  a privileged instruction the emulator does not
- *                       know (rdpmc, privileged while CR4.PCE is clear):
- *                       the guest is stopped with its bytes
+ *                       know (sysexit, #GP outside ring 0; a VMI guest
+ *                       never uses it, CPUID hides SEP): the guest is
+ *                       stopped with its bytes
  *   tguest=triple       an IDT with limit 0, then ud2: #UD cannot be
  *                       delivered, nor the #GP, nor the double fault
  *   tguest=outside      reads guest-physical memory beyond its RAM
@@ -14,7 +15,7 @@
  *   tguest=user         ring 3: iret to user mode, int $0x80 there (a DPL 3
  *                       gate: delivered on the TSS's ring-0 stack), then
  *                       cli in user mode (#GP to its own handler), then
- *                       rdpmc in the handler
+ *                       sysexit in the handler
  *   tguest=vmi          makes the VMI Init hypercall, then one vmi-hv
  *                       has no code for: SetPxELong straight through
  *                       int $0x82 (a PAE call; its ROM slot never gets here)
@@ -24,7 +25,7 @@
  *                       Shutdown: the count of instructions trapped after
  *                       activation must be exactly 3
  *   tguest=pagefault    its own IDT and a #PF it handles itself, then
- *                       rdpmc as above (checks exception delivery)
+ *                       sysexit as above (checks exception delivery)
  *   tguest=port         reads port 0x3e8 (COM3, absent: all ones, allowed),
  *                       then writes port 0x5000 (no PC device: a rule break)
  *   tguest=romwrite     reads the VMI ROM's signature at 0xC0000 (allowed),
@@ -186,8 +187,8 @@ void gp_report(void)
 	puthex(gp_cs & 0xffff);
 	puts(" ss ");
 	puthex(gp_ss & 0xffff);
-	puts("\ntguest: now rdpmc\n");
-	__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	puts("\ntguest: now sysexit\n");
+	__asm__ volatile("sysexit");
 }
 
 static void test_user(void)
@@ -285,8 +286,8 @@ void gp13_report(void)
 	puthex(gp13_error);
 	puts(" eip ");
 	puthex(gp13_eip);
-	puts("\ntguest: now rdpmc\n");
-	__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+	puts("\ntguest: now sysexit\n");
+	__asm__ volatile("sysexit");
 }
 
 static void load_limit_gdt(void)
@@ -756,11 +757,11 @@ void tguest_main(const uint8_t *boot_params)
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();
-		puts("tguest: now rdpmc\n");
-		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+		puts("tguest: now sysexit\n");
+		__asm__ volatile("sysexit");
 	} else if (has_word(cmdline, "tguest=unsupported")) {
-		puts("tguest: executing rdpmc\n");
-		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+		puts("tguest: executing sysexit\n");
+		__asm__ volatile("sysexit");
 	} else if (has_word(cmdline, "tguest=triple")) {
 		struct dtr d = { 0, 0 };
 
@@ -800,8 +801,8 @@ void tguest_main(const uint8_t *boot_params)
 		test_cslimit_gate();
 	} else if (has_word(cmdline, "tguest=cslimit-lgdt")) {
 		test_cslimit_lgdt();
-		puts("tguest: now rdpmc\n");
-		__asm__ volatile("rdpmc" : : "c"(0) : "eax", "edx");
+		puts("tguest: now sysexit\n");
+		__asm__ volatile("sysexit");
 	} else if (has_word(cmdline, "tguest=ldt")) {
 		test_ldt();
 	} else if (has_word(cmdline, "tguest=links")) {

@@ -484,6 +484,30 @@ static void msr_cpuid(void **s)
 	assert_int_equal(out.kind, EMUL_KIND_CPUID);
 }
 
+/* rdpmc: the PMU is not virtualised (CPUID leaf 0xA reads 0), so the
+ * kernel reads a virtual zero, as VMI's RDPMC call answers; user mode
+ * gets it only with the guest's CR4.PCE, else the #GP hardware gives. */
+static void rdpmc_virtual_zero(void **s)
+{
+	f.ecx = 0; f.eax = 0x1234; f.edx = 0x5678;
+	RUN(0x0f, 0x33);
+	OK_LEN(2);
+	assert_int_equal(f.eax, 0);
+	assert_int_equal(f.edx, 0);
+	assert_int_equal(out.kind, EMUL_KIND_RDPMC);
+	f.eip = CODE;
+	f.eax = 0x1234;
+	RUN3(0x0f, 0x33);
+	FAULT(13, 0);
+	assert_int_equal(f.eax, 0x1234);
+	f.eip = CODE;
+	fk.cr[4] = 1u << 8;				/* CR4.PCE */
+	RUN3(0x0f, 0x33);
+	OK_LEN(2);
+	assert_int_equal(f.eax, 0);
+	fk.cr[4] = 0;
+}
+
 static void wbinvd_invd_invlpg(void **s)
 {
 	RUN(0x0f, 0x09);
@@ -1254,7 +1278,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(kind_names), T(cli_sti), T(cli_from_user_is_gp), T(lock_prefix_is_ud), T(hlt),
 		T(lgdt_forms), T(lgdt_from_user_is_gp), T(lgdt_operand_fault), T(sgdt_sidt), T(lldt_ltr),
-		T(mov_cr), T(mov_cr_faults), T(mov_dr), T(clts_lmsw_smsw), T(msr_cpuid),
+		T(mov_cr), T(mov_cr_faults), T(mov_dr), T(clts_lmsw_smsw), T(msr_cpuid), T(rdpmc_virtual_zero),
 		T(wbinvd_invd_invlpg), T(mov_sreg), T(mov_sreg_faults), T(pop_sreg), T(load_far_pointers),
 		T(far_jmp), T(far_jmp_bad_selector), T(far_call), T(far_ret), T(iret_same_level),
 		T(iret_to_user), T(iret_rejections), T(in_out), T(in_out_faults), T(rep_outs_ins),
