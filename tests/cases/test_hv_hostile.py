@@ -506,7 +506,9 @@ def boot_pair(t, what, options="", smp=1):
     # The test guests run under the continuous audit at every page-table
     # notification, so a shadow left stale even for a moment stops the
     # guest there (Linux boots too long for it).
-    audit = [] if what.startswith(("linux:", "vmitest:")) else ["-append", ("audit=every=1 " + options).strip()]
+    audit = "" if what.startswith(("linux:", "vmitest:")) else "audit=every=1"
+    append = " ".join(o for o in (audit, options) if o)
+    audit = ["-append", append] if append else []
     machine = ("-smp", str(smp)) if smp > 1 else ()
     return t.qemu(*machine, "-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}",
                   fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")

@@ -394,6 +394,19 @@ def guest_window(t, q, name):
     return steal / (elapsed * 100), 1 - (k1 - k0) / elapsed, (r1 - r0) / (elapsed * 100)
 
 
+def guest_windows(t, q, names):
+    """guest_window for each of names, their lines in any order (each
+    guest's window ends when its own sleep does, and under load guest two's
+    can print first); the cursor after the last of them."""
+    start, end, windows = q.cursor, q.cursor, {}
+    for name in names:
+        q.cursor = start
+        windows[name] = guest_window(t, q, name)
+        end = max(end, q.cursor)
+    q.cursor = end
+    return windows
+
+
 def guest_steal_share(t, q, name):
     return guest_window(t, q, name)[0]
 
@@ -442,7 +455,7 @@ def hv_multi_stolen_time(t):
     before = Sample(t, q)
     start_steal_window(q, 1, "one")
     start_steal_window(q, 2, "two")
-    windows = {name: guest_window(t, q, name) for name in ("one", "two")}
+    windows = guest_windows(t, q, ("one", "two"))
     guest = {name: w[0] for name, w in windows.items()}
     after = Sample(t, q)
     for name in ("one", "two"):
@@ -546,7 +559,7 @@ def steal_windows(t, q, names):
     """Each guest's /proc/stat steal over one WINDOW_S window, all at once."""
     for i, n in enumerate(names):
         start_steal_window(q, i + 1, n, printk_probe=False)
-    return {n: guest_window(t, q, n)[0] for n in names}
+    return {n: w[0] for n, w in guest_windows(t, q, names).items()}
 
 
 def cpu_lines(q, since, cpus=2):
@@ -873,7 +886,7 @@ def hv_multi_weights(t):
     before = Sample(t, q)
     start_steal_window(q, 1, "one", printk_probe=False)
     start_steal_window(q, 2, "two", printk_probe=False)
-    steal = {name: guest_steal_share(t, q, name) for name in ("one", "two")}
+    steal = {n: w[0] for n, w in guest_windows(t, q, ("one", "two")).items()}
     after = Sample(t, q)
     had = {name: 1 - steal[name] for name in steal}
     share = had["one"] / (had["one"] + had["two"]) if had["one"] + had["two"] > 0 else 0
