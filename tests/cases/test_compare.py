@@ -15,6 +15,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import compare_run
+from compare_guest import HOST_MARKS
 import compare_stats
 from vmitest import LOGDIR, paths, test
 from verdicts import bench_problems
@@ -100,7 +101,6 @@ def compare_native_vs_hv(t):
 
     # The boot phases by the host's clock (docs/COMPARE.md, "Boot phases"):
     # every mark under vmi-hv, the kernel's and init's natively, in order.
-    from compare_guest import HOST_MARKS
     for b in result["boots"]:
         want = [label for label, _ in HOST_MARKS
                 if b["mode"] == "hv" or label not in ("hypervisor started", "guest entered")]
