@@ -114,6 +114,11 @@ void shadow_strict(struct shadow *s, bool on)
 	s->strict = on;
 }
 
+void shadow_prefetch_accessed(struct shadow *s, bool on)
+{
+	s->prefetch_accessed = on;
+}
+
 /* A record's frame back to the pool, the record to the free stack. */
 static void drop_record(struct shadow *s, struct shadow_page *sp)
 {
@@ -552,6 +557,41 @@ static void count_prefetchable(struct shadow *s, struct shadow_page *pt, unsigne
 			s->stats.prefetchable++;
 }
 
+/*
+ * A fill that set A in an old entry (fork marks a child's copies old, so
+ * each first touch of a page in the child is such a fill): give the
+ * present, old neighbours within SHADOW_ACCESSED_WINDOW A as well and
+ * derive them, so that the child's touches nearby need no hidden fault
+ * each.  A CPU may set A for a translation it only used speculatively,
+ * so the guest cannot tell this from hardware; D is never set (a write
+ * still faults once to set it), and each shadow entry stays the pure
+ * function of its guest entry.  The guest entry is changed with a
+ * compare-and-exchange, as a CPU's locked A update: an entry another vCPU
+ * rewrites meanwhile is left to that write (and its notification), and a
+ * not-present entry (a swap entry's bits) is never touched.  The table is
+ * the one the walk has just set A in, so it is not in the read-only ROM
+ * area.
+ */
+static void prefetch_accessed(struct shadow *s, struct shadow_page *pt, unsigned i)
+{
+	uint32_t *g = guest_table(s, pt->gfn);
+	uint32_t *spt = shadow_table(s, pt);
+	unsigned lo = i > SHADOW_ACCESSED_WINDOW ? i - SHADOW_ACCESSED_WINDOW : 0;
+	unsigned hi = i + SHADOW_ACCESSED_WINDOW < PT_ENTRIES ? i + SHADOW_ACCESSED_WINDOW : PT_ENTRIES - 1;
+
+	for (unsigned j = lo; j <= hi; j++) {
+		uint32_t e = __atomic_load_n(&g[j], __ATOMIC_RELAXED);
+
+		if (j == i || (e & (PTE_P | PTE_A)) != PTE_P || pte_frame(e) >= s->gm->npages)
+			continue;
+		if (!__atomic_compare_exchange_n(&g[j], &e, e | PTE_A, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			continue;
+		spt[j] = shadow_derive_pte(s, e | PTE_A);
+		s->stats.accessed_prefetched++;
+	}
+}
+
 enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
 {
@@ -633,6 +673,9 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 		s->stats.accessed_faults++;
 	else if (!progress)
 		s->stats.drained_faults++;
+	/* A first touch of an old entry, a write's (A and D) too. */
+	if (s->prefetch_accessed && !(gpte_before & PTE_A) && (gpt[pte_index(lin)] & PTE_A))
+		prefetch_accessed(s, pt, pte_index(lin));
 	count_prefetchable(s, pt, pte_index(lin));
 	return VTLB_FILLED;
 }

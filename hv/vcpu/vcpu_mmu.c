@@ -64,6 +64,7 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, by_gfn);
 	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
 	shadow_strict(&v->guest->shadow, v->guest->strict_pt);
+	shadow_prefetch_accessed(&v->guest->shadow, v->guest->fastpaths);
 	v->guest->shadow_ready = true;
 }
 
@@ -621,11 +622,11 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
 		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
-	kprintf("vmi-hv: hidden faults by cause: %llu fills: %llu set D, %llu set A, %llu found the entry derived by the drain at that exit, %llu other; %llu neighbours a prefetch could have filled\n",
+	kprintf("vmi-hv: hidden faults by cause: %llu fills: %llu set D, %llu set A, %llu found the entry derived by the drain at that exit, %llu other; %llu neighbours a prefetch could have filled; %llu old neighbours given A with a first touch\n",
 		(unsigned long long)s->fills, (unsigned long long)s->dirty_faults,
 		(unsigned long long)s->accessed_faults, (unsigned long long)s->drained_faults,
 		(unsigned long long)(s->fills - s->dirty_faults - s->accessed_faults - s->drained_faults),
-		(unsigned long long)s->prefetchable);
+		(unsigned long long)s->prefetchable, (unsigned long long)s->accessed_prefetched);
 	if (v->guest->strict_pt)
 		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
 			(unsigned long long)s->strict_revoked);

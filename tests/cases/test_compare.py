@@ -3,8 +3,8 @@ initrd and command line, natively and under vmi-hv, one boot each with
 short micro tests and small macro workloads.  The stock kernel of make
 compare (build/guest-stock) is left out: make test never builds it.
 
-The test checks the mechanism, never a time: the table, the CSV files and
-the plot exist and parse; every micro test produced a figure in both
+The test checks the mechanism, never a time: the table (with its boot
+phases), the CSV files and the plot exist and parse; every micro test produced a figure in both
 modes, and every workload succeeded (BENCH-END failures=0); under vmi-hv the hypervisor's counters were read around every timed
 part (and natively they were not); both kernels saw the same command line.
 The figures are printed (make compare prints them from longer runs).
@@ -15,6 +15,7 @@ import os
 import xml.etree.ElementTree as ET
 
 import compare_run
+from compare_guest import HOST_MARKS
 import compare_stats
 from vmitest import LOGDIR, paths, test
 from verdicts import bench_problems
@@ -97,6 +98,17 @@ def compare_native_vs_hv(t):
     events = read_csv(files["boot"])
     both = [e for e in events if e["native_s"] not in ("", "None") and e["hv_s"] not in ("", "None")]
     t.check(len(both) >= 3, f"{files['boot']}: only {len(both)} boot events with times in both boots")
+
+    # The boot phases by the host's clock (docs/COMPARE.md, "Boot phases"):
+    # every mark under vmi-hv, the kernel's and init's natively, in order.
+    for b in result["boots"]:
+        want = [label for label, _ in HOST_MARKS
+                if b["mode"] == "hv" or label not in ("hypervisor started", "guest entered")]
+        got = b.get("host_marks", {})
+        times = [got.get(label) for label in want]
+        t.check(None not in times and times == sorted(times),
+                f"{b['mode']} boot: boot phase marks {got}, expected {want} in that order")
+    t.check("Boot phases by the host's clock" in text, f"{files['table']} has no boot phase table")
 
     # Every workload, the macro ones (shell loop, gzip, hackbench,
     # cyclictest) too, succeeded in both boots: BENCH-END failures=0.

@@ -36,6 +36,21 @@ BOOT_EVENTS = [
 ]
 PRINTK = re.compile(r"^\[\s*(\d+\.\d+)\] (.*)$", re.M)
 
+# Boot phases by the host's clock (docs/COMPARE.md, "Boot phases"): when
+# the first line matching each mark arrived on the serial console, in
+# seconds from QEMU's start.  The first two are the hypervisor's own (none
+# natively).  The kernel holds its messages until its console is enabled,
+# so "console on ttyS0" is when the decompressed kernel's early boot is
+# done; under vmi-hv the guest's first printk time (its clock is the TSC
+# since the machine's reset) is noted too.
+HOST_MARKS = [
+    ("hypervisor started", r"vmi-hv \d+\.\d+: a VMI"),
+    ("guest entered", r"vmi-hv: guest entry: "),
+    ("console on ttyS0", r"printk: console \[ttyS0\] enabled"),
+    ("init started", r"Run /init as init process"),
+    ("init marker", r"VMIHV-INIT-MARKER "),
+]
+
 PAUSE = r"BENCH-PAUSE (\S+) (before|after)\n|BENCH-END failures=(\d+)\n"
 COUNTERS = (r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, [^\n]*?"
             r"(\d+) hypercalls[^\n]*\n")
@@ -102,6 +117,16 @@ def boot_timeline(output):
     return found
 
 
+def host_marks(q):
+    """{label: host seconds from QEMU's start} of HOST_MARKS that appeared."""
+    found = {}
+    for label, rx in HOST_MARKS:
+        m = re.search(rx, q.output)
+        if m:
+            found[label] = next((t for t, n in q.arrivals if n >= m.end()), None)
+    return {k: v for k, v in found.items() if v is not None}
+
+
 def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path):
     """Boot once, run the benchmarks, return their figures (a dict)."""
     q = Qemu(qemu_args(mode, bzimage, initrd, cmdline, hv_elf), log_path, fatal=GUEST_FATAL)
@@ -148,6 +173,7 @@ def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path):
         "boot_s": boot_s,
         "init_uptime_s": float(m.group(1)),
         "timeline": boot_timeline(out),
+        "host_marks": host_marks(q),
         "tests": tests,
         "cyclictest_us": {"min": int(ct.group(1)), "avg": int(ct.group(2)), "max": int(ct.group(3))}
         if ct else None,

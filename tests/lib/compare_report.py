@@ -5,6 +5,7 @@ import csv
 import math
 import os
 
+from compare_guest import HOST_MARKS
 from compare_stats import CAUSES, TICK_WINDOW
 
 
@@ -188,3 +189,38 @@ def write_all(outdir, rows, events, table_lines):
     write_runs_csv(paths["runs"], rows)
     write_timeline_csv(paths["boot"], events)
     return paths
+
+
+def boot_phase_table(marks, banner, header):
+    """Boot phases of both modes by the host's clock (docs/COMPARE.md,
+    "Boot phases"): each phase runs from the mode's previous mark to this
+    one (medians of the runs); natively the hypervisor's two are absent."""
+    labels = [label for label, _ in HOST_MARKS]
+    names = {"hypervisor started": "QEMU start -> hypervisor's banner (firmware, hypervisor load)",
+             "guest entered": "-> guest's first instruction (hypervisor start, guest load)",
+             "console on ttyS0": "-> kernel console on (decompression, early kernel)",
+             "init started": "-> /init started (initcalls, initramfs)",
+             "init marker": "-> init marker (init script)"}
+    rows = []
+    prev = {"native": 0.0, "hv": 0.0}
+    for label in labels:
+        cells = []
+        for mode in ("native", "hv"):
+            t = marks.get(mode, {}).get(label)
+            if t is None:
+                cells.append("-")
+                continue
+            cells.append(f"{t - prev[mode]:.2f} (at {t:.2f})")
+            prev[mode] = t
+        rows.append([names[label], *cells])
+    cols = ["phase", "native s (at s)", "vmi-hv s (at s)"]
+    widths = [max(len(str(x[i])) for x in [cols] + rows) for i in range(len(cols))]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [header, "", line(cols), line(["-" * w for w in widths]), *(line(r) for r in rows), ""]
+    if banner.get("hv") is not None:
+        out.append(f"under vmi-hv the kernel's first printk time is {banner['hv']:.2f} s: its clock is the TSC "
+                   "since the machine's reset, so that is firmware, hypervisor start, guest load and "
+                   "decompression by the guest's own clock.")
+    out.append("Times are when each line reached the serial console (the kernel holds its lines until "
+               "its console is on); the machine is shared, so they move with the host's load.")
+    return out

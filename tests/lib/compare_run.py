@@ -70,6 +70,9 @@ def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True):
     header = (f"vmi-hv vs native, {runs_label}; medians [min-max] of the runs; "
               f"command line: {line}")
     table = compare_report.table(rows, boots, header)
+    marks, banner = compare_stats.boot_phases(boots)
+    table += [""] + compare_report.boot_phase_table(
+        marks, banner, f"Boot phases by the host's clock, {runs_label}; medians of the runs")
     native_table = None
     if stock:
         native_table = compare_report.native_table(

@@ -166,3 +166,18 @@ def timeline(boots):
             med[mode] = statistics.median(vals) if vals else None
         out.append((label, med["native"], med["hv"]))
     return sorted(out, key=lambda e: (e[1] is None, e[1] or 0))
+
+
+def boot_phases(boots):
+    """{mode: {mark: median host seconds}} of compare_guest.HOST_MARKS, for
+    native and hv, and {mode: median printk seconds of the kernel banner}."""
+    marks, banner = {}, {}
+    for mode in ("native", "hv"):
+        ours = [b for b in boots if b["mode"] == mode]
+        marks[mode] = {}
+        for label in {k for b in ours for k in b.get("host_marks", {})}:
+            vals = [b["host_marks"][label] for b in ours if label in b.get("host_marks", {})]
+            marks[mode][label] = statistics.median(vals)
+        vals = [b["timeline"]["kernel banner"] for b in ours if "kernel banner" in b["timeline"]]
+        banner[mode] = statistics.median(vals) if vals else None
+    return marks, banner

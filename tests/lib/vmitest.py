@@ -231,6 +231,10 @@ class Console:
         self.proc, self.log, self.name = proc, log, name
         self.fatal = FATAL_PATTERNS if fatal is None else fatal
         self.output = ""
+        # (seconds since start, len(output)) after each read: when each
+        # part of the output arrived, by the host's clock (make compare's
+        # boot phases, tests/lib/compare_guest.py).
+        self.arrivals = []
         self.cursor = 0          # expect() searches from here on
         self.lock = threading.Condition()
         self.started = time.monotonic()
@@ -245,6 +249,7 @@ class Console:
             text = data.decode("utf-8", "replace").replace("\r", "")
             with self.lock:
                 self.output += text
+                self.arrivals.append((time.monotonic() - self.started, len(self.output)))
                 self.log.write(text)
                 self.log.flush()
                 self.lock.notify_all()

@@ -888,6 +888,56 @@ static void hidden_faults_by_cause_and_what_a_prefetch_could_fill(void **state)
 	assert_int_equal(s.stats.accessed_faults + s.stats.drained_faults + s.stats.dirty_faults, 3);
 }
 
+/*
+ * An old entry accessed (the set-A cause: fork marks a child's copies
+ * old): its present, old neighbours within SHADOW_PREFETCH_WINDOW get A
+ * too, as a CPU may set A for a translation it uses speculatively (never
+ * D), and are derived at once, so the child's next touches nearby need no
+ * hidden fault each.  A not-present entry (a swap entry's bits) and one
+ * beyond the window are left alone; switched off (fastpaths=off),
+ * nothing is.
+ */
+static void an_accessed_fault_gives_old_neighbours_a(void **state)
+{
+	const uint32_t old = ULIN + 0x3000;			/* index 4 */
+	const uint32_t near = ULIN + 0x4000, inside = ULIN + 0x13000;	/* 5, 20 */
+	const uint32_t swap = ULIN + 0x5000, beyond = ULIN + 0x15000;	/* 6, 22 */
+	const uint32_t swap_entry = (0x1234u << 12) | 0x40;	/* P clear */
+
+	load_world();
+	shadow_prefetch_accessed(&s, true);
+	set_pte(UPT, old, (26 << 12) | P | W | U);
+	set_pte(UPT, near, (27 << 12) | P | W | U);
+	set_pte(UPT, inside, (28 << 12) | P | U);
+	set_pte(UPT, swap, swap_entry);
+	set_pte(UPT, beyond, (29 << 12) | P | U);
+	assert_int_equal(shadow_fault(&s, &gp, old, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.accessed_faults, 1);
+	assert_int_equal(s.stats.accessed_prefetched, 2);
+	/* A, never D: the writable neighbour stays read-only in the shadow. */
+	assert_int_equal(get_pte(UPT, near), (27 << 12) | P | W | U | A);
+	assert_int_equal(shadow_pte(near) & SPEC_BITS, shadow_derive_pte(&s, get_pte(UPT, near)));
+	assert_true(shadow_pte(near) & P);
+	assert_false(shadow_pte(near) & W);
+	assert_int_equal(get_pte(UPT, inside), (28 << 12) | P | U | A);
+	assert_true(shadow_pte(inside) & P);
+	assert_int_equal(get_pte(UPT, swap), swap_entry);
+	assert_int_equal(shadow_pte(swap), 0);
+	assert_int_equal(get_pte(UPT, beyond), (29 << 12) | P | U);
+	assert_int_equal(shadow_pte(beyond), 0);
+	/* The world's entries had A already: untouched. */
+	assert_int_equal(get_pte(UPT, ULIN + 0x1000), (11 << 12) | P | U | A);
+
+	/* Off: the next old entry's fault sets A in it alone. */
+	shadow_prefetch_accessed(&s, false);
+	assert_int_equal(shadow_fault(&s, &gp, beyond, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(s.stats.accessed_faults, 2);
+	assert_int_equal(s.stats.accessed_prefetched, 2);
+	set_pte(UPT, near, (27 << 12) | P | W | U);
+	assert_int_equal(shadow_fault(&s, &gp, old + 0x2000, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(get_pte(UPT, near), (27 << 12) | P | W | U);
+}
+
 static void user_write_to_read_only_page_is_reflected(void **state)
 {
 	load_world();
@@ -1627,6 +1677,7 @@ int main(void)
 		T(fault_on_unaccessed_pde_links_and_fills),
 		T(write_fault_on_clean_page_sets_d_and_upgrades),
 		T(hidden_faults_by_cause_and_what_a_prefetch_could_fill),
+		T(an_accessed_fault_gives_old_neighbours_a),
 		T(user_write_to_read_only_page_is_reflected),
 		T(fault_on_frame_outside_memory_is_a_violation),
 		T(large_pde_with_guest_pse_is_a_violation),

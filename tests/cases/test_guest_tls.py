@@ -1,0 +1,54 @@
+"""A kernel thread leaves the TLS entries in the GDT alone under VMI
+(guest patch 27, docs/GUEST.md "What is hooked"): load_TLS() at a
+context switch writes each GDT entry that differs through WriteGDTEntry,
+an exit, and a kernel thread (the idle task too) has empty entries, so a
+kernel that loads them for it clears and rewrites the user task's entry
+on every round trip through it.
+
+`hv-linux-tls-idle`: at the guest's shell under the hypervisor,
+/tests/tlsidle (guest/programs/tlsidle.c) sleeps 200 times for 2 ms,
+each time leaving the CPU to the idle task, and checks its thread-local
+variable after each sleep.  The hypervisor's WriteGDTEntry count (Ctrl-]
+s, before and after) grows by fewer than one per five sleeps (the fork,
+exec and exit of the program write a few), and the variable held."""
+
+import re
+
+from vmitest import FATAL_PATTERNS, paths, test
+from hvguest import MARKER, PROMPT, quiet_console
+
+FATAL = [*FATAL_PATTERNS, r"vmi-hv: guest stopped: [^\n]*", r"BUG: [^\n]*", r"Oops: [^\n]*"]
+SLEEPS = 200
+
+
+def gdt_writes(q):
+    """The hypervisor's WriteGDTEntry count so far (Ctrl-] s)."""
+    q.send("\x1ds")
+    m = q.expect(r"vmi-hv: VMI calls:([^\n]*)\n", timeout=60)
+    q.send("\n")
+    q.expect(PROMPT, timeout=60)
+    found = re.search(r"\bWriteGDTEntry=(\d+)", m.group(1))
+    return int(found.group(1)) if found else 0
+
+
+@test("hv-linux-tls-idle")
+def linux_tls_idle(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    q.expect(PROMPT, timeout=60)
+    quiet_console(q)
+    before = gdt_writes(q)
+    q.send("/tests/tlsidle\n")
+    m = q.expect(r"TLSIDLE sleeps=(\d+) rc=(\d+)", timeout=120)
+    q.expect(PROMPT, timeout=60)
+    after = gdt_writes(q)
+    writes = after - before
+    t.note(f"{m.group(1)} sleeps, thread-local variable {'held' if m.group(2) == '0' else 'LOST'}; "
+           f"{writes} WriteGDTEntry calls in all")
+    t.check(m.group(2) == "0" and int(m.group(1)) == SLEEPS,
+            f"the thread-local variable changed across a sleep (sleeps={m.group(1)} rc={m.group(2)})")
+    t.check(writes * 5 < SLEEPS,
+            f"{writes} WriteGDTEntry calls for {SLEEPS} sleeps: the TLS entries are written for the idle task")

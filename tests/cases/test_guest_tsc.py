@@ -1,0 +1,41 @@
+"""Under VMI the guest's clocksource is the VMI cycle counter (vmi-timer),
+and the TSC clocksource is never registered (docs/GUEST.md, "Time"):
+natively the kernel registers `tsc-early` at boot and `tsc` about a second
+later from a delayed work item (the refined calibration), which under VMI
+printed "clocksource: tsc: mask: ..." into the middle of whatever user work
+ran then, and offered a second clocksource that reads the same counter.
+
+`hv-linux-no-tsc-clocksource`: the guest under the hypervisor, at its
+shell, after waiting out the refined calibration's delay: the current
+clocksource is vmi-timer, neither `tsc` nor `tsc-early` is among the
+available ones, and the serial log has no "clocksource: tsc" line."""
+
+import re
+
+from vmitest import FATAL_PATTERNS, paths, test
+from hvguest import MARKER, PROMPT
+
+SYSFS = "/sys/devices/system/clocksource/clocksource0"
+FATAL = [*FATAL_PATTERNS, r"vmi-hv: guest stopped: [^\n]*", r"BUG: [^\n]*", r"Oops: [^\n]*"]
+
+
+@test("hv-linux-no-tsc-clocksource")
+def linux_no_tsc_clocksource(t):
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    module = f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}"
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    q.expect(PROMPT, timeout=60)
+    # The refined calibration runs a second after device_initcall and
+    # again each second until it has two reference readings: 5 s covers it.
+    q.send(f"sleep 5; echo cs-current=$(cat {SYSFS}/current_clocksource) "
+           f"cs-available=$(cat {SYSFS}/available_clocksource | tr ' ' ,) cs-done\n")
+    m = q.expect(r"cs-current=([\w-]+) cs-available=([\w,-]*) cs-done", timeout=120)
+    current, available = m.group(1), [c for c in m.group(2).split(",") if c]
+    t.note(f"current clocksource {current}, available {', '.join(available)}")
+    t.check(current == "vmi-timer", f"current clocksource {current!r}, expected vmi-timer")
+    tsc = [c for c in available if c.startswith("tsc")]
+    t.check(not tsc, f"the TSC clocksource is registered under VMI: available {', '.join(available)}")
+    lines = re.findall(r"[^\n]*clocksource: (?:Switched to clocksource )?tsc[^\n]*", q.output)
+    t.check(not lines, "TSC clocksource lines on the console: " + "; ".join(l.strip() for l in lines))
