@@ -69,7 +69,7 @@ GARBAGE = [("bad pointer", r"the APState is not readable guest memory"),
            ("start twice", r"that vCPU has started already")]
 ROUNDS = 20
 # The vLAPIC's refusals: (what tguest=smp prints, the hypervisor's warning).
-APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 00000020 refused"),
+APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 00000003 refused"),
                 ("APICWrite unknown register", r"vCPU 0: APICWrite register 1234 value 00000001 refused"),
                 ("APICRead unknown register", r"vCPU 0: APICRead register 1004 value 00000000 refused"),
                 ("IPI to APIC ID 99", r"vCPU 0: APICWrite register 300 value 00000040 refused"),
@@ -128,3 +128,41 @@ def smp_guest_start_4(t):
 @test("hv-smp-guest-start-4-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_guest_start_4_smp2(t):
     smp_guest_boot(t, 4, 2)
+
+
+def smp_guest_ticks(t, vcpus, smp):
+    """tguest=smptick with vcpus=N on -smp SMP: every vCPU writes LVTT =
+    0xef and arms a periodic AVAILABLE alarm wired to it (as the seed's
+    Linux does on each CPU); each counts its own ticks while it halts, so
+    each vCPU's alarm interrupts that vCPU through its local APIC and wakes
+    it.  Then vCPU 0 masks its LVTT: no tick while it runs with interrupts
+    on; unmasked, they come again.  LVTT's vector 3 and the timer's count
+    are refused."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               f"guest_mem=16M vcpus={vcpus} locks=check",
+               "-initrd", f"{TGUEST} tguest=smptick smp_vcpus={vcpus},{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    q.expect(r"tguest: smp: vCPUs with their ticks %08x\n" % vcpus, timeout=180)
+    for _ in range(vcpus):
+        q.expect(r"tguest: smp: ticks of a vCPU at least wanted 00000001\n", timeout=30)
+    q.expect(r"tguest: smp: ticks while masked 00000000\n", timeout=60)
+    q.expect(r"tguest: smp: ticks again unmasked 00000001\n", timeout=60)
+    q.expect(r"vCPU 0: APICWrite register 320 value 00000003 refused(?s:.*?)"
+             r"tguest: smp: garbage APICWrite LVT timer vector 3 %s\n" % INVALID, timeout=30)
+    q.expect(r"vCPU 0: APICWrite register 380 value 000003e8 refused(?s:.*?)"
+             r"tguest: smp: garbage APICWrite timer count %s\n" % INVALID, timeout=30)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+
+
+@test("hv-smp-guest-lvtt-alarms")
+def smp_guest_lvtt_alarms(t):
+    smp_guest_ticks(t, 2, 1)
+
+
+@test("hv-smp-guest-lvtt-alarms-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_lvtt_alarms_smp2(t):
+    smp_guest_ticks(t, 3, 2)

@@ -51,6 +51,7 @@
  *                       a rule break that stops it
  *   tguest=exits        VMI calls in a loop for a while (tguest_exits.c)
  *   tguest=smp          vcpus=N: vCPU 0 starts the others (tguest_smp.c)
+ *   tguest=smptick      vcpus=N: each vCPU ticks on its LVTT-wired alarm
  *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
  *                       arguments inside each call's contract (a sequence
  *                       seeded with N), each of which must be answered;

@@ -10,6 +10,14 @@
  * (APICWrite's ICR: vector 0x40 to each AP, which answers 0x41 to vCPU 0;
  * each handler ends with an EOI), tries the vLAPIC's garbage, and powers
  * off.
+ *
+ * tguest=smptick (vcpus=N, smp_vcpus=N): each vCPU wires its LVT timer to
+ * vector 0xef (Linux's LOCAL_TIMER_VECTOR) and arms a periodic AVAILABLE
+ * alarm on it, SetAlarm(VMI_ALARM_WIRED_LVTT | VMI_ALARM_IS_PERIODIC),
+ * as the seed's Linux does on each CPU; each counts its own ticks in its
+ * handler (an EOI each) while it halts.  vCPU 0 waits until every vCPU
+ * has TICKS_WANTED, prints each count, then masks its LVTT and checks
+ * that no tick comes while it runs with interrupts on, and powers off.
  */
 #include <stdint.h>
 #include "vmi_abi.h"
@@ -26,11 +34,17 @@
 #define APIC_SVR 0xf0
 #define APIC_ICR_LO 0x300
 #define APIC_ICR_HI 0x310
+#define APIC_LVTT 0x320
+#define APIC_LVT_MASKED 0x10000
+#define TICK 0xef
+#define TICKS_WANTED 30
+#define TICK_US 2000
 
 extern char gdt[], gdt_end[];		/* entry.S: 0x10 flat code, 0x18 flat data */
 
-static volatile uint32_t started, pongs, pings[MAX_APS];
-static uint64_t smp_idt[PONG + 1];
+static volatile uint32_t started, pongs, pings[MAX_APS], ticks[MAX_APS];
+static volatile int tick_mode;
+static uint64_t smp_idt[TICK + 1];
 
 static uint32_t apic_read(uint32_t reg)
 {
@@ -72,10 +86,54 @@ void pong_handler(void)
 	apic_write(APIC_EOI, 0);
 }
 
+/* Vector 0xef: this vCPU's alarm through its LVT timer. */
+void tick_handler(void)
+{
+	ticks[(apic_read(APIC_ID) >> 24) % MAX_APS]++;
+	apic_write(APIC_EOI, 0);
+}
+
 __asm__(".text\n"
 	"ping_entry:\n\tpushal\n\tcall ping_handler\n\tpopal\n\tiret\n"
-	"pong_entry:\n\tpushal\n\tcall pong_handler\n\tpopal\n\tiret\n");
-extern char ping_entry[], pong_entry[];
+	"pong_entry:\n\tpushal\n\tcall pong_handler\n\tpopal\n\tiret\n"
+	/* sti: an iret at CPL 1 cannot set IF (the hypervisor emulates
+	 * sti), and the masked check runs with interrupts on. */
+	"tick_entry:\n\tpushal\n\tcall tick_handler\n\tpopal\n\tsti\n\tiret\n");
+extern char ping_entry[], pong_entry[], tick_entry[];
+
+static uint64_t available_cycles(void)
+{
+	uint32_t a = VMI_CYCLES_AVAILABLE, d = 0, c = 0, b = 0, s = 0;
+
+	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
+			 : "D"(VMI_CALL_GetCycleCounter) : "memory", "cc");
+	return a | (uint64_t)d << 32;
+}
+
+static uint64_t rdtsc64(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return lo | (uint64_t)hi << 32;
+}
+
+/* GetCycleFrequency's low word: a TSC below 4.29 GHz fits. */
+static uint32_t tick_cycles(void)
+{
+	return vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0) / 1000000 * TICK_US;
+}
+
+/* This vCPU's tick, as the seed's setup_secondary_vmi_alarm: LVTT first,
+ * then the alarm wired to it. */
+static void arm_tick(void)
+{
+	uint64_t period = tick_cycles(), expiry = available_cycles() + period;
+
+	apic_write(APIC_LVTT, TICK);
+	vmi_call5(VMI_CALL_SetAlarm, VMI_ALARM_WIRED_LVTT | VMI_ALARM_IS_PERIODIC | VMI_CYCLES_AVAILABLE,
+		  (uint32_t)expiry, (uint32_t)(expiry >> 32), (uint32_t)period, (uint32_t)(period >> 32));
+}
 
 static void set_smp_gate(unsigned v, const char *fn)
 {
@@ -92,9 +150,11 @@ void ap_main(uint32_t id)
 	say_value("tguest: smp: ", "AP up, APIC ID", id);
 	say_value("tguest: smp: ", "APICRead ID", apic_read(APIC_ID));
 	apic_write(APIC_SVR, 0x1ff);
+	if (tick_mode)
+		arm_tick();
 	__atomic_fetch_add(&started, 1, __ATOMIC_SEQ_CST);
 	for (;;)
-		halt();				/* woken by each ping */
+		halt();				/* woken by each ping or tick */
 }
 
 __asm__(".text\n"
@@ -133,12 +193,54 @@ static void garbage(const char *what, uint32_t lin, uint32_t id)
 	say_value("tguest: smp: garbage ", what, vmi_call5(VMI_CALL_SetInitialAPState, lin, id, 0, 0, 0));
 }
 
+/* tguest=smptick: every vCPU's LVTT-wired alarm ticks on its own. */
+static void smp_ticks(uint32_t n)
+{
+	uint32_t done = 0, spins = 0, before, period;
+	APState s;
+
+	tick_mode = 1;
+	for (uint32_t id = 1; id < n; id++) {
+		s = flat_state(id);
+		say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, id));
+	}
+	arm_tick();
+	while (done < n && ++spins < 1000000) {
+		halt();
+		done = 0;
+		for (uint32_t id = 0; id < n; id++)
+			done += ticks[id] >= TICKS_WANTED;
+	}
+	say_value("tguest: smp: ", "vCPUs with their ticks", done);
+	for (uint32_t id = 0; id < n; id++)
+		say_value("tguest: smp: ", "ticks of a vCPU at least wanted", ticks[id] >= TICKS_WANTED);
+	/* Masked: its alarm goes on, and delivers nothing to it (a tick
+	 * requested before comes in at the entry after the write). */
+	__asm__ volatile("sti");
+	apic_write(APIC_LVTT, APIC_LVT_MASKED | TICK);
+	before = ticks[0];
+	period = tick_cycles();
+	__asm__ volatile("sti");
+	for (uint64_t end = rdtsc64() + 20ull * period; rdtsc64() < end;)
+		__asm__ volatile("pause");
+	say_value("tguest: smp: ", "ticks while masked", ticks[0] - before);
+	apic_write(APIC_LVTT, TICK);
+	before = ticks[0];
+	for (uint64_t end = rdtsc64() + 20ull * period; rdtsc64() < end && ticks[0] == before;)
+		__asm__ volatile("pause");
+	__asm__ volatile("cli");
+	say_value("tguest: smp: ", "ticks again unmasked", ticks[0] != before);
+	say_value("tguest: smp: garbage ", "APICWrite LVT timer vector 3", apic_write(APIC_LVTT, 3));
+	say_value("tguest: smp: garbage ", "APICWrite timer count", apic_write(0x380, 1000));
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+}
+
 int smp_main(const char *cmdline)
 {
 	uint32_t n, spins = 0;
 	APState s;
 
-	if (!has_word(cmdline, "tguest=smp"))
+	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -147,11 +249,16 @@ int smp_main(const char *cmdline)
 
 		set_smp_gate(PING, ping_entry);
 		set_smp_gate(PONG, pong_entry);
+		set_smp_gate(TICK, tick_entry);
 		__asm__ volatile("lidt %0" : : "m"(idtr));
 		apic_write(APIC_SVR, 0x1ff);
 	}
 	if (n > MAX_APS)
 		n = MAX_APS;
+	if (has_word(cmdline, "tguest=smptick")) {
+		smp_ticks(n);
+		return 1;
+	}
 	/* The last AP waits through the garbage, then starts as the others. */
 	uint32_t last = n - 1;
 
@@ -202,7 +309,7 @@ int smp_main(const char *cmdline)
 	say_value("tguest: smp: ", "pong interrupts taken", pongs > 0);
 	for (uint32_t id = 1; id < n; id++)
 		say_value("tguest: smp: ", "pings taken by an AP", pings[id]);
-	say_value("tguest: smp: garbage ", "APICWrite LVT timer", apic_write(0x320, 0x20));
+	say_value("tguest: smp: garbage ", "APICWrite LVT timer", apic_write(APIC_LVTT, 0x03));
 	say_value("tguest: smp: garbage ", "APICWrite unknown register", apic_write(0x1234, 1));
 	say_value("tguest: smp: garbage ", "APICRead unknown register", apic_read(0x1004));
 	say_value("tguest: smp: garbage ", "IPI to APIC ID 99", send_ipi(99, PING));
