@@ -87,7 +87,7 @@ static bool linear_of(const struct shadow *s, const struct shadow_page *sp, unsi
 	}
 	for (unsigned n = 0; n <= SHADOW_MAX_PAGES; n++) {
 		/* n == 0: the loaded directory; then every directory. */
-		const struct shadow_page *pd = n ? &s->pages[n - 1] : (s->current ? &s->pages[s->current - 1] : 0);
+		const struct shadow_page *pd = n ? &s->pages[n - 1] : (s->loaded[0] ? &s->pages[s->loaded[0] - 1] : 0);
 		const uint16_t *links;
 
 		if (!pd || pd->kind != SHADOW_PD)

@@ -97,11 +97,11 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 		return refuse(v, apic_id, "the APState is not readable guest memory");
 	if (!ap_state_check(&s, why, sizeof(why)))
 		return refuse(v, apic_id, why);
-	/* One shadow directory per guest in this first step: an AP that
-	 * starts after activation shares the caller's (docs/HV.md, "A guest
-	 * of several vCPUs"). */
-	if (v->shadows_active && s.cr3 != v->cr3)
-		return refuse(v, apic_id, "cr3 is not the caller's (one shadow directory per guest)");
+	/* After activation the AP loads a shadow directory of its own
+	 * (docs/HV.md, "A guest of several vCPUs"): its CR3 must name a
+	 * page of the guest that is not one of its page tables. */
+	if (v->shadows_active && !vcpu_mmu_cr3_acceptable(v, s.cr3))
+		return refuse(v, apic_id, "cr3 is not a page directory of the guest");
 	if (!load_state(t, &s, why, sizeof(why))) {
 		/* Back to waiting, its state as built; the scheduler's
 		 * record of it (inside the vCPU) stays as it is. */

@@ -457,11 +457,11 @@ CASES = [
      r"(?s:.*)refused: eflags 00020002: reserved, VM or NT bits\n(?s:.*)tguest: smp: AP up, APIC ID 00000001\n"
      r"(?s:.*)refused: that vCPU has started already\n(?s:.*)tguest: smp: survived, APs 00000001\n", SHUTDOWN),
     # The vLAPIC's garbage from a guest of three vCPUs, after its IPI
-    # ping-pong (20 rounds, a pong from each AP): an LVT timer write, an
-    # unknown register, an IPI to APIC ID 99, an INIT IPI, a vector-3 IPI,
+    # ping-pong (20 rounds, a pong from each AP): an LVT timer write of
+    # vector 3, an unknown register, an IPI to APIC ID 99, an INIT IPI, a vector-3 IPI,
     # each refused with VMI_ERROR_INVALID and logged.
     ("smp-apic-garbage", "tguest=smp smp_vcpus=3",
-     r"tguest: smp: rounds 00000014\n(?s:.*)APICWrite register 320 value 00000020 refused"
+     r"tguest: smp: rounds 00000014\n(?s:.*)APICWrite register 320 value 00000003 refused"
      r"(?s:.*)APICWrite register 1234 value 00000001 refused(?s:.*)APICRead register 1004 value 00000000 refused"
      r"(?s:.*)APICWrite register 300 value 00000040 refused(?s:.*)APICWrite register 300 value 00000500 refused"
      r"(?s:.*)APICWrite register 300 value 00000003 refused(?s:.*)tguest: smp: survived, APs 00000002\n", SHUTDOWN),

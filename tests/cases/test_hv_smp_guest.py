@@ -7,7 +7,8 @@ import os
 import re
 
 from vmitest import paths, test
-from hvguest import BAD_INPUT, GUEST_SHUTDOWN
+from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
+from guest_end import check_invariants
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 MTTCG = "tcg,thread=multi"
@@ -166,3 +167,59 @@ def smp_guest_lvtt_alarms(t):
 @test("hv-smp-guest-lvtt-alarms-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_guest_lvtt_alarms_smp2(t):
     smp_guest_ticks(t, 3, 2)
+
+
+def smp_guest_mmu(t, smp, final=""):
+    """tguest=smpmmu with vcpus=2 on -smp SMP, slice=1 and audit=exit: after
+    VMI activation vCPU 0 runs on directory A and starts vCPU 1 on B; both
+    switch between A and B in opposite phase, reading the same linear
+    address after each switch: each reads its own directory's page, never
+    the other's, though the other vCPU ran between its load and its read
+    (interleaved rounds).  Returns the QEMU run."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=32M vcpus=2 slice=1 audit=exit locks=check",
+               "-initrd", f"{TGUEST} tguest=smpmmu {final},{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    q.expect(r"tguest: smpmmu: read through A on vCPU 0 5a5a0000\n", timeout=60)
+    q.expect(r"tguest: smpmmu: SetInitialAPState on B 00000000\n", timeout=30)
+    q.expect(r"tguest: smpmmu: vCPU 1 done 00000001\n", timeout=240)
+    q.expect(r"tguest: smpmmu: vCPU 0 wrong reads 00000000\n", timeout=30)
+    q.expect(r"tguest: smpmmu: vCPU 1 wrong reads 00000000\n", timeout=30)
+    m = q.expect(r"tguest: smpmmu: interleaved rounds ([0-9a-f]{8})\n", timeout=30)
+    n = int(m.group(1), 16)
+    t.note(f"{n} rounds in which the other vCPU ran between a CR3 load and the read")
+    t.check(n > 0, "the two vCPUs never ran between each other's load and read")
+    return q
+
+
+@test("hv-smp-guest-own-directories")
+def smp_guest_own_directories(t):
+    q = smp_guest_mmu(t, 1)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+    check_invariants(t, q.output, "two vCPUs on their own directories")
+
+
+@test("hv-smp-guest-release-loaded-elsewhere")
+def smp_guest_release_loaded_elsewhere(t):
+    """ReleasePage of the directory vCPU 1 has loaded, made by vCPU 0 (on
+    another directory): the violation it is for the caller's own."""
+    q = smp_guest_mmu(t, 1, "smpmmu_final=release")
+    q.expect(r"tguest: smpmmu: releasing vCPU 1's directory", timeout=30)
+    q.expect(r"ReleasePage breaks the rules: ReleasePage: page directory 0x[0-9a-f]+ is loaded in CR3",
+             timeout=30)
+    t.check("still running after the release" not in q.output, "the release was taken")
+    stays_responsive(t, q)
+    check_invariants(t, q.output, "release of another vCPU's directory")
+
+
+@test("hv-smp-guest-own-directories-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_own_directories_smp2(t):
+    q = smp_guest_mmu(t, 2)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+    check_invariants(t, q.output, "two vCPUs on their own directories, -smp 2")

@@ -144,9 +144,14 @@ static void set_smp_gate(unsigned v, const char *fn)
 }
 static uint8_t ap_stacks[MAX_APS][AP_STACK] __attribute__((aligned(16)));
 
+/* What an AP started by smp_start_ap runs (tguest_smp_mmu.c), or 0. */
+static void (*ap_fn)(uint32_t id);
+
 /* Each AP begins here, its APIC ID in eax (the APState's). */
 void ap_main(uint32_t id)
 {
+	if (ap_fn)
+		ap_fn(id);
 	say_value("tguest: smp: ", "AP up, APIC ID", id);
 	say_value("tguest: smp: ", "APICRead ID", apic_read(APIC_ID));
 	apic_write(APIC_SVR, 0x1ff);
@@ -185,6 +190,16 @@ static APState flat_state(uint32_t id)
 static uint32_t start_ap(const APState *s, uint32_t id)
 {
 	return vmi_call5(VMI_CALL_SetInitialAPState, (uint32_t)s, id, 0, 0, 0);
+}
+
+uint32_t smp_start_ap(uint32_t id, void (*fn)(uint32_t), uint32_t cr0, uint32_t cr3)
+{
+	APState s = flat_state(id);
+
+	ap_fn = fn;
+	s.cr0 = cr0;
+	s.cr3 = cr3;
+	return start_ap(&s, id);
 }
 
 /* One garbage call, its answer on the console for the test to read. */
