@@ -1672,6 +1672,19 @@ static void same_directory_two_switchers(void **state)
 	assert_int_equal(slot_pte(0, ULIN), 0);
 	assert_int_equal(slot_pte(1, ULIN), 0);
 	assert_frames_consistent();
+	/* The audit compares each top-level page with its directory. */
+	{
+		struct shadow_audit au;
+		uint32_t *top1 = (uint32_t *)top_of(1), saved = top1[pde_index(KLIN)];
+
+		shadow_audit(&s, &au);
+		assert_int_equal(au.mismatches, 0);
+		top1[pde_index(KLIN)] = 0;
+		shadow_audit(&s, &au);
+		assert_int_equal(au.mismatches, 1);
+		assert_non_null(strstr(au.first, "vCPU 1's top-level page"));
+		top1[pde_index(KLIN)] = saved;
+	}
 }
 
 /* ReleasePage of a directory another vCPU has loaded is the violation it
