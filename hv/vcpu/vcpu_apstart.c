@@ -55,6 +55,10 @@ static bool load_state(struct vcpu *t, const APState *s, char *why, unsigned why
 		return false;
 	}
 	t->cr2 = s->cr2;
+	/* Nothing loaded yet, as after INIT: no segment register keeps the
+	 * descriptor it had (vcpu_load_gdt would keep the boot frame's flat
+	 * CS for an EIP beyond the new one's limit). */
+	f->cs = f->ss = f->ds = f->es = f->fs = f->gs = 0;
 	if (vcpu_load_dtr(t, VCPU_GDTR, s->gdtr_base, s->gdtr_limit, &out) != EMUL_OK ||
 	    vcpu_load_dtr(t, VCPU_IDTR, s->idtr_base, s->idtr_limit, &out) != EMUL_OK) {
 		fmt_snprintf(why, whylen, "descriptor table: %s",

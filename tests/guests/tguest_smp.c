@@ -18,6 +18,16 @@
  * handler (an EOI each) while it halts.  vCPU 0 waits until every vCPU
  * has TICKS_WANTED, prints each count, then masks its LVTT and checks
  * that no tick comes while it runs with interrupts on, and powers off.
+ *
+ * Hostile modes (tests/cases/test_hv_hostile.py, "round 5: SMP guests"),
+ * smp_vcpus=2:
+ *   tguest=smpbad    APStates the hypervisor must refuse: an EIP beyond
+ *                    its CS's limit (a GDT of its own with a 4 KiB ring-1
+ *                    code segment), paging on with a CR3 outside guest
+ *                    memory; then the AP starts as it should.
+ *   tguest=smpstorm  an IPI to APIC ID 2 (there is none), then vCPU 0
+ *                    sends IPIs to vCPU 1 without pause, for ever: the
+ *                    guest beside it must keep answering.
  */
 #include <stdint.h>
 #include "vmi_abi.h"
@@ -250,12 +260,57 @@ static void smp_ticks(uint32_t n)
 	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 }
 
+/* A GDT whose ring-1 code segment (0x11) ends at 4 KiB, below every EIP
+ * of ours; 0x19 flat data. */
+static uint64_t short_gdt[4] __attribute__((aligned(8))) = {
+	0, 0, 0x00409a0000000fffull, 0x00cf92000000ffffull,
+};
+
+static void smp_bad(void)
+{
+	APState s = flat_state(1);
+
+	s.gdtr_base = (uint32_t)short_gdt;
+	s.gdtr_limit = sizeof(short_gdt) - 1;
+	garbage("EIP beyond the CS limit", (uint32_t)&s, 1);
+	s = flat_state(1);
+	s.cr0 = 0x80010011u;		/* PG, WP, PE, ET */
+	s.cr3 = 0xfff00000u;
+	garbage("CR3 outside guest memory", (uint32_t)&s, 1);
+	s = flat_state(1);
+	say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, 1));
+	while (!started)
+		__asm__ volatile("pause");
+	say_value("tguest: smp: ", "survived, APs", started);
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+}
+
+/* vCPU 1 takes each IPI (vector TICK: counted, EOI) in its halt loop. */
+static void smp_storm(void)
+{
+	APState s = flat_state(1);
+	uint32_t sent = 0;
+
+	say_value("tguest: smp: garbage ", "IPI to APIC ID 2 of 2", send_ipi(2, TICK));
+	say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, 1));
+	while (!started)
+		__asm__ volatile("pause");
+	for (;;) {
+		send_ipi(1, TICK);
+		if (++sent == 20000)
+			say_value("tguest: smp: ", "storm: IPIs sent, the AP took some", ticks[1] > 0);
+		if (sent == 20000)
+			puts("hostile: holding\n");
+	}
+}
+
 int smp_main(const char *cmdline)
 {
 	uint32_t n, spins = 0;
 	APState s;
 
-	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick"))
+	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick") &&
+	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -272,6 +327,14 @@ int smp_main(const char *cmdline)
 		n = MAX_APS;
 	if (has_word(cmdline, "tguest=smptick")) {
 		smp_ticks(n);
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=smpbad")) {
+		smp_bad();
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=smpstorm")) {
+		smp_storm();
 		return 1;
 	}
 	/* The last AP waits through the garbage, then starts as the others. */

@@ -15,7 +15,9 @@
  * and its read are counted (interleaved): the test needs some.  vCPU 0
  * prints the mismatches and then, with smpmmu_final=release, releases B
  * while vCPU 1 still has it loaded (the hypervisor must stop the guest);
- * otherwise it powers off.
+ * otherwise it powers off.  With smpmmu_cr3=bad it first tries to start
+ * vCPU 1 on a CR3 naming one of its page tables and on one outside its
+ * memory (both refused: a foreign CR3).
  */
 #include <stdint.h>
 #include "tguest.h"
@@ -114,6 +116,12 @@ int smp_mmu_main(const char *cmdline)
 		return 0;
 	set_up();
 	say_value("tguest: smpmmu: ", "read through A on vCPU 0", *(volatile uint32_t *)LIN);
+	if (has_word(cmdline, "smpmmu_cr3=bad")) {
+		say_value("tguest: smpmmu: garbage ", "CR3 a page table",
+			  smp_start_ap(1, ap_rounds, CR0_PG_WP_PE_ET, (uint32_t)table[1]));
+		say_value("tguest: smpmmu: garbage ", "CR3 outside guest memory",
+			  smp_start_ap(1, ap_rounds, CR0_PG_WP_PE_ET, 0xfff00000u));
+	}
 	say_value("tguest: smpmmu: ", "SetInitialAPState on B",
 		  smp_start_ap(1, ap_rounds, CR0_PG_WP_PE_ET, (uint32_t)dir[1]));
 	rounds(0);
