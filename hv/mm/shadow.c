@@ -30,6 +30,42 @@ static const char *frames_out(const struct shadow *s, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Several vCPUs at once: shadow entry old became new.  If old let the
+ * hardware do something new does not (gone, another frame, no longer
+ * writable or user), a CPU running another vCPU may still hold old in its
+ * TLB: noted, and made good before the exit returns (shadow_sync_remote).
+ * A wider entry needs nothing: a stale narrower one faults and is filled.
+ */
+static void narrowed(struct shadow *s, uint32_t old, uint32_t new)
+{
+	if (s->nr_vcpus < 2 || !(old & PTE_P))
+		return;
+	if (!(new & PTE_P) || pte_frame(old) != pte_frame(new) || (old & ~new & (PTE_W | PTE_U)))
+		s->remote_stale = true;
+}
+
+void shadow_sync_remote(struct shadow *s)
+{
+	if (!s->remote_stale)
+		return;
+	s->remote_stale = false;
+	if (s->env.remote_flush) {
+		s->env.remote_flush(s->env.ctx);
+		s->remote_flushes++;
+	}
+}
+
+/* A frame that shadow entries reached goes back to the pool: no other
+ * CPU may still reach it through its TLB or paging-structure caches. */
+static void free_reached_frame(struct shadow *s, uint32_t mfn)
+{
+	if (s->nr_vcpus > 1)
+		s->remote_stale = true;
+	shadow_sync_remote(s);
+	vtlb_env_free(&s->env, mfn);
+}
+
 /* Note sp for the next continuous audit (only while tracking). */
 static void touch(struct shadow *s, struct shadow_page *sp)
 {
@@ -103,6 +139,7 @@ static void rederive_mappings(struct shadow *s, uint32_t gfn)
 
 				if ((spt[j] & PTE_W) && !(e & PTE_W))
 					s->stats.strict_revoked++;
+				narrowed(s, spt[j], e);
 				spt[j] = e;
 				touch(s, pt);
 			}
@@ -117,7 +154,7 @@ void shadow_strict(struct shadow *s, bool on)
 /* A record's frame back to the pool, the record to the free stack. */
 static void drop_record(struct shadow *s, struct shadow_page *sp)
 {
-	vtlb_env_free(&s->env, sp->mfn);
+	free_reached_frame(s, sp->mfn);
 	memset(sp, 0, sizeof(*sp));
 	s->free_stack[s->nfree++] = (uint16_t)(index_of(s, sp) - 1);
 	s->stats.pages_in_use--;
@@ -164,6 +201,7 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 	}
 	if (!val)
 		pt_idx = 0;
+	narrowed(s, spd[i], val);
 	spd[i] = val;
 	for (unsigned k = 0; k < s->nr_vcpus; k++)
 		if (s->loaded[k] == idx && s->top_mfn[k])
@@ -263,6 +301,8 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 		 * of them changes (set_pde).  It stays charged until then.
 		 */
 		memset(shadow_table(s, sp), 0, HV_PAGE_SIZE);
+		if (s->nr_vcpus > 1)
+			s->remote_stale = true;	/* emptied under other CPUs */
 		s->by_gfn[gfn] = 0;
 		sp->kind = SHADOW_ORPHAN;
 		sp->announced = false;
@@ -284,8 +324,12 @@ static void derive_table(struct shadow *s, struct shadow_page *pt)
 	const uint32_t *g = guest_table(s, pt->gfn);
 	uint32_t *spt = shadow_table(s, pt);
 
-	for (unsigned i = 0; i < PT_ENTRIES; i++)
-		spt[i] = shadow_derive_pte(s, g[i]);
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		uint32_t e = shadow_derive_pte(s, g[i]);
+
+		narrowed(s, spt[i], e);
+		spt[i] = e;
+	}
 }
 
 /* The record of the guest page table gfn, shadowing it now if need be. */
@@ -539,8 +583,11 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 	}
 	touch(s, sp);
 	if (sp->kind == SHADOW_PT) {
+		uint32_t e = shadow_derive_pte(s, guest_table(s, sp->gfn)[i]);
+
 		s->stats.entry_writes++;
-		shadow_table(s, sp)[i] = shadow_derive_pte(s, guest_table(s, sp->gfn)[i]);
+		narrowed(s, shadow_table(s, sp)[i], e);
+		shadow_table(s, sp)[i] = e;
 		return VTLB_FILLED;
 	}
 	s->stats.pde_writes++;
@@ -682,6 +729,7 @@ enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_p
 	gpt = guest_table(s, pt->gfn);
 	spte_before = shadow_table(s, pt)[pte_index(lin)];
 	shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, gpt[pte_index(lin)]);
+	narrowed(s, spte_before, shadow_table(s, pt)[pte_index(lin)]);
 	touch(s, pt);
 
 	/* No progress: the fill left both shadow entries as they were, so
@@ -725,8 +773,12 @@ void shadow_invlpg(struct shadow *s, unsigned k, uint32_t lin)
 		return;
 	pt = record(s, pd_links(s, pd)[pde_index(lin)]);
 	touch(s, pt);
-	if (pt)
-		shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, guest_table(s, pt->gfn)[pte_index(lin)]);
+	if (pt) {
+		uint32_t e = shadow_derive_pte(s, guest_table(s, pt->gfn)[pte_index(lin)]);
+
+		narrowed(s, shadow_table(s, pt)[pte_index(lin)], e);
+		shadow_table(s, pt)[pte_index(lin)] = e;
+	}
 }
 
 void shadow_track(struct shadow *s, bool on)

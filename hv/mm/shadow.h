@@ -203,6 +203,10 @@ struct shadow {
 	uint32_t top_mfn[SHADOW_MAX_VCPUS];
 	uint32_t top_switcher_pde[SHADOW_MAX_VCPUS];
 	unsigned nr_vcpus;
+	/* An entry another CPU may hold in its TLB was removed or narrowed
+	 * since the last shadow_sync_remote (several vCPUs only). */
+	bool remote_stale;
+	uint64_t remote_flushes;	/* env.remote_flush calls made */
 	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
 	uint32_t last_fault_lin, last_fault_err, repeats;
 	struct shadow_stats stats;
@@ -261,6 +265,15 @@ void shadow_destroy(struct shadow *s);
  * elsewhere): every directory but the loaded ones, then every table that
  * nothing links; rebuilt on demand. */
 void shadow_trim(struct shadow *s);
+/*
+ * Several vCPUs at once (docs/HV.md, "Concurrent vCPUs"): every change
+ * that removes or narrows a shadow entry notes it, and before a shadow
+ * frame goes back to the pool the other CPUs running the guest are made
+ * to leave it (env.remote_flush: their TLBs and paging-structure caches
+ * go with their CR3); the exit that made the change calls this before it
+ * returns to the guest, for the same.
+ */
+void shadow_sync_remote(struct shadow *s);
 /* Would shadow_load_cr3 take cr3 (a frame of the guest, not a table)? */
 bool shadow_cr3_acceptable(const struct shadow *s, uint32_t cr3);
 /* Is the directory of guest frame gfn loaded by some slot? */

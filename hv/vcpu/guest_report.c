@@ -102,6 +102,9 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)v->valarm.looks_unused);
 	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
 		(unsigned long long)s->injected_before_iret);
+	if (v->guest->vcpus_at_once)
+		kprintf("vmi-hv: vCPUs at once: %llu shootdowns of the guest's other CPUs (%llu IPIs)\n",
+			(unsigned long long)v->guest->shootdowns, (unsigned long long)v->guest->shootdown_ipis);
 }
 
 static void print_guest_state(const struct vcpu *v)

@@ -417,11 +417,23 @@ static void idle(struct run *r, struct pcpu *c)
  */
 static void after_death(struct run *r)
 {
+	struct pcpu *c = this_pcpu();
+
 	for (unsigned i = 0; i < r->n; i++)
 		if (spin_held(&r->guests[i]->lock))
 			spin_unlock(&r->guests[i]->lock);
 	if (!spin_held(&sched_lock))
 		spin_lock(&sched_lock);
+	/* This CPU is out of the dead guest: its vCPU here leaves the CPU
+	 * (registers saved) and the scheduler, so that the last CPU out of
+	 * a guest whose vCPUs ran at once reaps it (dying_elsewhere). */
+	if (c->current && !guest_alive(c->current->guest)) {
+		struct vcpu *v = c->current;
+
+		pcpu_leave(c);
+		if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
+			sched_gone(&r->sched, &v->sched, rdtsc());
+	}
 	reap(r);
 }
 
@@ -505,7 +517,9 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
 			guests[i]->vcpus[j]->sched.allowed = guests[i]->cpus;
-			guests[i]->vcpus[j]->sched.group = guests[i];
+			/* One running vCPU per guest, unless they may run
+			 * at once (docs/HV.md, "Concurrent vCPUs"). */
+			guests[i]->vcpus[j]->sched.group = guests[i]->vcpus_at_once ? 0 : guests[i];
 			park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}

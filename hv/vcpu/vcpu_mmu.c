@@ -16,6 +16,8 @@
 #include "vcpu_exception.h"
 #include "vcpu_mem.h"
 #include "vcpu_mmu.h"
+#include "vcpu_shootdown.h"
+#include "pcpu.h"
 #include "vcpu_ops.h"
 #include "machine_mem.h"
 #include "frames.h"
@@ -39,12 +41,25 @@ static void free_frame(uint32_t mfn)
 	HV_ASSERT(machine_frame_free(mfn));
 }
 
+/* The shadows' remote flush: the guest's other CPUs leave it. */
+static void shootdown(void *guest)
+{
+	guest_shootdown(guest);
+}
+
+void vcpu_mmu_sync_remote(struct vcpu *v)
+{
+	if (v->shadows_active)
+		shadow_sync_remote(&v->guest->shadow);
+}
+
 void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 {
 	const struct guest_mem *gm = &v->guest->mem;
 	struct vtlb_env env = {
 		.map = map_frame, .alloc_frame = alloc_frame, .free_frame = free_frame,
 		.switcher_pde = switcher_pde, .budget = &v->guest->budget,
+		.remote_flush = shootdown, .ctx = v->guest,
 	};
 	uint16_t *by_gfn;
 
@@ -161,10 +176,41 @@ static void audit_now(struct vcpu *v, const char *when, uint32_t extra_gfn)
  * hypercall, nor with the virtual IF set.  An audit now could see that
  * entry stale; it waits for a later exit (the pages stay touched).
  */
-static bool write_may_be_in_flight(const struct vcpu *v)
+static bool own_write_may_be_in_flight(const struct vcpu *v)
 {
 	return !v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
 	       (v->shared->features & VMI_SHARED_F_PXE);
+}
+
+/*
+ * vcpus_at_once: another vCPU of the guest in guest mode may have
+ * written entries its ROM queued and that its next exit drains (its
+ * queue not empty), or be inside the ROM between such a write and its
+ * queueing (its virtual IF clear in its page): an audit now could see
+ * them stale.  It waits for an exit when none is (docs/HV.md, "Concurrent
+ * vCPUs": the deferred queues).
+ */
+static bool sibling_write_may_be_in_flight(const struct vcpu *v)
+{
+	const struct guest *g = v->guest;
+
+	if (!g->vcpus_at_once)
+		return false;
+	for (unsigned i = 0; i < nr_online_cpus; i++) {
+		const struct vcpu *w = __atomic_load_n(&pcpus[i].in_guest, __ATOMIC_SEQ_CST);
+
+		if (!w || w == v || w->guest != g || !(w->shared->features & VMI_SHARED_F_PXE))
+			continue;
+		if (*(volatile uint32_t *)&w->shared->pxe_count ||
+		    !(*(volatile uint32_t *)&w->shared->eflags_if & X86_EFLAGS_IF))
+			return true;
+	}
+	return false;
+}
+
+static bool write_may_be_in_flight(const struct vcpu *v)
+{
+	return own_write_may_be_in_flight(v) || sibling_write_may_be_in_flight(v);
 }
 
 /* n page-table notifications were handled (all of them: an audit

@@ -48,5 +48,8 @@ void vcpu_mmu_reset_peaks(struct vcpu *v);
  * its memory that is not shadowed as a page table?  (SetInitialAPState
  * refuses others instead of stopping the guest at the AP's first load.) */
 bool vcpu_mmu_cr3_acceptable(const struct vcpu *v, uint32_t cr3);
+/* The end of an exit: what it removed or narrowed in the shadows is gone
+ * from the TLBs of the other CPUs running the guest (shadow_sync_remote). */
+void vcpu_mmu_sync_remote(struct vcpu *v);
 
 #endif

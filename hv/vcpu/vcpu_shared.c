@@ -137,7 +137,9 @@ void vcpu_share_state(struct vcpu *v)
 	publish_time(v);
 	publish_ports(v);
 	vpic_rom_publish(&v->guest->vpic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
-	v->shared->pic_ready = vpic_rom_ready(&v->guest->vpic);
+	/* The 8259 is vCPU 0's: another vCPU's ROM makes the calls (its
+	 * page's copy could be stale, and is never taken back). */
+	v->shared->pic_ready = v->index ? 0 : vpic_rom_ready(&v->guest->vpic);
 	publish_alarm(v);
 }
 
@@ -158,6 +160,8 @@ static void take_pic_and_alarm(struct vcpu *v)
 	uint8_t old_irr[2], old_isr[2], old_imr[2];
 	char why[120];
 
+	if (v->index)
+		goto alarm;	/* the 8259 is vCPU 0's (vcpu_share_state) */
 	for (unsigned i = 0; i < 2; i++) {
 		imr[i] = *(volatile uint32_t *)&sh->pic_imr[i];
 		isr[i] = *(volatile uint32_t *)&sh->pic_isr[i];
@@ -170,6 +174,7 @@ static void take_pic_and_alarm(struct vcpu *v)
 			v->stats.rom_pic_changes++;
 			break;
 		}
+alarm:
 	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
 		uint64_t lazy = *(volatile uint64_t *)&sh->alarm_lazy[c];
 

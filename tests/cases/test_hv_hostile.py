@@ -499,6 +499,13 @@ CASES = [
     ("smp-ipi-storm", "tguest=smpstorm smp_vcpus=2",
      r"vCPU 0: APICWrite register 300 value 000000ef refused(?s:.*)tguest: smp: garbage IPI to APIC ID 2 of 2 ffffffea\n"
      r"(?s:.*)tguest: smp: storm: IPIs sent, the AP took some 00000001\n", BUSY),
+    # The storm with vcpus_at_once=on (the word vcpus_at_once on the
+    # guest's line, case_options): on -smp 2 both vCPUs run at once, each
+    # IPI kicks the other CPU, and the console's stop comes while both are
+    # inside the guest (the other CPU leaves at its exit, the last one out
+    # reaps it).
+    ("smp-ipi-storm-at-once", "tguest=smpstorm smp_vcpus=2 vcpus_at_once",
+     r"tguest: smp: storm: IPIs sent, the AP took some 00000001\n", BUSY),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
@@ -675,9 +682,13 @@ def run_case(t, name, what, diagnostic, end, options="", smp=1):
 
 def case_options(what):
     """The hypervisor options a case needs of its own: tguest=smp with
-    smp_vcpus=N is a guest of N vCPUs."""
+    smp_vcpus=N is a guest of N vCPUs; the word vcpus_at_once runs them at
+    once (vcpus_at_once=on)."""
     m = re.search(r"\bsmp_vcpus=(\d+)", what)
-    return f"guest1.vcpus={m.group(1)}" if m else ""
+    opts = f"guest1.vcpus={m.group(1)}" if m else ""
+    if re.search(r"\bvcpus_at_once\b", what):
+        opts += " vcpus_at_once=on"
+    return opts
 
 
 def hostile_suite(t, smp):

@@ -169,7 +169,7 @@ def smp_guest_lvtt_alarms_smp2(t):
     smp_guest_ticks(t, 3, 2)
 
 
-def smp_guest_mmu(t, smp, final=""):
+def smp_guest_mmu(t, smp, final="", options=""):
     """tguest=smpmmu with vcpus=2 on -smp SMP, slice=1 and audit=exit: after
     VMI activation vCPU 0 runs on directory A and starts vCPU 1 on B; both
     switch between A and B in opposite phase, reading the same linear
@@ -179,7 +179,7 @@ def smp_guest_mmu(t, smp, final=""):
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
-               "guest_mem=32M vcpus=2 slice=1 audit=exit locks=check",
+               f"guest_mem=32M vcpus=2 slice=1 audit=exit locks=check {options}".strip(),
                "-initrd", f"{TGUEST} tguest=smpmmu {final},{tiny}",
                accel=MTTCG if smp > 1 else "tcg")
     q.expect(r"tguest: smpmmu: read through A on vCPU 0 5a5a0000\n", timeout=60)
@@ -223,3 +223,59 @@ def smp_guest_own_directories_smp2(t):
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
     t.check("guest stopped" not in q.output, "the guest was stopped")
     check_invariants(t, q.output, "two vCPUs on their own directories, -smp 2")
+
+
+def at_once_remap(t, rom):
+    """vcpus_at_once=on, -smp 2, audit=every=1: tguest=smpmmu smpmmu_remap.
+    at_once_remap: vCPU 1 replaces, 3000 times, the page table through which vCPU 0 reads
+    a linear address in a loop at that moment (a new table and page, the
+    PDE pointed at it, the old table released and scribbled over); every
+    read of vCPU 0 is a current generation's mark, never the scribble
+    (a TLB entry left stale on vCPU 0's CPU); the shadows audit clean at
+    every notification; the shootdowns that made vCPU 0 leave the guest
+    are counted; no frame is lost."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=32M vcpus=2 vcpus_at_once=on audit=every=1 locks=check",
+               "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_remap{' smpmmu_rom' if rom else ''},{tiny}",
+               accel=MTTCG)
+    q.expect(r"tguest: smpmmu: SetInitialAPState on A 00000000\n", timeout=60)
+    q.expect(r"tguest: smpmmu: generations 00000bb8\n", timeout=240)
+    q.expect(r"tguest: smpmmu: reads at least a generation's 00000001\n", timeout=30)
+    q.expect(r"tguest: smpmmu: poisoned reads 00000000\n", timeout=30)
+    q.expect(r"tguest: smpmmu: stale reads 00000000\n", timeout=30)
+    m = q.expect(r"vmi-hv: vCPUs at once: (\d+) shootdowns of the guest's other CPUs \((\d+) IPIs\)", timeout=60)
+    shootdowns, ipis = int(m.group(1)), int(m.group(2))
+    t.note(f"{shootdowns} shootdowns, {ipis} IPIs to the other CPU")
+    t.check(ipis > 0, "no shootdown ever found vCPU 0 running on the other CPU: the vCPUs did not run at once")
+    audits = re.findall(r"continuous audit \(every=1\): (\d+) audits", q.output)
+    t.check(audits and int(audits[-1]) > 0, "the continuous audit never ran")
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    check_invariants(t, q.output, "vCPUs at once, remapping under a reader")
+
+
+@test("hv-smp-guest-at-once-remap", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_at_once_remap(t):
+    at_once_remap(t, False)
+
+
+@test("hv-smp-guest-at-once-remap-rom", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_at_once_remap_rom(t):
+    """The same with vCPU 1's SetPxE and ReleasePage queued by the ROM in
+    its shared page, then its FlushTLB (an exit while the queue holds
+    entries: the drain, and the shootdown, before the scribble): the
+    deferred queue's invariant from another vCPU's side."""
+    at_once_remap(t, True)
+
+
+@test("hv-smp-guest-own-directories-at-once", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_own_directories_at_once(t):
+    """The same two vCPUs on their own directories with vcpus_at_once=on on
+    -smp 2: they run at once, each still reads its own mapping."""
+    q = smp_guest_mmu(t, 2, options="vcpus_at_once=on")
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+    check_invariants(t, q.output, "two vCPUs at once on their own directories")
