@@ -262,6 +262,17 @@ static void reap(struct run *r)
 		kick(r, 0);
 }
 
+/* A guest died and is not reported yet: its vCPUs ran at once, and the
+ * last one inside it on another CPU may leave it without coming back
+ * through run_jmp (its CPU picked another vCPU), so every turn looks. */
+static bool unreaped(const struct run *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (!guest_alive(r->guests[i]) && !r->guests[i]->end_reported)
+			return true;
+	return false;
+}
+
 /*
  * Make sure the loop comes round by the next event: the nearest alarm of
  * a live guest's vCPU whose home is this CPU (it may wake a halted vCPU, which may preempt the
@@ -476,6 +487,8 @@ void run_step(struct run *r)
 		return;
 	}
 	irq_disable();
+	if (unreaped(r))
+		reap(r);
 	poll_devices(r, rc->ran);
 	wake_halted(r, rdtsc());
 	rc->kicked = false;
