@@ -76,6 +76,17 @@ static void list_guests(const struct console_keys *r)
 			g->weight, (unsigned long long)g->vcpus[0]->stats.exits,
 			e->state == SCHED_RUNNING ? "on" : "last on", e->cpu,
 			(unsigned long long)e->migrations);
+		/* A guest of several vCPUs: each one (docs/HV.md, "A guest of
+		 * several vCPUs"). */
+		for (unsigned j = 0; g->nr_vcpus > 1 && j < g->nr_vcpus; j++) {
+			const struct vcpu *v = g->vcpus[j];
+
+			kprintf("        vcpu %u: %s, %llu exits, %s CPU %d, %llu alarms\n", j,
+				v->awaiting_start ? "waiting for its start" : sched_state_name(v->sched.state),
+				(unsigned long long)v->stats.exits,
+				v->sched.state == SCHED_RUNNING ? "on" : "last on", v->sched.cpu,
+				(unsigned long long)v->valarm.count);
+		}
 		spin_unlock(&g->lock);
 	}
 }

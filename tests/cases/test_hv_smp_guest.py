@@ -38,6 +38,11 @@ def smp_guest_waiting_vcpus(t):
     for k in (1, 2, 3):
         q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu %d: waiting for its start, 0 IPIs sent, 0 taken\n" % k,
                  timeout=30)
+    # Ctrl-] l: a line per vCPU under the guest's.
+    q.send("\x1dl")
+    q.expect(r"        vcpu 0: \w+, \d+ exits, (on|last on) CPU \d, \d+ alarms\n", timeout=30)
+    for k in (1, 2, 3):
+        q.expect(r"        vcpu %d: waiting for its start, 0 exits, last on CPU -1, 0 alarms\n" % k, timeout=30)
     q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
     t.check(q.wait_exit(timeout=60) == GUEST_SHUTDOWN, "the guest did not power off cleanly")
 
