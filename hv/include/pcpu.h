@@ -82,6 +82,12 @@ struct pcpu {
 	volatile bool in_exit;
 	/* Its TSS.esp0 and hypercall gate are set for guests (pcpu_enter). */
 	bool ready_for_guests;
+	/* The vCPU in guest mode here: set before its guest's lock goes at
+	 * an entry, cleared at the exit before the lock is taken again; and
+	 * the exits so far.  A CPU that narrowed that guest's shadows waits
+	 * for the count to move (vcpu_shootdown.c). */
+	struct vcpu *volatile in_guest;
+	volatile uint32_t guest_exits;
 } __attribute__((aligned(4096)));
 
 extern struct pcpu pcpus[HV_NR_PCPUS];

@@ -525,6 +525,7 @@ static const struct option_spec options_table[] = {
 	PARSED("vmi_refuse", parse_refuse_all),
 	PARSED("cpus", parse_cpus),
 	PARSED("vcpus", parse_vcpus),
+	CHOICE("vcpus_at_once", struct hv_options, vcpus_at_once, on_off_words, "vcpus_at_once is on or off"),
 	CHOICE("locks", struct hv_options, locks_check, locks_words, "locks is check or off"),
 	CHOICE("lock_selftest", struct hv_options, lock_selftest, lock_selftest_words,
 	       "lock_selftest is invert or off"),

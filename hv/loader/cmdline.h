@@ -38,6 +38,10 @@
  *   vcpus=N               every guest's vCPUs, 1-GUEST_MAX_VCPUS (default 1):
  *                         vCPU 0 starts at the kernel's entry, the others
  *                         wait for the guest's SetInitialAPState
+ *   vcpus_at_once=on|off  the vCPUs of one guest run at once on several CPUs,
+ *                         their shadows kept coherent by shootdowns (default
+ *                         off: one running vCPU per guest; docs/HV.md,
+ *                         "Concurrent vCPUs")
  *   locks=check|off       check the lock order at every take and that no
  *                         lock is held across a guest entry (default off)
  *   lock_selftest=invert  debug: take two locks in the wrong order at boot
@@ -137,6 +141,7 @@ struct hv_options {
 	uint32_t slice_ms;		/* the scheduler's time slice */
 	unsigned max_cpus;		/* cpus=: at most this many CPUs; 0: all */
 	unsigned vcpus;			/* vcpus=: every guest's vCPUs; 0: not given (1) */
+	bool vcpus_at_once;		/* vcpus_at_once=on: a guest's vCPUs run at once */
 	bool locks_check;		/* locks=check */
 	bool lock_selftest;		/* lock_selftest=invert */
 };

@@ -72,6 +72,11 @@ struct guest {
 	uint32_t ap_refused;	/* SetInitialAPState calls refused (vcpu_apstart.c) */
 	uint32_t apic_refused;	/* APICRead/APICWrite calls refused (vcpu_lapic.c) */
 	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */
+	/* vcpus_at_once=on: its vCPUs run at once on several CPUs (docs/HV.md,
+	 * "Concurrent vCPUs"); the shootdowns that made the others leave
+	 * (vcpu_shootdown.c) and the IPIs they sent. */
+	bool vcpus_at_once;
+	uint64_t shootdowns, shootdown_ipis;
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget
 	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state
@@ -120,7 +125,6 @@ struct guest {
 	struct vpic vpic;
 	struct vuart vuart;
 	struct vga_screen screen;	/* its VGA screen when several guests run */
-	struct valarm valarm;
 	struct guest_ports ports;
 };
 
@@ -129,7 +133,8 @@ static inline bool guest_alive(const struct guest *g)
 	return g->state == GUEST_RUNNING;
 }
 
-/* The devices in their power-on state, wired to this guest's vPIC. */
+/* The devices in their power-on state, wired to this guest's vPIC; each
+ * vCPU's alarms too (IRQ0 reaches vCPU 0 alone). */
 void guest_devices_reset(struct guest *g);
 
 /* Load the guest from its module pair (spec, one of nr_guests), or stop

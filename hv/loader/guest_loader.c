@@ -245,6 +245,7 @@ static void reset_guest(struct guest *g, const struct hv_options *opt, const str
 			  (uint32_t)((sizeof(*g) + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE));
 	g->fastpaths = opt->fastpaths;
 	g->strict_pt = opt->strict_pt;
+	g->vcpus_at_once = opt->vcpus_at_once;
 	g->refuse = opt->guests[spec->number - 1].refuse.given ? opt->guests[spec->number - 1].refuse : opt->refuse;
 	g->audit.opt = opt->audit;
 	g->weight = spec->weight;

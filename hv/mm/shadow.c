@@ -30,6 +30,42 @@ static const char *frames_out(const struct shadow *s, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Several vCPUs at once: shadow entry old became new.  If old let the
+ * hardware do something new does not (gone, another frame, no longer
+ * writable or user), a CPU running another vCPU may still hold old in its
+ * TLB: noted, and made good before the exit returns (shadow_sync_remote).
+ * A wider entry needs nothing: a stale narrower one faults and is filled.
+ */
+static void narrowed(struct shadow *s, uint32_t old, uint32_t new)
+{
+	if (s->nr_vcpus < 2 || !(old & PTE_P))
+		return;
+	if (!(new & PTE_P) || pte_frame(old) != pte_frame(new) || (old & ~new & (PTE_W | PTE_U)))
+		s->remote_stale = true;
+}
+
+void shadow_sync_remote(struct shadow *s)
+{
+	if (!s->remote_stale)
+		return;
+	s->remote_stale = false;
+	if (s->env.remote_flush) {
+		s->env.remote_flush(s->env.ctx);
+		s->remote_flushes++;
+	}
+}
+
+/* A frame that shadow entries reached goes back to the pool: no other
+ * CPU may still reach it through its TLB or paging-structure caches. */
+static void free_reached_frame(struct shadow *s, uint32_t mfn)
+{
+	if (s->nr_vcpus > 1)
+		s->remote_stale = true;
+	shadow_sync_remote(s);
+	vtlb_env_free(&s->env, mfn);
+}
+
 /* Note sp for the next continuous audit (only while tracking). */
 static void touch(struct shadow *s, struct shadow_page *sp)
 {
@@ -103,6 +139,7 @@ static void rederive_mappings(struct shadow *s, uint32_t gfn)
 
 				if ((spt[j] & PTE_W) && !(e & PTE_W))
 					s->stats.strict_revoked++;
+				narrowed(s, spt[j], e);
 				spt[j] = e;
 				touch(s, pt);
 			}
@@ -122,17 +159,42 @@ void shadow_prefetch_accessed(struct shadow *s, bool on)
 /* A record's frame back to the pool, the record to the free stack. */
 static void drop_record(struct shadow *s, struct shadow_page *sp)
 {
-	vtlb_env_free(&s->env, sp->mfn);
+	free_reached_frame(s, sp->mfn);
 	memset(sp, 0, sizeof(*sp));
 	s->free_stack[s->nfree++] = (uint16_t)(index_of(s, sp) - 1);
 	s->stats.pages_in_use--;
 }
 
-/* Point shadow PDE i of pd at record pt_idx (0: not present). */
+/* Is record idx some slot's loaded directory? */
+static bool loaded_by_any(const struct shadow *s, uint16_t idx)
+{
+	for (unsigned k = 0; k < s->nr_vcpus; k++)
+		if (s->loaded[k] == idx)
+			return true;
+	return false;
+}
+
+bool shadow_cr3_acceptable(const struct shadow *s, uint32_t cr3)
+{
+	const struct shadow_page *sp = lookup(s, pte_frame(cr3));
+
+	return pte_frame(cr3) < s->gm->npages && (!sp || sp->kind == SHADOW_PD);
+}
+
+bool shadow_loaded_anywhere(const struct shadow *s, uint32_t gfn)
+{
+	const struct shadow_page *sp = lookup(s, gfn);
+
+	return sp && sp->kind == SHADOW_PD && loaded_by_any(s, index_of(s, sp));
+}
+
+/* Point shadow PDE i of pd at record pt_idx (0: not present), in pd and
+ * in the top-level page of every slot that has pd loaded. */
 static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t val, uint16_t pt_idx)
 {
 	uint32_t *spd = shadow_table(s, pd);
 	uint16_t *links = pd_links(s, pd);
+	uint16_t idx = index_of(s, pd);
 
 	touch(s, pd);
 	if (links[i]) {
@@ -144,7 +206,11 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 	}
 	if (!val)
 		pt_idx = 0;
+	narrowed(s, spd[i], val);
 	spd[i] = val;
+	for (unsigned k = 0; k < s->nr_vcpus; k++)
+		if (s->loaded[k] == idx && s->top_mfn[k])
+			((uint32_t *)s->env.map(s->top_mfn[k]))[i] = val;
 	links[i] = pt_idx;
 	if (pt_idx)
 		record(s, pt_idx)->links++;
@@ -163,7 +229,7 @@ static void evict(struct shadow *s)
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
 		struct shadow_page *sp = &s->pages[i];
 
-		if (sp->kind == SHADOW_PD && i + 1 != s->current && i + 1 != s->pinned)
+		if (sp->kind == SHADOW_PD && !loaded_by_any(s, (uint16_t)(i + 1)) && i + 1 != s->pinned)
 			free_page(s, sp);
 	}
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
@@ -240,6 +306,8 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 		 * of them changes (set_pde).  It stays charged until then.
 		 */
 		memset(shadow_table(s, sp), 0, HV_PAGE_SIZE);
+		if (s->nr_vcpus > 1)
+			s->remote_stale = true;	/* emptied under other CPUs */
 		s->by_gfn[gfn] = 0;
 		sp->kind = SHADOW_ORPHAN;
 		sp->announced = false;
@@ -261,8 +329,12 @@ static void derive_table(struct shadow *s, struct shadow_page *pt)
 	const uint32_t *g = guest_table(s, pt->gfn);
 	uint32_t *spt = shadow_table(s, pt);
 
-	for (unsigned i = 0; i < PT_ENTRIES; i++)
-		spt[i] = shadow_derive_pte(s, g[i]);
+	for (unsigned i = 0; i < PT_ENTRIES; i++) {
+		uint32_t e = shadow_derive_pte(s, g[i]);
+
+		narrowed(s, spt[i], e);
+		spt[i] = e;
+	}
 }
 
 /* The record of the guest page table gfn, shadowing it now if need be. */
@@ -358,7 +430,7 @@ static bool build_directory(struct shadow *s, struct shadow_page *pd, uint32_t o
  * directory has) goes, so that the audit of the stopped guest is true. */
 static enum vtlb_result refused_directory(struct shadow *s, struct shadow_page *pd)
 {
-	if (index_of(s, pd) != s->current)
+	if (!loaded_by_any(s, index_of(s, pd)))
 		free_page(s, pd);
 	return refused(s);
 }
@@ -377,6 +449,19 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 	s->nfree = SHADOW_MAX_PAGES;
 }
 
+void shadow_vcpu_init(struct shadow *s, unsigned k, uint32_t switcher_pde)
+{
+	if (k >= SHADOW_MAX_VCPUS)
+		return;
+	if (k >= s->nr_vcpus)
+		s->nr_vcpus = k + 1;
+	if (s->top_mfn[k])
+		vtlb_env_free(&s->env, s->top_mfn[k]);
+	s->loaded[k] = 0;
+	s->top_mfn[k] = 0;
+	s->top_switcher_pde[k] = switcher_pde;
+}
+
 void shadow_trim(struct shadow *s)
 {
 	evict(s);
@@ -384,7 +469,12 @@ void shadow_trim(struct shadow *s)
 
 void shadow_destroy(struct shadow *s)
 {
-	s->current = 0;
+	for (unsigned k = 0; k < s->nr_vcpus; k++) {
+		s->loaded[k] = 0;
+		if (s->top_mfn[k])
+			vtlb_env_free(&s->env, s->top_mfn[k]);
+		s->top_mfn[k] = 0;
+	}
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++)
 		if (s->pages[i].kind == SHADOW_PD)
 			free_page(s, &s->pages[i]);
@@ -441,7 +531,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 
 	sp = lookup(s, gfn);
 	if (sp && sp->kind != (uint8_t)kind) {
-		if (index_of(s, sp) == s->current)
+		if (loaded_by_any(s, index_of(s, sp)))
 			return violation(s, out, "AllocatePage: the loaded page directory 0x%x announced as a page table", gfn);
 		free_page(s, sp);
 		sp = 0;
@@ -480,7 +570,7 @@ enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outc
 
 	if (!sp)
 		return VTLB_FILLED;	/* never shadowed, or evicted: nothing to free */
-	if (index_of(s, sp) == s->current)
+	if (loaded_by_any(s, index_of(s, sp)))
 		return violation(s, out, "ReleasePage: page directory 0x%x is loaded in CR3", gfn);
 	free_page(s, sp);
 	s->stats.released++;
@@ -498,8 +588,11 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 	}
 	touch(s, sp);
 	if (sp->kind == SHADOW_PT) {
+		uint32_t e = shadow_derive_pte(s, guest_table(s, sp->gfn)[i]);
+
 		s->stats.entry_writes++;
-		shadow_table(s, sp)[i] = shadow_derive_pte(s, guest_table(s, sp->gfn)[i]);
+		narrowed(s, shadow_table(s, sp)[i], e);
+		shadow_table(s, sp)[i] = e;
 		return VTLB_FILLED;
 	}
 	s->stats.pde_writes++;
@@ -508,13 +601,35 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 	return VTLB_FILLED;
 }
 
-enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_outcome *out)
+/* Slot k's top-level page (several vCPUs): its loaded directory's guest
+ * PDEs, and its own switcher. */
+static bool fill_top(struct shadow *s, unsigned k, struct vtlb_outcome *out)
+{
+	const uint32_t *spd = shadow_table(s, record(s, s->loaded[k]));
+	uint32_t *top;
+	char why[80];
+
+	if (!s->top_mfn[k] && !alloc_zeroed(s, &s->top_mfn[k])) {
+		s->top_mfn[k] = 0;
+		violation(s, out, "out of shadow memory for vCPU %u's top-level page (%s)", k,
+			  frames_out(s, why, sizeof(why)));
+		return false;
+	}
+	top = s->env.map(s->top_mfn[k]);
+	memcpy(top, spd, VTLB_GUEST_PDES * sizeof(uint32_t));
+	top[HV_SWITCHER_PDE_INDEX] = s->top_switcher_pde[k];
+	return true;
+}
+
+enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, struct vtlb_outcome *out)
 {
 	uint32_t gfn = pte_frame(cr3);
 	struct shadow_page *sp;
 	char why[80];
 
 	s->stats.cr3_loads++;
+	if (k >= s->nr_vcpus)
+		return violation(s, out, "CR3 load by vCPU %u, which the shadows do not know", k);
 	if (gfn >= s->gm->npages)
 		return violation(s, out, "CR3 0x%08x is outside its 0x%x pages", cr3, s->gm->npages);
 	sp = lookup(s, gfn);
@@ -532,14 +647,22 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 		if (!build_directory(s, sp, 0, 0, 0, out))
 			return refused_directory(s, sp);
 	}
-	s->current = index_of(s, sp);
+	s->loaded[k] = index_of(s, sp);
+	if (s->nr_vcpus > 1 && !fill_top(s, k, out)) {
+		s->loaded[k] = 0;
+		return VTLB_VIOLATION;
+	}
 	return VTLB_FILLED;
 }
 
-uint32_t shadow_cr3(const struct shadow *s)
+uint32_t shadow_cr3(const struct shadow *s, unsigned k)
 {
 	/* 0 before the first shadow_load_cr3(): the caller loads one first. */
-	return s->current ? frame_addr(s->pages[s->current - 1].mfn) : 0;
+	if (k >= s->nr_vcpus || !s->loaded[k])
+		return 0;
+	if (s->top_mfn[k])
+		return frame_addr(s->top_mfn[k]);
+	return frame_addr(s->pages[s->loaded[k] - 1].mfn);
 }
 
 /* The neighbours of entry i that a prefetch would fill now (shadow.h,
@@ -592,11 +715,11 @@ static void prefetch_accessed(struct shadow *s, struct shadow_page *pt, unsigned
 	}
 }
 
-enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
+enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
 {
 	const bool write = (hw_error & X86_PF_W) != 0;
-	struct shadow_page *pd = record(s, s->current), *pt;
+	struct shadow_page *pd = k < s->nr_vcpus ? record(s, s->loaded[k]) : 0, *pt;
 	uint32_t gpa, gpde, gpte_before, *gpt, spde_before, spte_before;
 	enum vtlb_result r;
 	bool progress;
@@ -646,6 +769,7 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	gpt = guest_table(s, pt->gfn);
 	spte_before = shadow_table(s, pt)[pte_index(lin)];
 	shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, gpt[pte_index(lin)]);
+	narrowed(s, spte_before, shadow_table(s, pt)[pte_index(lin)]);
 	touch(s, pt);
 
 	/* No progress: the fill left both shadow entries as they were, so
@@ -680,9 +804,9 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	return VTLB_FILLED;
 }
 
-void shadow_invlpg(struct shadow *s, uint32_t lin)
+void shadow_invlpg(struct shadow *s, unsigned k, uint32_t lin)
 {
-	struct shadow_page *pd = record(s, s->current), *pt;
+	struct shadow_page *pd = k < s->nr_vcpus ? record(s, s->loaded[k]) : 0, *pt;
 	struct vtlb_outcome unused;	/* a PDE it cannot link faults later, and stops the guest then */
 
 	s->stats.invlpgs++;
@@ -692,8 +816,12 @@ void shadow_invlpg(struct shadow *s, uint32_t lin)
 		return;
 	pt = record(s, pd_links(s, pd)[pde_index(lin)]);
 	touch(s, pt);
-	if (pt)
-		shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, guest_table(s, pt->gfn)[pte_index(lin)]);
+	if (pt) {
+		uint32_t e = shadow_derive_pte(s, guest_table(s, pt->gfn)[pte_index(lin)]);
+
+		narrowed(s, shadow_table(s, pt)[pte_index(lin)], e);
+		shadow_table(s, pt)[pte_index(lin)] = e;
+	}
 }
 
 void shadow_track(struct shadow *s, bool on)

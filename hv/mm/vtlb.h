@@ -62,6 +62,11 @@ struct vtlb_env {
 	 * shadow.c take is charged to it; 0 = not charged (unit tests that
 	 * are not about budgets). */
 	struct frame_budget *budget;
+	/* Shadows only (shadow.c, "several vCPUs at once"): make every other
+	 * CPU running a vCPU of this guest leave it (its TLB flushed), and
+	 * wait until each has; 0: nothing to do (unit tests, the vTLB). */
+	void (*remote_flush)(void *ctx);
+	void *ctx;
 };
 
 /* A frame for the shadows (contents garbage), charged to env->budget:

@@ -76,6 +76,17 @@ static void list_guests(const struct console_keys *r)
 			g->weight, (unsigned long long)g->vcpus[0]->stats.exits,
 			e->state == SCHED_RUNNING ? "on" : "last on", e->cpu,
 			(unsigned long long)e->migrations);
+		/* A guest of several vCPUs: each one (docs/HV.md, "A guest of
+		 * several vCPUs"). */
+		for (unsigned j = 0; g->nr_vcpus > 1 && j < g->nr_vcpus; j++) {
+			const struct vcpu *v = g->vcpus[j];
+
+			kprintf("        vcpu %u: %s, %llu exits, %s CPU %d, %llu alarms\n", j,
+				v->awaiting_start ? "waiting for its start" : sched_state_name(v->sched.state),
+				(unsigned long long)v->stats.exits,
+				v->sched.state == SCHED_RUNNING ? "on" : "last on", v->sched.cpu,
+				(unsigned long long)v->valarm.count);
+		}
 		spin_unlock(&g->lock);
 	}
 }
@@ -128,9 +139,9 @@ static void print_times(const struct console_keys *r)
 				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
 				(unsigned long long)t.running, (unsigned long long)t.halted,
 				(unsigned long long)stolen_ms, (unsigned long long)real_ms,
-				(unsigned long long)g->valarm.count,
-				(unsigned long long)tsc_to_us(g->valarm.max_late),
-				(unsigned long long)valarm_mean_late_us(&g->valarm),
+				(unsigned long long)g->vcpus[j]->valarm.count,
+				(unsigned long long)tsc_to_us(g->vcpus[j]->valarm.max_late),
+				(unsigned long long)valarm_mean_late_us(&g->vcpus[j]->valarm),
 				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
 			if (g->nr_vcpus > 1)	/* docs/HV.md, "A guest of several vCPUs" */
 				kprintf("vmi-hv: vcpu apic: guest %u (%s) vcpu %u: %s, %llu IPIs sent, %llu taken\n",

@@ -24,6 +24,7 @@
 #include "hvlib.h"
 #include "pcpu.h"
 #include "run.h"
+#include "vcpu_shootdown.h"
 
 /* Mark the guest dead (as lguest's kill_guest does) and go back to the
  * run loop, which reports it. */
@@ -35,6 +36,16 @@ static void kill_guest(struct vcpu *v, enum guest_state how)
 	irq_disable();
 	g->state = how;
 	g->ended_by = v;
+	/* Its other vCPUs running elsewhere (vcpus_at_once) come back to
+	 * their loops at their exits (vcpu_leave_dead_guest). */
+	guest_kick_running(g);
+	hv_longjmp(&this_pcpu()->run_jmp, 1);
+}
+
+void vcpu_leave_dead_guest(struct vcpu *v)
+{
+	(void)v;
+	irq_disable();
 	hv_longjmp(&this_pcpu()->run_jmp, 1);
 }
 

@@ -21,5 +21,8 @@ void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const ch
  * which prints the statistics (guest_stop.c). */
 __attribute__((noreturn)) void vcpu_guest_reboot(struct vcpu *v, const char *why);
 __attribute__((noreturn)) void vcpu_guest_shutdown(struct vcpu *v, const char *why);
+/* v's guest died on another CPU (vcpus_at_once): back to the run loop,
+ * which reaps it once no CPU is inside it. */
+__attribute__((noreturn)) void vcpu_leave_dead_guest(struct vcpu *v);
 
 #endif

@@ -365,6 +365,10 @@ void vcpu_run_once(struct vcpu *v)
 	uint32_t cr2, cr3;
 	uint64_t entry_tsc;
 
+	/* Its guest died on another CPU meanwhile (vcpus_at_once): back to
+	 * the loop, which reaps it once no CPU is inside it. */
+	if (!guest_alive(v->guest))
+		vcpu_leave_dead_guest(v);
 	inject_interrupt(v);
 	sanitize_eflags(f);
 	if (!vcpu_check_frame(v, why, sizeof(why)))
@@ -376,16 +380,23 @@ void vcpu_run_once(struct vcpu *v)
 	cr3 = vcpu_mmu_cr3(v);
 	/* The guest runs beside the other CPUs' hypervisor work. */
 	vcpu_exit_handling_end(c);
+	/* In guest mode from here until the exit, for the CPUs that change
+	 * its guest's shadows under the lock (vcpu_shootdown.c). */
+	__atomic_store_n(&c->in_guest, v, __ATOMIC_SEQ_CST);
 	spin_unlock(&v->guest->lock);
 	locks_assert_none_held();
 	entry_tsc = rdtsc();
 	switch_to_guest(cr3, c);
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
+	__atomic_store_n(&c->in_guest, 0, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&c->guest_exits, 1, __ATOMIC_SEQ_CST);
 	c->exit_tsc = rdtsc();
 	c->guest_cycles += c->exit_tsc - entry_tsc;
 	spin_lock(&v->guest->lock);
 	exit_handling_begin(c, v);
+	if (!guest_alive(v->guest))
+		vcpu_leave_dead_guest(v);
 	if (v->stop_requested)
 		vcpu_stop(v, "%s", v->stop_requested);
 	v->exit_vector = f->vector;
@@ -396,7 +407,10 @@ void vcpu_run_once(struct vcpu *v)
 	if (!vcpu_finish_rom_iret(v, f)) {
 		v->stats.exits++;
 		v->stats.exits_by_vector[f->vector & 0xff]++;
-		return;
+	} else {
+		handle_exit(v, f, cr2);
 	}
-	handle_exit(v, f, cr2);
+	/* What this exit removed or narrowed in the shadows is gone from
+	 * every other CPU running the guest before it runs on. */
+	vcpu_mmu_sync_remote(v);
 }

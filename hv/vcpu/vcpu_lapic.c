@@ -12,6 +12,7 @@
  * pays for them (docs/HV.md, "Rates a guest controls").
  */
 #include "vcpu_lapic.h"
+#include "vcpu_shootdown.h"
 #include "console.h"
 #include "hvlib.h"
 
@@ -47,6 +48,10 @@ static void send(struct vcpu *v, const struct ipi *ipi)
 			continue;
 		vlapic_accept(&t->lapic, ipi->vector);
 		v->ipis_sent++;
+		/* Running on another CPU (vcpus_at_once): it leaves the
+		 * guest, and takes the vector at its entry. */
+		if (t != v)
+			vcpu_kick_running(t);
 		/* A halted target with its IF set wakes (with it clear,
 		 * as a CPU in cli; hlt, it does not). */
 		if (t->halted && t->vif && !t->wake_requested) {

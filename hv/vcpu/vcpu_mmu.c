@@ -16,6 +16,8 @@
 #include "vcpu_exception.h"
 #include "vcpu_mem.h"
 #include "vcpu_mmu.h"
+#include "vcpu_shootdown.h"
+#include "pcpu.h"
 #include "vcpu_ops.h"
 #include "machine_mem.h"
 #include "frames.h"
@@ -39,12 +41,25 @@ static void free_frame(uint32_t mfn)
 	HV_ASSERT(machine_frame_free(mfn));
 }
 
+/* The shadows' remote flush: the guest's other CPUs leave it. */
+static void shootdown(void *guest)
+{
+	guest_shootdown(guest);
+}
+
+void vcpu_mmu_sync_remote(struct vcpu *v)
+{
+	if (v->shadows_active)
+		shadow_sync_remote(&v->guest->shadow);
+}
+
 void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 {
 	const struct guest_mem *gm = &v->guest->mem;
 	struct vtlb_env env = {
 		.map = map_frame, .alloc_frame = alloc_frame, .free_frame = free_frame,
 		.switcher_pde = switcher_pde, .budget = &v->guest->budget,
+		.remote_flush = shootdown, .ctx = v->guest,
 	};
 	uint16_t *by_gfn;
 
@@ -52,8 +67,10 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	if (!vtlb_init(&v->vtlb, &env, gm))
 		hv_fail("guest %s: no frame for the vTLB's page directory: %u of %u frames of its budget in use",
 			v->guest->name, v->guest->budget.used, v->guest->budget.limit);
-	if (v->guest->shadow_ready)
+	if (v->guest->shadow_ready) {
+		shadow_vcpu_init(&v->guest->shadow, v->index, switcher_pde);
 		return;
+	}
 	/* by_gfn: one uint16_t per guest page, machine-contiguous so that
 	 * it is one array in the hypervisor's 1:1 map. */
 	by_gfn = v->guest->shadow.by_gfn;	/* kept across a reboot */
@@ -65,8 +82,11 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
 	shadow_strict(&v->guest->shadow, v->guest->strict_pt);
 	shadow_prefetch_accessed(&v->guest->shadow, v->guest->fastpaths);
+	shadow_vcpu_init(&v->guest->shadow, v->index, switcher_pde);
 	v->guest->shadow_ready = true;
 }
+
+_Static_assert(SHADOW_MAX_VCPUS == GUEST_MAX_VCPUS, "a shadow slot per vCPU");
 
 /* ---- continuous audit (audit= option) ----------------------------------
  * Off, each hook below is one test of the mode and the shadows note
@@ -157,10 +177,41 @@ static void audit_now(struct vcpu *v, const char *when, uint32_t extra_gfn)
  * hypercall, nor with the virtual IF set.  An audit now could see that
  * entry stale; it waits for a later exit (the pages stay touched).
  */
-static bool write_may_be_in_flight(const struct vcpu *v)
+static bool own_write_may_be_in_flight(const struct vcpu *v)
 {
 	return !v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
 	       (v->shared->features & VMI_SHARED_F_PXE);
+}
+
+/*
+ * vcpus_at_once: another vCPU of the guest in guest mode may have
+ * written entries its ROM queued and that its next exit drains (its
+ * queue not empty), or be inside the ROM between such a write and its
+ * queueing (its virtual IF clear in its page): an audit now could see
+ * them stale.  It waits for an exit when none is (docs/HV.md, "Concurrent
+ * vCPUs": the deferred queues).
+ */
+static bool sibling_write_may_be_in_flight(const struct vcpu *v)
+{
+	const struct guest *g = v->guest;
+
+	if (!g->vcpus_at_once)
+		return false;
+	for (unsigned i = 0; i < nr_online_cpus; i++) {
+		const struct vcpu *w = __atomic_load_n(&pcpus[i].in_guest, __ATOMIC_SEQ_CST);
+
+		if (!w || w == v || w->guest != g || !(w->shared->features & VMI_SHARED_F_PXE))
+			continue;
+		if (*(volatile uint32_t *)&w->shared->pxe_count ||
+		    !(*(volatile uint32_t *)&w->shared->eflags_if & X86_EFLAGS_IF))
+			return true;
+	}
+	return false;
+}
+
+static bool write_may_be_in_flight(const struct vcpu *v)
+{
+	return own_write_may_be_in_flight(v) || sibling_write_may_be_in_flight(v);
 }
 
 /* n page-table notifications were handled (all of them: an audit
@@ -219,7 +270,7 @@ void vcpu_mmu_activate(struct vcpu *v)
 		log_info("shadow paging: the guest activated VMI with paging or CR0.WP off; the virtual TLB stays");
 		return;
 	}
-	check(v, shadow_load_cr3(&v->guest->shadow, v->cr3, &out), &out, "VMI activation");
+	check(v, shadow_load_cr3(&v->guest->shadow, v->index, v->cr3, &out), &out, "VMI activation");
 	vtlb_flush(&v->vtlb);
 	v->shadows_active = true;
 	/* From now on every guest entry is notified or queued, so with the
@@ -232,9 +283,14 @@ void vcpu_mmu_activate(struct vcpu *v)
 		 v->cr3, v->guest->shadow.stats.pages_in_use);
 }
 
+bool vcpu_mmu_cr3_acceptable(const struct vcpu *v, uint32_t cr3)
+{
+	return shadow_cr3_acceptable(&v->guest->shadow, cr3);
+}
+
 uint32_t vcpu_mmu_cr3(const struct vcpu *v)
 {
-	return v->shadows_active ? shadow_cr3(&v->guest->shadow) : vtlb_shadow_cr3(&v->vtlb);
+	return v->shadows_active ? shadow_cr3(&v->guest->shadow, v->index) : vtlb_shadow_cr3(&v->vtlb);
 }
 
 void vcpu_paging_changed(struct vcpu *v, bool force_flush)
@@ -254,7 +310,7 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 			vcpu_stop(v, "paravirtual guest turned %s off (cr0=%08x): not supported",
 				  gp.pg ? "CR0.WP" : "paging", v->cr0);
 		if (gp.cr3 != v->paging.cr3) {
-			check(v, shadow_load_cr3(&v->guest->shadow, gp.cr3, &out), &out, "a CR3 write");
+			check(v, shadow_load_cr3(&v->guest->shadow, v->index, gp.cr3, &out), &out, "a CR3 write");
 			if (v->guest->audit.opt.mode == AUDIT_CR3) {
 				v->paging = gp;
 				audit_now(v, "a CR3 load", pte_frame(gp.cr3));
@@ -282,7 +338,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 	enum vtlb_result r;
 
 	r = v->shadows_active ?
-		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, access, &out) :
+		shadow_fault(&v->guest->shadow, v->index, &v->paging, cr2, error, access, &out) :
 		vtlb_fault(&v->vtlb, &v->paging, cr2, error, access, &out);
 
 	switch (r) {
@@ -303,7 +359,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin)
 {
 	if (v->shadows_active) {
-		shadow_invlpg(&v->guest->shadow, lin);
+		shadow_invlpg(&v->guest->shadow, v->index, lin);
 		count_ops(v, 1);
 	} else
 		vtlb_invlpg(&v->vtlb, lin);

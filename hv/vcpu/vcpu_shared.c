@@ -103,7 +103,7 @@ static void publish_alarm(struct vcpu *v)
 	v->alarm_entered = rdtsc();
 	v->alarm_token++;
 	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
-		v->alarm_floor[c] = valarm_floor(&v->guest->valarm, c);
+		v->alarm_floor[c] = valarm_floor(&v->valarm, c);
 		sh->alarm_floor[c] = v->alarm_floor[c];
 		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
 		promised |= v->alarm_floor[c] != UINT64_MAX;
@@ -115,7 +115,7 @@ static void publish_alarm(struct vcpu *v)
 	 * Only then: a periodic alarm keeps the run loop's arming, which a
 	 * guest flooded by its own ticks relies on to reach its halt. */
 	if (promised) {
-		uint64_t at = valarm_next(&v->guest->valarm, &v->sched, v->alarm_entered);
+		uint64_t at = valarm_next(&v->valarm, &v->sched, v->alarm_entered);
 
 		if (at != UINT64_MAX)
 			hv_timer_arm(at);
@@ -129,14 +129,17 @@ void vcpu_share_state(struct vcpu *v)
 	v->shared->eflags_iopl = v->iopl;	/* shown by the ROM's GetInterruptMask only */
 	v->shared->cr2 = v->cr2;
 	/* The ROM's EnableInterrupts and IRET make the hypercall only when
-	 * this is set, so it must say whether the virtual PIC has work now. */
-	v->shared->irq_pending = vpic_pending(&v->guest->vpic);
+	 * this is set, so it must say whether this vCPU has an interrupt to
+	 * take now: its vPIC's (vCPU 0) or its local APIC's. */
+	v->shared->irq_pending = vcpu_irq_pending(v);
 	if (!v->guest->fastpaths)
 		return;
 	publish_time(v);
 	publish_ports(v);
 	vpic_rom_publish(&v->guest->vpic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
-	v->shared->pic_ready = vpic_rom_ready(&v->guest->vpic);
+	/* The 8259 is vCPU 0's: another vCPU's ROM makes the calls (its
+	 * page's copy could be stale, and is never taken back). */
+	v->shared->pic_ready = v->index ? 0 : vpic_rom_ready(&v->guest->vpic);
 	publish_alarm(v);
 }
 
@@ -157,6 +160,8 @@ static void take_pic_and_alarm(struct vcpu *v)
 	uint8_t old_irr[2], old_isr[2], old_imr[2];
 	char why[120];
 
+	if (v->index)
+		goto alarm;	/* the 8259 is vCPU 0's (vcpu_share_state) */
 	for (unsigned i = 0; i < 2; i++) {
 		imr[i] = *(volatile uint32_t *)&sh->pic_imr[i];
 		isr[i] = *(volatile uint32_t *)&sh->pic_isr[i];
@@ -169,13 +174,14 @@ static void take_pic_and_alarm(struct vcpu *v)
 			v->stats.rom_pic_changes++;
 			break;
 		}
+alarm:
 	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
 		uint64_t lazy = *(volatile uint64_t *)&sh->alarm_lazy[c];
 
 		if ((uint32_t)(lazy >> 32) & VMI_SHARED_ALARM_EMPTY_HI)
 			continue;	/* a token: nothing set (or garbage in the tag: ignored) */
 		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
-		valarm_set_lazy(&v->guest->valarm, c, lazy, v->alarm_floor[c], &v->sched, v->alarm_entered);
+		valarm_set_lazy(&v->valarm, c, lazy, v->alarm_floor[c], &v->sched, v->alarm_entered);
 	}
 }
 

@@ -58,7 +58,7 @@ static void unknown_option_lists_every_key(void **state)
 	assert_string_equal(big,
 		"unknown hypervisor option 'frobnicate=1' (options are guest_mem=, loglevel=, after_load=, "
 		"selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, "
-		"strict_pt=, vmi_refuse=, cpus=, vcpus=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
+		"strict_pt=, vmi_refuse=, cpus=, vcpus=, vcpus_at_once=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
 		"guestN.cpus=, guestN.vcpus=)");
 	assert_false(hv_parse_cmdline("x guest2.colour=red", true, &o, big, sizeof(big)));
 	assert_string_equal(big,

@@ -1,0 +1,21 @@
+/*
+ * vcpu_shootdown.h - the other CPUs running vCPUs of a guest, made to
+ * leave it (vcpu_shootdown.c; docs/HV.md, "Concurrent vCPUs").
+ */
+#ifndef VMI_HV_VCPU_SHOOTDOWN_H
+#define VMI_HV_VCPU_SHOOTDOWN_H
+
+#include "vcpu_state.h"
+
+/* With g's lock held: every other CPU in guest mode in a vCPU of g is
+ * sent an IPI, and this CPU waits until each has left guest mode (its
+ * TLB went with its CR3).  The shadows' env.remote_flush. */
+void guest_shootdown(struct guest *g);
+/* The same IPIs, without waiting (g has died: they come back to the loop
+ * at their exit). */
+void guest_kick_running(struct guest *g);
+/* v is in guest mode on another CPU: that CPU is sent an IPI, so that v
+ * takes an interrupt now at its exit and re-entry.  Not waited for. */
+void vcpu_kick_running(struct vcpu *v);
+
+#endif
