@@ -916,7 +916,7 @@ static void an_accessed_fault_gives_old_neighbours_a(void **state)
 	set_pte(UPT, inside, (28 << 12) | P | U);
 	set_pte(UPT, swap, swap_entry);
 	set_pte(UPT, beyond, (29 << 12) | P | U);
-	assert_int_equal(shadow_fault(&s, &gp, old, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, old, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.accessed_faults, 1);
 	assert_int_equal(s.stats.accessed_prefetched, 2);
 	/* A, never D: the writable neighbour stays read-only in the shadow. */
@@ -935,11 +935,11 @@ static void an_accessed_fault_gives_old_neighbours_a(void **state)
 
 	/* Off: the next old entry's fault sets A in it alone. */
 	shadow_prefetch_accessed(&s, false);
-	assert_int_equal(shadow_fault(&s, &gp, beyond, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, beyond, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.accessed_faults, 2);
 	assert_int_equal(s.stats.accessed_prefetched, 2);
 	set_pte(UPT, near, (27 << 12) | P | W | U);
-	assert_int_equal(shadow_fault(&s, &gp, old + 0x2000, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(shadow_fault(&s, 0, &gp, old + 0x2000, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
 	assert_int_equal(get_pte(UPT, near), (27 << 12) | P | W | U);
 }
 
