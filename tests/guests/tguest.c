@@ -433,13 +433,24 @@ uint32_t vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b
 	return a;
 }
 
+/* "prefix what value\n" in one instruction (rep outsb: one exit), so that
+ * the lines of vCPUs taking turns mid-line never interleave. */
 void say_value(const char *prefix, const char *what, uint32_t v)
 {
-	puts(prefix);
-	puts(what);
-	puts(" ");
-	puthex(v);
-	puts("\n");
+	char line[112];
+	const char *p = line;
+	uint32_t n = 0;
+
+	for (const char *s = prefix; *s && n < 80; s++)
+		line[n++] = *s;
+	for (const char *s = what; *s && n < 96; s++)
+		line[n++] = *s;
+	line[n++] = ' ';
+	for (int i = 28; i >= 0; i -= 4)
+		line[n++] = "0123456789abcdef"[(v >> i) & 15];
+	line[n++] = '\r';
+	line[n++] = '\n';
+	__asm__ volatile("cld; rep outsb" : "+S"(p), "+c"(n) : "d"(COM1) : "memory", "cc");
 }
 
 static void test_links(void)
