@@ -3,9 +3,10 @@
  *
  * REAL counts the TSC at the frequency tsc.c measured; STOLEN the cycles
  * the vCPU was runnable while another ran (sched.c); AVAILABLE = REAL -
- * STOLEN, the time it ran or halted.  Each of REAL and AVAILABLE
- * has one alarm, one-shot or periodic, wired to the guest's IRQ0 (the
- * local APIC timer wiring is refused: there is no virtual APIC).  The vCPU
+ * STOLEN, the time it ran or halted.  Each vCPU has its own valarm, and
+ * in it each of REAL and AVAILABLE has one alarm, one-shot or periodic,
+ * wired to the guest's IRQ0 (vCPU 0 only: the 8259 is its) or to the
+ * vCPU's local APIC timer entry (LVTT: its vector, unless masked).  The vCPU
  * calls valarm_poll() before every guest entry and while the guest
  * halts, and arms the hypervisor's one-shot timer for valarm_next(), so
  * an alarm is late only by the time the timer interrupt takes to arrive.
@@ -14,7 +15,8 @@
  * interrupt on whichever guest has the CPU then.  So the period and the
  * distance to the first expiry are at least VALARM_MIN_US, and while
  * IRQ0's request is still latched (masked, or the guest's interrupts
- * off) expiries wake nobody: their edge would be lost on an 8259 too.
+ * off) expiries wake nobody: their edge would be lost on an 8259 too;
+ * so with the LVTT vector still requested.
  */
 #include "valarm.h"
 #include "vpic.h"
@@ -23,9 +25,28 @@
 #include "timer.h"
 #include "hvlib.h"
 
-void valarm_init(struct valarm *a, struct vpic *pic)
+void valarm_init(struct valarm *a, struct vpic *pic, struct vlapic *lapic)
 {
-	*a = (struct valarm){ .pic = pic };
+	*a = (struct valarm){ .pic = pic, .lapic = lapic };
+}
+
+/* Is counter i's wire still requested (another edge changes nothing)? */
+static bool latched(const struct valarm *a, unsigned i)
+{
+	if (a->alarms[i].lvtt)
+		return vlapic_timer_requested(a->lapic);
+	return a->pic && vpic_requested(a->pic, 0);
+}
+
+/* Counter i's alarm expired: its IRQ0 or LVTT vector. */
+static void raise(struct valarm *a, unsigned i)
+{
+	if (latched(a, i))
+		a->skipped++;
+	if (!a->alarms[i].lvtt)
+		vpic_pulse(a->pic, 0);
+	else if (!vlapic_timer_fire(a->lapic))
+		a->masked++;
 }
 
 bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val)
@@ -57,10 +78,10 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 
 	if (counter >= VMI_ALARM_COUNTERS)
 		return "SetAlarm: counter is not REAL or AVAILABLE";
-	if (flags & VMI_ALARM_WIRED_LVTT)
-		return "SetAlarm: wired to the local APIC timer, which this vCPU does not have";
-	if (flags & ~(VMI_ALARM_COUNTER_MASK | VMI_ALARM_IS_PERIODIC))
+	if (flags & ~(VMI_ALARM_COUNTER_MASK | VMI_ALARM_IS_PERIODIC | VMI_ALARM_WIRED_LVTT))
 		return "SetAlarm: unknown flag bits";
+	if (!(flags & VMI_ALARM_WIRED_LVTT) && !a->pic)
+		return "SetAlarm: wired to IRQ0 on a vCPU other than 0 (the 8259 is vCPU 0's; wire it to LVTT)";
 	if ((flags & VMI_ALARM_IS_PERIODIC) && !period)
 		return "SetAlarm: periodic with period 0";
 	valarm_counter(counter, e, now, &at);
@@ -79,6 +100,7 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 	a->alarms[counter].look = 0;
 	a->alarms[counter].expiry = expiry;
 	a->alarms[counter].period = (flags & VMI_ALARM_IS_PERIODIC) ? period : 0;
+	a->alarms[counter].lvtt = flags & VMI_ALARM_WIRED_LVTT;
 	a->alarms[counter].armed = true;
 	a->changes++;
 	return 0;
@@ -125,7 +147,9 @@ static void expect_next(struct valarm *a, unsigned i, uint64_t now)
 	a->alarms[i].last_fired = fired;
 	a->alarms[i].look = 0;
 	a->alarms[i].last_interval = 0;
-	if (!last || fired <= last)
+	/* The ROM sets IRQ0's one-shots only (valarm_floor): after an LVTT
+	 * one-shot there is nothing to look for. */
+	if (!last || fired <= last || a->alarms[i].lvtt || !a->pic)
 		return;
 	interval = fired - last;
 	if (interval < min_cycles() || interval > us_cycles(VALARM_LOOK_MAX_US))
@@ -151,11 +175,17 @@ void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64
 {
 	bool raised;
 
+	/* The ROM takes IRQ0-wired one-shots only, which reach vCPU 0
+	 * alone; other vCPUs are published no floor (valarm_floor), and a
+	 * value written there past the ROM is ignored. */
+	if (!a->pic)
+		return;
 	a->lazy_taken++;
 	if (expiry >= floor) {
 		a->alarms[counter].look = 0;
 		a->alarms[counter].expiry = expiry;
 		a->alarms[counter].period = 0;
+		a->alarms[counter].lvtt = false;
 		a->alarms[counter].armed = true;
 		a->changes++;
 		return;
@@ -170,7 +200,9 @@ uint64_t valarm_floor(const struct valarm *a, unsigned counter)
 {
 	uint64_t at, slack = us_cycles(VALARM_LAZY_SLACK_US);
 
-	if (counter >= VMI_ALARM_COUNTERS || valarm_irq_latched(a))
+	/* The ROM's one-shots are IRQ0's (vmi.S, fast_SetAlarm): none on a
+	 * vCPU IRQ0 does not reach, and none while it is latched. */
+	if (counter >= VMI_ALARM_COUNTERS || !a->pic || vpic_requested(a->pic, 0) || latched(a, counter))
 		return UINT64_MAX;
 	if (a->alarms[counter].armed && a->alarms[counter].period)
 		return UINT64_MAX;	/* a periodic alarm: the ROM's one-shots wait for none */
@@ -199,9 +231,7 @@ bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 		}
 		if (!a->alarms[i].armed || now < a->alarms[i].expiry)
 			continue;
-		if (valarm_irq_latched(a))
-			a->skipped++;
-		vpic_pulse(a->pic, 0);
+		raise(a, i);
 		a->count++;
 		if (now - a->alarms[i].expiry > a->max_late)
 			a->max_late = now - a->alarms[i].expiry;
@@ -236,12 +266,11 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 {
 	uint64_t next = UINT64_MAX;
 
-	if (valarm_irq_latched(a))
-		return next;
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
-		uint64_t counter, at;
+		uint64_t counter, at, when;
 
-		uint64_t when;
+		if (latched(a, i))
+			continue;
 
 		/* A look (valarm_floor) is a time the hypervisor promised. */
 		if (a->alarms[i].armed)
@@ -266,9 +295,13 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 	return next;
 }
 
-bool valarm_irq_latched(const struct valarm *a)
+unsigned valarm_irq_latched(const struct valarm *a)
 {
-	return vpic_requested(a->pic, 0);
+	unsigned bits = 0;
+
+	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++)
+		bits |= (unsigned)latched(a, i) << i;
+	return bits;
 }
 
 uint64_t valarm_mean_late_us(const struct valarm *a)

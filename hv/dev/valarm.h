@@ -1,11 +1,13 @@
 /* valarm.h - the VMI time device: counters and alarms (valarm.c); one per
- * guest, wired to its vPIC's IRQ0. */
+ * vCPU, each alarm wired to the guest's IRQ0 (vCPU 0 only) or to that
+ * vCPU's local APIC timer vector (LVTT). */
 #ifndef VMI_HV_VALARM_H
 #define VMI_HV_VALARM_H
 
 #include <stdint.h>
 #include <stdbool.h>
 #include "vpic.h"
+#include "vlapic.h"
 #include "vmi_abi.h"
 #include "sched.h"
 
@@ -32,9 +34,11 @@
 #define VALARM_LOOK_MAX_US 1000000
 
 struct valarm {
-	struct vpic *pic;
+	struct vpic *pic;	/* IRQ0's: the guest's vPIC for vCPU 0, else none */
+	struct vlapic *lapic;	/* its vCPU's local APIC (LVTT) */
 	struct {
 		bool armed;
+		bool lvtt;	/* wired to the LVT timer, not IRQ0 */
 		uint64_t expiry, period;	/* period 0: one-shot */
 		/* Not armed: when the hypervisor looks for an alarm the guest
 		 * may have set without an exit (0: it does not); the last
@@ -52,19 +56,21 @@ struct valarm {
 	uint64_t sum_late;	/* and summed, for the mean */
 	uint64_t raised;	/* SetAlarm calls whose period or expiry was raised */
 	bool period_raise_said;	/* a period below the minimum logged (once) */
-	uint64_t skipped;	/* expiries that found IRQ0 already requested */
+	uint64_t skipped;	/* expiries that found their IRQ0 or LVTT vector already requested */
+	uint64_t masked;	/* LVTT-wired expiries that found LVTT masked */
 	/* Cycles of another guest's exits spent on these alarms, charged
 	 * to this guest (run.c, charge_alarm_work). */
 	uint64_t charged;
 };
 
-void valarm_init(struct valarm *a, struct vpic *pic);
+/* pic: 0 for a vCPU that IRQ0 does not reach (all but vCPU 0). */
+void valarm_init(struct valarm *a, struct vpic *pic, struct vlapic *lapic);
 /* GetCycleCounter(which) at now for the vCPU whose time e accounts:
  * REAL is the TSC, STOLEN the cycles it was runnable but not running,
  * AVAILABLE = REAL - STOLEN.  false for an unknown counter. */
 bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val);
 /* SetAlarm at TSC time now for the vCPU whose time e accounts; 0, or why
- * the arguments are invalid.  A period or an expiry distance below
+ * the arguments are invalid (IRQ0 wiring without a pic among them).  A period or an expiry distance below
  * VALARM_MIN_US is raised to it (counted in raised; *was_raised says). */
 const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
 		       const struct sched_entity *e, uint64_t now, bool *was_raised);
@@ -84,21 +90,22 @@ void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64
 uint64_t valarm_floor(const struct valarm *a, unsigned counter);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
 bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
-/* Raise IRQ0 for every expired alarm (an AVAILABLE alarm against e's
- * available time); true if one fired. */
+/* Raise IRQ0 or the LVTT vector for every expired alarm (an AVAILABLE
+ * alarm against e's available time); true if one fired. */
 bool valarm_poll(struct valarm *a, const struct sched_entity *e);
 bool valarm_armed(const struct valarm *a);
 /* How late the alarms fired so far were, on average, in microseconds. */
 uint64_t valarm_mean_late_us(const struct valarm *a);
 /* The earliest TSC time at which an armed alarm can fire, for the vCPU
- * whose time e accounts; UINT64_MAX when none is armed, or while IRQ0's
- * request is still latched in the vPIC (another edge would change
+ * whose time e accounts; UINT64_MAX when none is armed, or while each
+ * armed one's IRQ0 or LVTT vector is still requested (another edge would change
  * nothing, so no timer interrupt is spent on it).  An AVAILABLE alarm is
  * placed as if the vCPU kept all its time from now on (it can only come
  * later), so waking then is never too late. */
 uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint64_t now);
-/* What valarm_next() depends on besides the alarms and the clock: the
- * run loop re-arms its timer after an exit that changed it. */
-bool valarm_irq_latched(const struct valarm *a);
+/* What valarm_next() depends on besides the alarms and the clock, as a
+ * bit per counter (its IRQ0 or LVTT vector still requested): the run
+ * loop re-arms its timer after an exit that changed it. */
+unsigned valarm_irq_latched(const struct valarm *a);
 
 #endif

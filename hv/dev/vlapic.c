@@ -6,7 +6,9 @@
  * guest, by physical APIC ID or shorthand; INIT and STARTUP are refused
  * (a VMI guest starts its vCPUs with SetInitialAPState, as the seed's
  * Linux does), and so are NMI (for now), lowest-priority, SMI, logical
- * destinations and vectors below 16.
+ * destinations and vectors below 16.  LVTT takes a vector (16-255 unless
+ * masked), the mask and the timer mode; the timer's counts are refused
+ * (the alarm is the timer: SetAlarm wired to LVTT, dev/valarm.c).
  */
 #include "vlapic.h"
 
@@ -26,7 +28,7 @@ static int highest(const uint32_t bits[8])
 
 void vlapic_reset(struct vlapic *l, uint32_t id)
 {
-	*l = (struct vlapic){ .id = id, .svr = 0xff, .dfr = 0xffffffffu };
+	*l = (struct vlapic){ .id = id, .svr = 0xff, .dfr = 0xffffffffu, .lvtt = VLAPIC_LVT_MASKED };
 }
 
 static uint32_t ppr(const struct vlapic *l)
@@ -58,6 +60,7 @@ bool vlapic_read(const struct vlapic *l, uint32_t reg, uint32_t *val)
 	case VLAPIC_ESR:	*val = 0; return true;
 	case VLAPIC_ICR_LO:	*val = 0; return true;	/* delivered at once: never pending */
 	case VLAPIC_ICR_HI:	*val = l->icr_hi; return true;
+	case VLAPIC_LVTT:	*val = l->lvtt; return true;
 	}
 	return false;
 }
@@ -112,6 +115,15 @@ enum vlapic_write_result vlapic_write(struct vlapic *l, uint32_t reg, uint32_t v
 	case VLAPIC_ICR_HI:	l->icr_hi = val & 0xff000000u; return VLAPIC_OK;
 	case VLAPIC_ICR_LO:
 		return vlapic_decode_icr(val, l->icr_hi, l->id, nr, ipi) ? VLAPIC_SEND : VLAPIC_REFUSED;
+	case VLAPIC_LVTT:
+		/* No other bit (delivery status is read-only); mode 3 is
+		 * reserved; an unmasked vector below 16 is illegal. */
+		if (val & ~(VLAPIC_LVT_VECTOR | VLAPIC_LVT_MASKED | VLAPIC_LVTT_MODE) ||
+		    (val & VLAPIC_LVTT_MODE) == VLAPIC_LVTT_MODE ||
+		    (!(val & VLAPIC_LVT_MASKED) && (val & VLAPIC_LVT_VECTOR) < 16))
+			return VLAPIC_REFUSED;
+		l->lvtt = val;
+		return VLAPIC_OK;
 	}
 	return VLAPIC_REFUSED;
 }
@@ -137,4 +149,19 @@ void vlapic_ack(struct vlapic *l, uint8_t vector)
 {
 	l->irr[vector / 32] &= ~(1u << (vector % 32));
 	l->isr[vector / 32] |= 1u << (vector % 32);
+}
+
+bool vlapic_timer_fire(struct vlapic *l)
+{
+	if (l->lvtt & VLAPIC_LVT_MASKED)
+		return false;
+	vlapic_accept(l, (uint8_t)(l->lvtt & VLAPIC_LVT_VECTOR));
+	return true;
+}
+
+bool vlapic_timer_requested(const struct vlapic *l)
+{
+	uint32_t v = l->lvtt & VLAPIC_LVT_VECTOR;
+
+	return !(l->lvtt & VLAPIC_LVT_MASKED) && (l->irr[v / 32] >> (v % 32) & 1);
 }

@@ -3,8 +3,10 @@
  * APICRead/APICWrite (vlapic.c, pure, tests/unit/test_vlapic.c): the
  * registers a paravirtual Linux uses (ID, version, TPR, EOI, spurious
  * vector, ICR) and the fixed interrupts other vCPUs of its guest send it.
- * Register numbers are the xAPIC's MMIO offsets.  The LVT timer stays
- * refused: the alarm is SetAlarm (docs/HV.md, "A guest of several vCPUs").
+ * Register numbers are the xAPIC's MMIO offsets.  The LVT timer entry
+ * holds the vector and mask an alarm wired to it (SetAlarm with
+ * VMI_ALARM_WIRED_LVTT) delivers; the timer's counts stay refused: the
+ * alarm sets the timing (docs/HV.md, "A guest of several vCPUs").
  */
 #ifndef VMI_HV_VLAPIC_H
 #define VMI_HV_VLAPIC_H
@@ -25,6 +27,13 @@
 #define VLAPIC_ESR	0x280
 #define VLAPIC_ICR_LO	0x300
 #define VLAPIC_ICR_HI	0x310
+#define VLAPIC_LVTT	0x320
+
+/* LVTT: the vector, the mask, the timer mode (kept, not used: the alarm
+ * is periodic or one-shot by its own flags). */
+#define VLAPIC_LVT_VECTOR	0x000000ffu
+#define VLAPIC_LVT_MASKED	0x00010000u
+#define VLAPIC_LVTT_MODE	0x00060000u
 
 /* Version 0x14 (an integrated APIC), 6 LVT entries as a P6's. */
 #define VLAPIC_VERSION_VALUE 0x00050014u
@@ -32,7 +41,7 @@
 
 struct vlapic {
 	uint32_t id;			/* its vCPU's index */
-	uint32_t tpr, svr, ldr, dfr, icr_hi;
+	uint32_t tpr, svr, ldr, dfr, icr_hi, lvtt;
 	uint32_t irr[8], isr[8];	/* vector v: bit v % 32 of word v / 32 */
 };
 
@@ -64,5 +73,11 @@ void vlapic_accept(struct vlapic *l, uint8_t vector);
 int vlapic_pending(const struct vlapic *l);
 /* That vector moves from requested to in service. */
 void vlapic_ack(struct vlapic *l, uint8_t vector);
+/* An alarm wired to the LVT timer expired: its vector requested unless
+ * LVTT is masked; false when masked (nothing delivered). */
+bool vlapic_timer_fire(struct vlapic *l);
+/* Is the LVT timer's vector requested and not yet taken?  (Another
+ * expiry would change nothing then.) */
+bool vlapic_timer_requested(const struct vlapic *l);
 
 #endif

@@ -120,7 +120,6 @@ struct guest {
 	struct vpic vpic;
 	struct vuart vuart;
 	struct vga_screen screen;	/* its VGA screen when several guests run */
-	struct valarm valarm;
 	struct guest_ports ports;
 };
 
@@ -129,7 +128,8 @@ static inline bool guest_alive(const struct guest *g)
 	return g->state == GUEST_RUNNING;
 }
 
-/* The devices in their power-on state, wired to this guest's vPIC. */
+/* The devices in their power-on state, wired to this guest's vPIC; each
+ * vCPU's alarms too (IRQ0 reaches vCPU 0 alone). */
 void guest_devices_reset(struct guest *g);
 
 /* Load the guest from its module pair (spec, one of nr_guests), or stop

@@ -123,11 +123,36 @@ static void drop_record(struct shadow *s, struct shadow_page *sp)
 	s->stats.pages_in_use--;
 }
 
-/* Point shadow PDE i of pd at record pt_idx (0: not present). */
+/* Is record idx some slot's loaded directory? */
+static bool loaded_by_any(const struct shadow *s, uint16_t idx)
+{
+	for (unsigned k = 0; k < s->nr_vcpus; k++)
+		if (s->loaded[k] == idx)
+			return true;
+	return false;
+}
+
+bool shadow_cr3_acceptable(const struct shadow *s, uint32_t cr3)
+{
+	const struct shadow_page *sp = lookup(s, pte_frame(cr3));
+
+	return pte_frame(cr3) < s->gm->npages && (!sp || sp->kind == SHADOW_PD);
+}
+
+bool shadow_loaded_anywhere(const struct shadow *s, uint32_t gfn)
+{
+	const struct shadow_page *sp = lookup(s, gfn);
+
+	return sp && sp->kind == SHADOW_PD && loaded_by_any(s, index_of(s, sp));
+}
+
+/* Point shadow PDE i of pd at record pt_idx (0: not present), in pd and
+ * in the top-level page of every slot that has pd loaded. */
 static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t val, uint16_t pt_idx)
 {
 	uint32_t *spd = shadow_table(s, pd);
 	uint16_t *links = pd_links(s, pd);
+	uint16_t idx = index_of(s, pd);
 
 	touch(s, pd);
 	if (links[i]) {
@@ -140,6 +165,9 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 	if (!val)
 		pt_idx = 0;
 	spd[i] = val;
+	for (unsigned k = 0; k < s->nr_vcpus; k++)
+		if (s->loaded[k] == idx && s->top_mfn[k])
+			((uint32_t *)s->env.map(s->top_mfn[k]))[i] = val;
 	links[i] = pt_idx;
 	if (pt_idx)
 		record(s, pt_idx)->links++;
@@ -158,7 +186,7 @@ static void evict(struct shadow *s)
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
 		struct shadow_page *sp = &s->pages[i];
 
-		if (sp->kind == SHADOW_PD && i + 1 != s->current && i + 1 != s->pinned)
+		if (sp->kind == SHADOW_PD && !loaded_by_any(s, (uint16_t)(i + 1)) && i + 1 != s->pinned)
 			free_page(s, sp);
 	}
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
@@ -353,7 +381,7 @@ static bool build_directory(struct shadow *s, struct shadow_page *pd, uint32_t o
  * directory has) goes, so that the audit of the stopped guest is true. */
 static enum vtlb_result refused_directory(struct shadow *s, struct shadow_page *pd)
 {
-	if (index_of(s, pd) != s->current)
+	if (!loaded_by_any(s, index_of(s, pd)))
 		free_page(s, pd);
 	return refused(s);
 }
@@ -372,6 +400,19 @@ void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct gues
 	s->nfree = SHADOW_MAX_PAGES;
 }
 
+void shadow_vcpu_init(struct shadow *s, unsigned k, uint32_t switcher_pde)
+{
+	if (k >= SHADOW_MAX_VCPUS)
+		return;
+	if (k >= s->nr_vcpus)
+		s->nr_vcpus = k + 1;
+	if (s->top_mfn[k])
+		vtlb_env_free(&s->env, s->top_mfn[k]);
+	s->loaded[k] = 0;
+	s->top_mfn[k] = 0;
+	s->top_switcher_pde[k] = switcher_pde;
+}
+
 void shadow_trim(struct shadow *s)
 {
 	evict(s);
@@ -379,7 +420,12 @@ void shadow_trim(struct shadow *s)
 
 void shadow_destroy(struct shadow *s)
 {
-	s->current = 0;
+	for (unsigned k = 0; k < s->nr_vcpus; k++) {
+		s->loaded[k] = 0;
+		if (s->top_mfn[k])
+			vtlb_env_free(&s->env, s->top_mfn[k]);
+		s->top_mfn[k] = 0;
+	}
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++)
 		if (s->pages[i].kind == SHADOW_PD)
 			free_page(s, &s->pages[i]);
@@ -436,7 +482,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 
 	sp = lookup(s, gfn);
 	if (sp && sp->kind != (uint8_t)kind) {
-		if (index_of(s, sp) == s->current)
+		if (loaded_by_any(s, index_of(s, sp)))
 			return violation(s, out, "AllocatePage: the loaded page directory 0x%x announced as a page table", gfn);
 		free_page(s, sp);
 		sp = 0;
@@ -475,7 +521,7 @@ enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outc
 
 	if (!sp)
 		return VTLB_FILLED;	/* never shadowed, or evicted: nothing to free */
-	if (index_of(s, sp) == s->current)
+	if (loaded_by_any(s, index_of(s, sp)))
 		return violation(s, out, "ReleasePage: page directory 0x%x is loaded in CR3", gfn);
 	free_page(s, sp);
 	s->stats.released++;
@@ -503,13 +549,35 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 	return VTLB_FILLED;
 }
 
-enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_outcome *out)
+/* Slot k's top-level page (several vCPUs): its loaded directory's guest
+ * PDEs, and its own switcher. */
+static bool fill_top(struct shadow *s, unsigned k, struct vtlb_outcome *out)
+{
+	const uint32_t *spd = shadow_table(s, record(s, s->loaded[k]));
+	uint32_t *top;
+	char why[80];
+
+	if (!s->top_mfn[k] && !alloc_zeroed(s, &s->top_mfn[k])) {
+		s->top_mfn[k] = 0;
+		violation(s, out, "out of shadow memory for vCPU %u's top-level page (%s)", k,
+			  frames_out(s, why, sizeof(why)));
+		return false;
+	}
+	top = s->env.map(s->top_mfn[k]);
+	memcpy(top, spd, VTLB_GUEST_PDES * sizeof(uint32_t));
+	top[HV_SWITCHER_PDE_INDEX] = s->top_switcher_pde[k];
+	return true;
+}
+
+enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, struct vtlb_outcome *out)
 {
 	uint32_t gfn = pte_frame(cr3);
 	struct shadow_page *sp;
 	char why[80];
 
 	s->stats.cr3_loads++;
+	if (k >= s->nr_vcpus)
+		return violation(s, out, "CR3 load by vCPU %u, which the shadows do not know", k);
 	if (gfn >= s->gm->npages)
 		return violation(s, out, "CR3 0x%08x is outside its 0x%x pages", cr3, s->gm->npages);
 	sp = lookup(s, gfn);
@@ -527,14 +595,22 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_out
 		if (!build_directory(s, sp, 0, 0, 0, out))
 			return refused_directory(s, sp);
 	}
-	s->current = index_of(s, sp);
+	s->loaded[k] = index_of(s, sp);
+	if (s->nr_vcpus > 1 && !fill_top(s, k, out)) {
+		s->loaded[k] = 0;
+		return VTLB_VIOLATION;
+	}
 	return VTLB_FILLED;
 }
 
-uint32_t shadow_cr3(const struct shadow *s)
+uint32_t shadow_cr3(const struct shadow *s, unsigned k)
 {
 	/* 0 before the first shadow_load_cr3(): the caller loads one first. */
-	return s->current ? frame_addr(s->pages[s->current - 1].mfn) : 0;
+	if (k >= s->nr_vcpus || !s->loaded[k])
+		return 0;
+	if (s->top_mfn[k])
+		return frame_addr(s->top_mfn[k]);
+	return frame_addr(s->pages[s->loaded[k] - 1].mfn);
 }
 
 /* The neighbours of entry i that a prefetch would fill now (shadow.h,
@@ -552,11 +628,11 @@ static void count_prefetchable(struct shadow *s, struct shadow_page *pt, unsigne
 			s->stats.prefetchable++;
 }
 
-enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
+enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out)
 {
 	const bool write = (hw_error & X86_PF_W) != 0;
-	struct shadow_page *pd = record(s, s->current), *pt;
+	struct shadow_page *pd = k < s->nr_vcpus ? record(s, s->loaded[k]) : 0, *pt;
 	uint32_t gpa, gpde, gpte_before, *gpt, spde_before, spte_before;
 	enum vtlb_result r;
 	bool progress;
@@ -637,9 +713,9 @@ enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, u
 	return VTLB_FILLED;
 }
 
-void shadow_invlpg(struct shadow *s, uint32_t lin)
+void shadow_invlpg(struct shadow *s, unsigned k, uint32_t lin)
 {
-	struct shadow_page *pd = record(s, s->current), *pt;
+	struct shadow_page *pd = k < s->nr_vcpus ? record(s, s->loaded[k]) : 0, *pt;
 	struct vtlb_outcome unused;	/* a PDE it cannot link faults later, and stops the guest then */
 
 	s->stats.invlpgs++;

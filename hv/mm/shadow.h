@@ -53,8 +53,19 @@
  *
  * When frames (the guest's frame budget, frame_budget.h) or records run
  * out, the shadows are a cache: every page directory shadow except the
- * loaded one is dropped, then every page table shadow that nothing
+ * loaded ones is dropped, then every page table shadow that nothing
  * links, and they are rebuilt on demand.
+ *
+ * Each vCPU of the guest (a slot, its index) loads a directory of its
+ * own: shadow_load_cr3, shadow_cr3, shadow_fault and shadow_invlpg act on
+ * the slot's, and every slot's loaded directory is kept by eviction and
+ * refused to ReleasePage.  A guest of one vCPU runs on the directory's
+ * shadow itself.  With several, each slot runs on a top-level page of
+ * its own (shadow_vcpu_init): a copy of its loaded directory's guest
+ * PDEs, kept equal at every PDE change (set_pde), with its own vCPU's
+ * switcher in PDE 1023, so that two vCPUs on the same directory each
+ * reach their own stack and shared pages (docs/HV.md, "A guest of several
+ * vCPUs").
  *
  * Pure C like vtlb.c: freestanding in the hypervisor, on the host for the
  * cmocka tests (tests/unit/test_shadow.c).  Machine memory is reached only
@@ -70,6 +81,8 @@
 
 /* Shadow pages one guest may hold (page directories + page tables). */
 #define SHADOW_MAX_PAGES 4096u
+/* vCPUs (slots) of one guest: GUEST_MAX_VCPUS (vcpu_mmu.c checks). */
+#define SHADOW_MAX_VCPUS 8u
 
 /*
  * Shadow PDEs that may link one page table.  Linux links a table once per
@@ -183,7 +196,13 @@ struct shadow {
 	struct shadow_page pages[SHADOW_MAX_PAGES];
 	uint16_t free_stack[SHADOW_MAX_PAGES];
 	uint32_t nfree;
-	uint16_t current;		/* 1 + index of the loaded directory, 0 = none */
+	/* Per vCPU slot: 1 + index of its loaded directory (0 = none), its
+	 * top-level page (0: none, the directory's shadow is loaded) and
+	 * the PDE of its switcher.  nr_vcpus: slots in use. */
+	uint16_t loaded[SHADOW_MAX_VCPUS];
+	uint32_t top_mfn[SHADOW_MAX_VCPUS];
+	uint32_t top_switcher_pde[SHADOW_MAX_VCPUS];
+	unsigned nr_vcpus;
 	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
 	uint32_t last_fault_lin, last_fault_err, repeats;
 	struct shadow_stats stats;
@@ -231,12 +250,21 @@ struct shadow_audit {
  */
 void shadow_init(struct shadow *s, const struct vtlb_env *env, const struct guest_mem *gm,
 		 struct vtlb *walker, uint16_t *by_gfn);
-/* Free every shadow page. */
+/* Slot k (vCPU k, below SHADOW_MAX_VCPUS), its switcher reached through
+ * switcher_pde: after shadow_init, again when the vCPU is rebuilt (its
+ * directory unloaded, its top-level page given back).  Once the guest
+ * has more than one slot, each takes a top-level page at its loads. */
+void shadow_vcpu_init(struct shadow *s, unsigned k, uint32_t switcher_pde);
+/* Free every shadow page (and the slots' top-level pages). */
 void shadow_destroy(struct shadow *s);
 /* Give back what the cache can spare (the guest's frame budget is spent
- * elsewhere): every directory but the loaded one, then every table that
+ * elsewhere): every directory but the loaded ones, then every table that
  * nothing links; rebuilt on demand. */
 void shadow_trim(struct shadow *s);
+/* Would shadow_load_cr3 take cr3 (a frame of the guest, not a table)? */
+bool shadow_cr3_acceptable(const struct shadow *s, uint32_t cr3);
+/* Is the directory of guest frame gfn loaded by some slot? */
+bool shadow_loaded_anywhere(const struct shadow *s, uint32_t gfn);
 
 /* Whether guest frame gfn is shadowed as a page directory. */
 bool shadow_is_directory(const struct shadow *s, uint32_t gfn);
@@ -259,7 +287,7 @@ uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g);
 enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
 				 uint32_t orig, uint32_t base, uint32_t count,
 				 struct vtlb_outcome *out);
-/* ReleasePage(gfn).  VIOLATION for the loaded directory; a page that has
+/* ReleasePage(gfn).  VIOLATION for a directory any slot has loaded; a page that has
  * no shadow (never a table, or evicted) is FILLED, nothing to do. */
 enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outcome *out);
 
@@ -269,22 +297,22 @@ enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outc
  * that cannot be shadowed (out of memory, or a page directory). */
 enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtlb_outcome *out);
 
-/* CR3 write: load (or adopt and build) the directory's shadow. */
-enum vtlb_result shadow_load_cr3(struct shadow *s, uint32_t cr3, struct vtlb_outcome *out);
-/* Machine address to load into CR3 while the guest runs (0 before the
+/* Slot k's CR3 write: load (or adopt and build) the directory's shadow. */
+enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, struct vtlb_outcome *out);
+/* Machine address to load into CR3 while slot k runs (0 before its
  * first shadow_load_cr3). */
-uint32_t shadow_cr3(const struct shadow *s);
+uint32_t shadow_cr3(const struct shadow *s, unsigned k);
 
 /* Hardware #PF at lin (error code hw_error, CPL 1 or 3) with the guest's
  * paging state gp: FILLED (hidden), GUEST_FAULT (reflect out->guest_error,
  * out->cr2) or VIOLATION (out->why). */
-enum vtlb_result shadow_fault(struct shadow *s, const struct guest_paging *gp, uint32_t lin,
+enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out);
 
-/* INVLPG / InvalPage: derive the loaded directory's entry for lin again
+/* INVLPG / InvalPage: derive slot k's loaded directory's entry for lin again
  * (so a guest that edits a PTE without telling us, then flushes that page
  * as it would on hardware, is still seen). */
-void shadow_invlpg(struct shadow *s, uint32_t lin);
+void shadow_invlpg(struct shadow *s, unsigned k, uint32_t lin);
 
 /* Compare every shadow entry with what the guest's tables say now. */
 void shadow_audit(const struct shadow *s, struct shadow_audit *a);

@@ -87,7 +87,7 @@ static bool linear_of(const struct shadow *s, const struct shadow_page *sp, unsi
 	}
 	for (unsigned n = 0; n <= SHADOW_MAX_PAGES; n++) {
 		/* n == 0: the loaded directory; then every directory. */
-		const struct shadow_page *pd = n ? &s->pages[n - 1] : (s->current ? &s->pages[s->current - 1] : 0);
+		const struct shadow_page *pd = n ? &s->pages[n - 1] : (s->loaded[0] ? &s->pages[s->loaded[0] - 1] : 0);
 		const uint16_t *links;
 
 		if (!pd || pd->kind != SHADOW_PD)
@@ -239,11 +239,36 @@ static void audit_record(const struct shadow *s, const struct shadow_page *sp, s
 		audit_table(s, sp, a);
 }
 
+/* Each vCPU's top-level page (a guest of several vCPUs): its loaded
+ * directory's shadow PDEs, nothing in the reserved top, its own switcher. */
+static void audit_tops(const struct shadow *s, struct shadow_audit *a)
+{
+	for (unsigned k = 0; k < s->nr_vcpus; k++) {
+		const uint32_t *top, *spd;
+
+		if (!s->top_mfn[k] || !s->loaded[k])
+			continue;
+		top = s->env.map(s->top_mfn[k]);
+		spd = shadow_table(s, &s->pages[s->loaded[k] - 1]);
+		if ((top[HV_SWITCHER_PDE_INDEX] | HW_OWNED) != (s->top_switcher_pde[k] | HW_OWNED))
+			mismatch(a, "vCPU %u's top-level page: PDE %u is 0x%08x, not its switcher", k,
+				 HV_SWITCHER_PDE_INDEX, top[HV_SWITCHER_PDE_INDEX]);
+		for (unsigned i = VTLB_GUEST_PDES; i < HV_SWITCHER_PDE_INDEX; i++)
+			if (top[i])
+				mismatch(a, "vCPU %u's top-level page: reserved-top PDE %u is 0x%08x", k, i, top[i]);
+		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
+			if ((top[i] | HW_OWNED) != (spd[i] | HW_OWNED))
+				mismatch(a, "vCPU %u's top-level page: PDE %u is 0x%08x, its directory 0x%x's shadow has 0x%08x",
+					 k, i, top[i], s->pages[s->loaded[k] - 1].gfn, spd[i]);
+	}
+}
+
 void shadow_audit(const struct shadow *s, struct shadow_audit *a)
 {
 	memset(a, 0, sizeof(*a));
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++)
 		audit_record(s, &s->pages[i], a);
+	audit_tops(s, a);
 }
 
 void shadow_audit_page(const struct shadow *s, uint32_t gfn, struct shadow_audit *a)
@@ -279,6 +304,7 @@ void shadow_audit_touched(struct shadow *s, bool fix, struct shadow_audit *a)
 	}
 	s->ntouched = 0;
 	s->touched_overflow = false;
+	audit_tops(s, a);
 }
 
 bool shadow_entry_stale(const struct shadow *s, uint32_t gpa)

@@ -128,9 +128,9 @@ static void print_times(const struct console_keys *r)
 				(unsigned long long)(t.running + t.halted), (unsigned long long)t.stolen,
 				(unsigned long long)t.running, (unsigned long long)t.halted,
 				(unsigned long long)stolen_ms, (unsigned long long)real_ms,
-				(unsigned long long)g->valarm.count,
-				(unsigned long long)tsc_to_us(g->valarm.max_late),
-				(unsigned long long)valarm_mean_late_us(&g->valarm),
+				(unsigned long long)g->vcpus[j]->valarm.count,
+				(unsigned long long)tsc_to_us(g->vcpus[j]->valarm.max_late),
+				(unsigned long long)valarm_mean_late_us(&g->vcpus[j]->valarm),
 				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
 			if (g->nr_vcpus > 1)	/* docs/HV.md, "A guest of several vCPUs" */
 				kprintf("vmi-hv: vcpu apic: guest %u (%s) vcpu %u: %s, %llu IPIs sent, %llu taken\n",

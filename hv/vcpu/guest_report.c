@@ -89,17 +89,17 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 	vcpu_mmu_print_stats(v);
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late, %llu us on average)\n",
-		(unsigned long long)s->injected, (unsigned long long)v->guest->valarm.count,
-		(unsigned long long)tsc_to_us(v->guest->valarm.max_late),
-		(unsigned long long)valarm_mean_late_us(&v->guest->valarm));
-	kprintf("vmi-hv: alarm limits (%u us minimum): %llu SetAlarm calls raised, %llu expiries found IRQ0 still requested, %llu us of alarm work charged to this guest\n",
-		VALARM_MIN_US, (unsigned long long)v->guest->valarm.raised,
-		(unsigned long long)v->guest->valarm.skipped,
-		(unsigned long long)tsc_to_us(v->guest->valarm.charged));
+		(unsigned long long)s->injected, (unsigned long long)v->valarm.count,
+		(unsigned long long)tsc_to_us(v->valarm.max_late),
+		(unsigned long long)valarm_mean_late_us(&v->valarm));
+	kprintf("vmi-hv: alarm limits (%u us minimum): %llu SetAlarm calls raised, %llu expiries found their IRQ0 or LVTT vector still requested, %llu us of alarm work charged to this guest\n",
+		VALARM_MIN_US, (unsigned long long)v->valarm.raised,
+		(unsigned long long)v->valarm.skipped,
+		(unsigned long long)tsc_to_us(v->valarm.charged));
 	kprintf("vmi-hv: 8259 and alarm in the ROM: %llu exits found a mask or EOI the ROM made; %llu one-shot alarms set without an exit (%llu before the floor), %llu looks for one found none\n",
-		(unsigned long long)s->rom_pic_changes, (unsigned long long)v->guest->valarm.lazy_taken,
-		(unsigned long long)v->guest->valarm.lazy_early,
-		(unsigned long long)v->guest->valarm.looks_unused);
+		(unsigned long long)s->rom_pic_changes, (unsigned long long)v->valarm.lazy_taken,
+		(unsigned long long)v->valarm.lazy_early,
+		(unsigned long long)v->valarm.looks_unused);
 	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
 		(unsigned long long)s->injected_before_iret);
 }

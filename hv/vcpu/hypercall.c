@@ -224,7 +224,7 @@ static uint64_t cycle_counter(struct vcpu *v, uint32_t which)
  */
 static void set_alarm(struct vcpu *v, uint32_t flags, uint64_t expiry, uint64_t period)
 {
-	struct valarm *a = &v->guest->valarm;
+	struct valarm *a = &v->valarm;
 	bool raised;
 	const char *why = valarm_set(a, flags, expiry, period, &v->sched, rdtsc(), &raised);
 
@@ -241,7 +241,7 @@ static void set_alarm(struct vcpu *v, uint32_t flags, uint64_t expiry, uint64_t 
 static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)
 {
 	const char *why;
-	bool was = valarm_cancel(&v->guest->valarm, flags, &why);
+	bool was = valarm_cancel(&v->valarm, flags, &why);
 
 	if (why)
 		vcpu_stop(v, "%s (flags %x)", why, flags);

@@ -68,54 +68,63 @@ static void kick(struct run *r, int k)
 
 /*
  * The vCPU `ran` left the guest for a hardware interrupt, and the loop
- * found guest g's alarm due: the timer interrupt was g's, so the cycles
+ * found vCPU v's alarm due: the timer interrupt was v's guest's, so the cycles
  * from that exit to now (the interrupt, the world switch, the poll) are
- * g's too, not the interrupted vCPU's (docs/HV.md, "Rates a guest
+ * v's too, not the interrupted vCPU's (docs/HV.md, "Rates a guest
  * controls").
  */
-static void charge_alarm_work(struct vcpu *ran, struct guest *g)
+static void charge_alarm_work(struct vcpu *ran, struct vcpu *v)
 {
 	uint64_t exit_tsc = this_pcpu()->exit_tsc, now = rdtsc();
 
-	if (!ran || ran->guest == g || !exit_tsc || now <= exit_tsc ||
+	if (!ran || ran->guest == v->guest || !exit_tsc || now <= exit_tsc ||
 	    ran->exit_vector < 32 || ran->exit_vector == VMI_HYPERCALL_VECTOR)
 		return;
-	g->valarm.charged += sched_charge(&ran->sched, &g->vcpus[0]->sched, now - exit_tsc, now);
+	v->valarm.charged += sched_charge(&ran->sched, &v->sched, now - exit_tsc, now);
 }
 
-/* A vCPU running on another CPU with an interrupt to take: that CPU
- * makes it leave the guest, so that the interrupt goes in at the entry. */
+/* A vCPU running on another CPU with an interrupt to take (its vPIC's,
+ * vCPU 0 only, or its local APIC's): that CPU makes it leave the guest,
+ * so that the interrupt goes in at the entry. */
 static void kick_for_interrupts(struct run *r)
 {
 	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
 		struct guest *g = r->guests[i];
-		bool pending;
 
 		if (!guest_alive(g))
 			continue;
-		spin_lock(&g->lock);
-		pending = vpic_pending(&g->vpic);
-		spin_unlock(&g->lock);
-		if (!pending)
-			continue;
-		if (g->vcpus[0]->sched.state == SCHED_RUNNING)	/* the vPIC is vCPU 0's */
-			kick(r, g->vcpus[0]->sched.cpu);
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct vcpu *v = g->vcpus[j];
+			bool pending;
+
+			spin_lock(&g->lock);
+			pending = vcpu_irq_pending(v);
+			spin_unlock(&g->lock);
+			if (pending && v->sched.state == SCHED_RUNNING)
+				kick(r, v->sched.cpu);
+		}
 	}
 }
 
-/* The CPU whose timer serves guest g's alarms: where its vCPU runs or
- * ran last (the boot CPU before it ever ran). */
-static unsigned home_cpu(const struct guest *g)
+/* The CPU whose timer serves vCPU v's alarms: where it runs or ran last
+ * (the boot CPU before it ever ran). */
+static unsigned home_cpu(const struct vcpu *v)
 {
-	int cpu = g->vcpus[0]->sched.cpu;
+	int cpu = v->sched.cpu;
 
 	return cpu < 0 ? 0 : (unsigned)cpu;
 }
 
-/* With interrupts off: this CPU's guests' expired alarms into their
- * vPICs, their console lines held back long enough out; on the boot CPU,
- * console input.  ran: the vCPU whose exit brought the loop round, if
- * any. */
+/* The CPU whose loop flushes guest g's console lines: vCPU 0's home. */
+static unsigned guest_home_cpu(const struct guest *g)
+{
+	return home_cpu(g->vcpus[0]);
+}
+
+/* With interrupts off: the expired alarms of the vCPUs at home on this
+ * CPU into their vPIC or local APIC, their guests' console lines held
+ * back long enough out; on the boot CPU, console input.  ran: the vCPU
+ * whose exit brought the loop round, if any. */
 static void poll_devices(struct run *r, struct vcpu *ran)
 {
 	unsigned me = this_pcpu()->index;
@@ -123,12 +132,17 @@ static void poll_devices(struct run *r, struct vcpu *ran)
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 
-		if (!guest_alive(g) || home_cpu(g) != me)
+		if (!guest_alive(g))
 			continue;
 		spin_lock(&g->lock);
-		if (valarm_poll(&g->valarm, &g->vcpus[0]->sched))
-			charge_alarm_work(ran, g);
-		console_guest_flush_due(&g->vuart.console, rdtsc());
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct vcpu *v = g->vcpus[j];
+
+			if (home_cpu(v) == me && valarm_poll(&v->valarm, &v->sched))
+				charge_alarm_work(ran, v);
+		}
+		if (guest_home_cpu(g) == me)
+			console_guest_flush_due(&g->vuart.console, rdtsc());
 		spin_unlock(&g->lock);
 	}
 	if (me == 0)
@@ -250,7 +264,7 @@ static void reap(struct run *r)
 
 /*
  * Make sure the loop comes round by the next event: the nearest alarm of
- * a live guest whose home is this CPU (it may wake a halted vCPU, which may preempt the
+ * a live guest's vCPU whose home is this CPU (it may wake a halted vCPU, which may preempt the
  * running one), the running vCPU's slice end when another waits, or a
  * console line held back long enough.
  * Everything else that needs the loop (console input) interrupts anyway.
@@ -259,17 +273,25 @@ static void arm_next_event(struct run *r, uint64_t now)
 {
 	uint64_t next = sched_next_event(&r->sched, this_pcpu()->index);
 
+	unsigned me = this_pcpu()->index;
+
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 		uint64_t at;
 
-		if (!guest_alive(g) || home_cpu(g) != this_pcpu()->index)
+		if (!guest_alive(g))
 			continue;
 		spin_lock(&g->lock);
-		at = valarm_next(&g->valarm, &g->vcpus[0]->sched, now);
-		if (at < next)
-			next = at;
-		at = console_guest_flush_at(&g->vuart.console);
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct vcpu *v = g->vcpus[j];
+
+			if (home_cpu(v) != me)
+				continue;
+			at = valarm_next(&v->valarm, &v->sched, now);
+			if (at < next)
+				next = at;
+		}
+		at = guest_home_cpu(g) == me ? console_guest_flush_at(&g->vuart.console) : UINT64_MAX;
 		if (at < next)
 			next = at;
 		spin_unlock(&g->lock);
@@ -324,14 +346,14 @@ struct loop_inputs {
 	uint64_t alarm_changes;
 	uint64_t wakes_requested;
 	uint64_t flush_at;
-	bool alarm_irq_latched;
+	unsigned alarm_irq_latched;
 };
 
 static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
 {
-	in->alarm_changes = v->guest->valarm.changes;
+	in->alarm_changes = v->valarm.changes;
 	in->wakes_requested = v->guest->wakes_requested;
-	in->alarm_irq_latched = valarm_irq_latched(&v->guest->valarm);
+	in->alarm_irq_latched = valarm_irq_latched(&v->valarm);
 	in->flush_at = console_guest_flush_at(&v->guest->vuart.console);
 }
 
@@ -344,7 +366,7 @@ static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
  *     UART's or the keyboard's IRQ.  In the hypervisor interrupts are
  *     off, so one that comes meanwhile is taken right after the next
  *     entry, as an exit of its own;
- *   - an alarm set or cancelled, IRQ0's request taken or latched (the
+ *   - an alarm set or cancelled, IRQ0's or LVTT's request taken or latched (the
  *     alarms wake nobody while it is latched: valarm_next()), or a console
  *     line started (the timer must be armed for them);
  *   - a halt, a halted vCPU to wake (its start: wakes_requested), or the

@@ -55,6 +55,10 @@ static bool load_state(struct vcpu *t, const APState *s, char *why, unsigned why
 		return false;
 	}
 	t->cr2 = s->cr2;
+	/* Nothing loaded yet, as after INIT: no segment register keeps the
+	 * descriptor it had (vcpu_load_gdt would keep the boot frame's flat
+	 * CS for an EIP beyond the new one's limit). */
+	f->cs = f->ss = f->ds = f->es = f->fs = f->gs = 0;
 	if (vcpu_load_dtr(t, VCPU_GDTR, s->gdtr_base, s->gdtr_limit, &out) != EMUL_OK ||
 	    vcpu_load_dtr(t, VCPU_IDTR, s->idtr_base, s->idtr_limit, &out) != EMUL_OK) {
 		fmt_snprintf(why, whylen, "descriptor table: %s",
@@ -97,11 +101,11 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 		return refuse(v, apic_id, "the APState is not readable guest memory");
 	if (!ap_state_check(&s, why, sizeof(why)))
 		return refuse(v, apic_id, why);
-	/* One shadow directory per guest in this first step: an AP that
-	 * starts after activation shares the caller's (docs/HV.md, "A guest
-	 * of several vCPUs"). */
-	if (v->shadows_active && s.cr3 != v->cr3)
-		return refuse(v, apic_id, "cr3 is not the caller's (one shadow directory per guest)");
+	/* After activation the AP loads a shadow directory of its own
+	 * (docs/HV.md, "A guest of several vCPUs"): its CR3 must name a
+	 * page of the guest that is not one of its page tables. */
+	if (v->shadows_active && !vcpu_mmu_cr3_acceptable(v, s.cr3))
+		return refuse(v, apic_id, "cr3 is not a page directory of the guest");
 	if (!load_state(t, &s, why, sizeof(why))) {
 		/* Back to waiting, its state as built; the scheduler's
 		 * record of it (inside the vCPU) stays as it is. */

@@ -53,7 +53,8 @@ void guest_devices_reset(struct guest *g)
 {
 	vpic_reset(&g->vpic);
 	vuart_init(&g->vuart, &g->vpic);
-	valarm_init(&g->valarm, &g->vpic);
+	for (unsigned i = 0; i < g->nr_vcpus; i++)
+		valarm_init(&g->vcpus[i]->valarm, i ? 0 : &g->vpic, &g->vcpus[i]->lapic);
 	g->ports = (struct guest_ports){ 0 };
 }
 

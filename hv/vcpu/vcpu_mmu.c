@@ -52,8 +52,10 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	if (!vtlb_init(&v->vtlb, &env, gm))
 		hv_fail("guest %s: no frame for the vTLB's page directory: %u of %u frames of its budget in use",
 			v->guest->name, v->guest->budget.used, v->guest->budget.limit);
-	if (v->guest->shadow_ready)
+	if (v->guest->shadow_ready) {
+		shadow_vcpu_init(&v->guest->shadow, v->index, switcher_pde);
 		return;
+	}
 	/* by_gfn: one uint16_t per guest page, machine-contiguous so that
 	 * it is one array in the hypervisor's 1:1 map. */
 	by_gfn = v->guest->shadow.by_gfn;	/* kept across a reboot */
@@ -64,8 +66,11 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 	shadow_init(&v->guest->shadow, &env, gm, &v->vtlb, by_gfn);
 	shadow_track(&v->guest->shadow, v->guest->audit.opt.mode != AUDIT_OFF);
 	shadow_strict(&v->guest->shadow, v->guest->strict_pt);
+	shadow_vcpu_init(&v->guest->shadow, v->index, switcher_pde);
 	v->guest->shadow_ready = true;
 }
+
+_Static_assert(SHADOW_MAX_VCPUS == GUEST_MAX_VCPUS, "a shadow slot per vCPU");
 
 /* ---- continuous audit (audit= option) ----------------------------------
  * Off, each hook below is one test of the mode and the shadows note
@@ -218,7 +223,7 @@ void vcpu_mmu_activate(struct vcpu *v)
 		log_info("shadow paging: the guest activated VMI with paging or CR0.WP off; the virtual TLB stays");
 		return;
 	}
-	check(v, shadow_load_cr3(&v->guest->shadow, v->cr3, &out), &out, "VMI activation");
+	check(v, shadow_load_cr3(&v->guest->shadow, v->index, v->cr3, &out), &out, "VMI activation");
 	vtlb_flush(&v->vtlb);
 	v->shadows_active = true;
 	/* From now on every guest entry is notified or queued, so with the
@@ -231,9 +236,14 @@ void vcpu_mmu_activate(struct vcpu *v)
 		 v->cr3, v->guest->shadow.stats.pages_in_use);
 }
 
+bool vcpu_mmu_cr3_acceptable(const struct vcpu *v, uint32_t cr3)
+{
+	return shadow_cr3_acceptable(&v->guest->shadow, cr3);
+}
+
 uint32_t vcpu_mmu_cr3(const struct vcpu *v)
 {
-	return v->shadows_active ? shadow_cr3(&v->guest->shadow) : vtlb_shadow_cr3(&v->vtlb);
+	return v->shadows_active ? shadow_cr3(&v->guest->shadow, v->index) : vtlb_shadow_cr3(&v->vtlb);
 }
 
 void vcpu_paging_changed(struct vcpu *v, bool force_flush)
@@ -253,7 +263,7 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 			vcpu_stop(v, "paravirtual guest turned %s off (cr0=%08x): not supported",
 				  gp.pg ? "CR0.WP" : "paging", v->cr0);
 		if (gp.cr3 != v->paging.cr3) {
-			check(v, shadow_load_cr3(&v->guest->shadow, gp.cr3, &out), &out, "a CR3 write");
+			check(v, shadow_load_cr3(&v->guest->shadow, v->index, gp.cr3, &out), &out, "a CR3 write");
 			if (v->guest->audit.opt.mode == AUDIT_CR3) {
 				v->paging = gp;
 				audit_now(v, "a CR3 load", pte_frame(gp.cr3));
@@ -281,7 +291,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 	enum vtlb_result r;
 
 	r = v->shadows_active ?
-		shadow_fault(&v->guest->shadow, &v->paging, cr2, error, access, &out) :
+		shadow_fault(&v->guest->shadow, v->index, &v->paging, cr2, error, access, &out) :
 		vtlb_fault(&v->vtlb, &v->paging, cr2, error, access, &out);
 
 	switch (r) {
@@ -302,7 +312,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin)
 {
 	if (v->shadows_active) {
-		shadow_invlpg(&v->guest->shadow, lin);
+		shadow_invlpg(&v->guest->shadow, v->index, lin);
 		count_ops(v, 1);
 	} else
 		vtlb_invlpg(&v->vtlb, lin);

@@ -44,5 +44,9 @@ void vcpu_mmu_audit_exit(struct vcpu *v);
 /* Restart the shadow-page peaks at the pages in use now (Ctrl-] r), so
  * that a later peak measures what ran since. */
 void vcpu_mmu_reset_peaks(struct vcpu *v);
+/* Could cr3 be loaded by a vCPU of v's guest after activation: a frame of
+ * its memory that is not shadowed as a page table?  (SetInitialAPState
+ * refuses others instead of stopping the guest at the AP's first load.) */
+bool vcpu_mmu_cr3_acceptable(const struct vcpu *v, uint32_t cr3);
 
 #endif

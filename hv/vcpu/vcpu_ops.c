@@ -332,7 +332,7 @@ void vcpu_halt_call(struct vcpu *v)
 		v->stats.halts_if_set++;
 	else
 		v->stats.halts_if_clear++;
-	if (vpic_pending(&v->guest->vpic))
+	if (vcpu_irq_pending(v))
 		v->stats.halts_pending++;
 	v->vif = true;
 	vcpu_halt(v);

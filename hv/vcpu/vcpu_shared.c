@@ -103,7 +103,7 @@ static void publish_alarm(struct vcpu *v)
 	v->alarm_entered = rdtsc();
 	v->alarm_token++;
 	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
-		v->alarm_floor[c] = valarm_floor(&v->guest->valarm, c);
+		v->alarm_floor[c] = valarm_floor(&v->valarm, c);
 		sh->alarm_floor[c] = v->alarm_floor[c];
 		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
 		promised |= v->alarm_floor[c] != UINT64_MAX;
@@ -115,7 +115,7 @@ static void publish_alarm(struct vcpu *v)
 	 * Only then: a periodic alarm keeps the run loop's arming, which a
 	 * guest flooded by its own ticks relies on to reach its halt. */
 	if (promised) {
-		uint64_t at = valarm_next(&v->guest->valarm, &v->sched, v->alarm_entered);
+		uint64_t at = valarm_next(&v->valarm, &v->sched, v->alarm_entered);
 
 		if (at != UINT64_MAX)
 			hv_timer_arm(at);
@@ -129,8 +129,9 @@ void vcpu_share_state(struct vcpu *v)
 	v->shared->eflags_iopl = v->iopl;	/* shown by the ROM's GetInterruptMask only */
 	v->shared->cr2 = v->cr2;
 	/* The ROM's EnableInterrupts and IRET make the hypercall only when
-	 * this is set, so it must say whether the virtual PIC has work now. */
-	v->shared->irq_pending = vpic_pending(&v->guest->vpic);
+	 * this is set, so it must say whether this vCPU has an interrupt to
+	 * take now: its vPIC's (vCPU 0) or its local APIC's. */
+	v->shared->irq_pending = vcpu_irq_pending(v);
 	if (!v->guest->fastpaths)
 		return;
 	publish_time(v);
@@ -175,7 +176,7 @@ static void take_pic_and_alarm(struct vcpu *v)
 		if ((uint32_t)(lazy >> 32) & VMI_SHARED_ALARM_EMPTY_HI)
 			continue;	/* a token: nothing set (or garbage in the tag: ignored) */
 		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
-		valarm_set_lazy(&v->guest->valarm, c, lazy, v->alarm_floor[c], &v->sched, v->alarm_entered);
+		valarm_set_lazy(&v->valarm, c, lazy, v->alarm_floor[c], &v->sched, v->alarm_entered);
 	}
 }
 

@@ -119,6 +119,9 @@ struct vcpu {
 	 * IPIs it sent and took. */
 	struct vlapic lapic;
 	uint64_t ipis_sent, ipis_taken;
+	/* Its alarms (SetAlarm, CancelAlarm): wired to IRQ0 (vCPU 0 only)
+	 * or its LVT timer; polled by the CPU it runs on or ran on last. */
+	struct valarm valarm;
 	/* Its FPU/SSE registers while another vCPU has the CPU (fpu.h). */
 	struct fpu_area fpu;
 	/* Its pages, mapped in the switcher (HV_VCPU_STACK_PAGE and
@@ -223,6 +226,13 @@ struct vcpu {
 	/* Its place in the scheduler, and where its time went. */
 	struct sched_entity sched;
 };
+
+/* An interrupt it would take with its IF set: its local APIC's (IPIs, its
+ * LVTT alarms), or the vPIC's for vCPU 0, which the 8259 reaches alone. */
+static inline bool vcpu_irq_pending(const struct vcpu *v)
+{
+	return vlapic_pending(&v->lapic) >= 0 || (!v->index && vpic_pending(&v->guest->vpic));
+}
 
 /* EFLAGS as the frames the hypervisor pushes for the guest show them:
  * eflags with the virtual IF.  (The virtual IOPL shows in GetInterruptMask

@@ -7,7 +7,8 @@ import os
 import re
 
 from vmitest import paths, test
-from hvguest import BAD_INPUT, GUEST_SHUTDOWN
+from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
+from guest_end import check_invariants
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 MTTCG = "tcg,thread=multi"
@@ -69,7 +70,7 @@ GARBAGE = [("bad pointer", r"the APState is not readable guest memory"),
            ("start twice", r"that vCPU has started already")]
 ROUNDS = 20
 # The vLAPIC's refusals: (what tguest=smp prints, the hypervisor's warning).
-APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 00000020 refused"),
+APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 00000003 refused"),
                 ("APICWrite unknown register", r"vCPU 0: APICWrite register 1234 value 00000001 refused"),
                 ("APICRead unknown register", r"vCPU 0: APICRead register 1004 value 00000000 refused"),
                 ("IPI to APIC ID 99", r"vCPU 0: APICWrite register 300 value 00000040 refused"),
@@ -128,3 +129,97 @@ def smp_guest_start_4(t):
 @test("hv-smp-guest-start-4-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_guest_start_4_smp2(t):
     smp_guest_boot(t, 4, 2)
+
+
+def smp_guest_ticks(t, vcpus, smp):
+    """tguest=smptick with vcpus=N on -smp SMP: every vCPU writes LVTT =
+    0xef and arms a periodic AVAILABLE alarm wired to it (as the seed's
+    Linux does on each CPU); each counts its own ticks while it halts, so
+    each vCPU's alarm interrupts that vCPU through its local APIC and wakes
+    it.  Then vCPU 0 masks its LVTT: no tick while it runs with interrupts
+    on; unmasked, they come again.  LVTT's vector 3 and the timer's count
+    are refused."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               f"guest_mem=16M vcpus={vcpus} locks=check",
+               "-initrd", f"{TGUEST} tguest=smptick smp_vcpus={vcpus},{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    q.expect(r"tguest: smp: vCPUs with their ticks %08x\n" % vcpus, timeout=180)
+    for _ in range(vcpus):
+        q.expect(r"tguest: smp: ticks of a vCPU at least wanted 00000001\n", timeout=30)
+    q.expect(r"tguest: smp: ticks while masked 00000000\n", timeout=60)
+    q.expect(r"tguest: smp: ticks again unmasked 00000001\n", timeout=60)
+    q.expect(r"vCPU 0: APICWrite register 320 value 00000003 refused(?s:.*?)"
+             r"tguest: smp: garbage APICWrite LVT timer vector 3 %s\n" % INVALID, timeout=30)
+    q.expect(r"vCPU 0: APICWrite register 380 value 000003e8 refused(?s:.*?)"
+             r"tguest: smp: garbage APICWrite timer count %s\n" % INVALID, timeout=30)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+
+
+@test("hv-smp-guest-lvtt-alarms")
+def smp_guest_lvtt_alarms(t):
+    smp_guest_ticks(t, 2, 1)
+
+
+@test("hv-smp-guest-lvtt-alarms-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_lvtt_alarms_smp2(t):
+    smp_guest_ticks(t, 3, 2)
+
+
+def smp_guest_mmu(t, smp, final=""):
+    """tguest=smpmmu with vcpus=2 on -smp SMP, slice=1 and audit=exit: after
+    VMI activation vCPU 0 runs on directory A and starts vCPU 1 on B; both
+    switch between A and B in opposite phase, reading the same linear
+    address after each switch: each reads its own directory's page, never
+    the other's, though the other vCPU ran between its load and its read
+    (interleaved rounds).  Returns the QEMU run."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=32M vcpus=2 slice=1 audit=exit locks=check",
+               "-initrd", f"{TGUEST} tguest=smpmmu {final},{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    q.expect(r"tguest: smpmmu: read through A on vCPU 0 5a5a0000\n", timeout=60)
+    q.expect(r"tguest: smpmmu: SetInitialAPState on B 00000000\n", timeout=30)
+    q.expect(r"tguest: smpmmu: vCPU 1 done 00000001\n", timeout=240)
+    q.expect(r"tguest: smpmmu: vCPU 0 wrong reads 00000000\n", timeout=30)
+    q.expect(r"tguest: smpmmu: vCPU 1 wrong reads 00000000\n", timeout=30)
+    m = q.expect(r"tguest: smpmmu: interleaved rounds ([0-9a-f]{8})\n", timeout=30)
+    n = int(m.group(1), 16)
+    t.note(f"{n} rounds in which the other vCPU ran between a CR3 load and the read")
+    t.check(n > 0, "the two vCPUs never ran between each other's load and read")
+    return q
+
+
+@test("hv-smp-guest-own-directories")
+def smp_guest_own_directories(t):
+    q = smp_guest_mmu(t, 1)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+    check_invariants(t, q.output, "two vCPUs on their own directories")
+
+
+@test("hv-smp-guest-release-loaded-elsewhere")
+def smp_guest_release_loaded_elsewhere(t):
+    """ReleasePage of the directory vCPU 1 has loaded, made by vCPU 0 (on
+    another directory): the violation it is for the caller's own."""
+    q = smp_guest_mmu(t, 1, "smpmmu_final=release")
+    q.expect(r"tguest: smpmmu: releasing vCPU 1's directory", timeout=30)
+    q.expect(r"ReleasePage breaks the rules: ReleasePage: page directory 0x[0-9a-f]+ is loaded in CR3",
+             timeout=30)
+    t.check("still running after the release" not in q.output, "the release was taken")
+    stays_responsive(t, q)
+    check_invariants(t, q.output, "release of another vCPU's directory")
+
+
+@test("hv-smp-guest-own-directories-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_own_directories_smp2(t):
+    q = smp_guest_mmu(t, 2)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, "the guest was stopped")
+    check_invariants(t, q.output, "two vCPUs on their own directories, -smp 2")

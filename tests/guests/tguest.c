@@ -51,6 +51,9 @@
  *                       a rule break that stops it
  *   tguest=exits        VMI calls in a loop for a while (tguest_exits.c)
  *   tguest=smp          vcpus=N: vCPU 0 starts the others (tguest_smp.c)
+ *   tguest=smptick      vcpus=N: each vCPU ticks on its LVTT-wired alarm
+ *   tguest=smpmmu       vcpus=2: two vCPUs on their own page directories
+ *                       after activation (tguest_smp_mmu.c)
  *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
  *                       arguments inside each call's contract (a sequence
  *                       seeded with N), each of which must be answered;
@@ -752,7 +755,7 @@ void tguest_main(const uint8_t *boot_params)
 	puts("\n");
 
 	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
-	    smp_main(cmdline)) {
+	    smp_main(cmdline) || smp_mmu_main(cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();

@@ -10,6 +10,24 @@
  * (APICWrite's ICR: vector 0x40 to each AP, which answers 0x41 to vCPU 0;
  * each handler ends with an EOI), tries the vLAPIC's garbage, and powers
  * off.
+ *
+ * tguest=smptick (vcpus=N, smp_vcpus=N): each vCPU wires its LVT timer to
+ * vector 0xef (Linux's LOCAL_TIMER_VECTOR) and arms a periodic AVAILABLE
+ * alarm on it, SetAlarm(VMI_ALARM_WIRED_LVTT | VMI_ALARM_IS_PERIODIC),
+ * as the seed's Linux does on each CPU; each counts its own ticks in its
+ * handler (an EOI each) while it halts.  vCPU 0 waits until every vCPU
+ * has TICKS_WANTED, prints each count, then masks its LVTT and checks
+ * that no tick comes while it runs with interrupts on, and powers off.
+ *
+ * Hostile modes (tests/cases/test_hv_hostile.py, "round 5: SMP guests"),
+ * smp_vcpus=2:
+ *   tguest=smpbad    APStates the hypervisor must refuse: an EIP beyond
+ *                    its CS's limit (a GDT of its own with a 4 KiB ring-1
+ *                    code segment), paging on with a CR3 outside guest
+ *                    memory; then the AP starts as it should.
+ *   tguest=smpstorm  an IPI to APIC ID 2 (there is none), then vCPU 0
+ *                    sends IPIs to vCPU 1 without pause, for ever: the
+ *                    guest beside it must keep answering.
  */
 #include <stdint.h>
 #include "vmi_abi.h"
@@ -26,11 +44,17 @@
 #define APIC_SVR 0xf0
 #define APIC_ICR_LO 0x300
 #define APIC_ICR_HI 0x310
+#define APIC_LVTT 0x320
+#define APIC_LVT_MASKED 0x10000
+#define TICK 0xef
+#define TICKS_WANTED 30
+#define TICK_US 2000
 
 extern char gdt[], gdt_end[];		/* entry.S: 0x10 flat code, 0x18 flat data */
 
-static volatile uint32_t started, pongs, pings[MAX_APS];
-static uint64_t smp_idt[PONG + 1];
+static volatile uint32_t started, pongs, pings[MAX_APS], ticks[MAX_APS];
+static volatile int tick_mode;
+static uint64_t smp_idt[TICK + 1];
 
 static uint32_t apic_read(uint32_t reg)
 {
@@ -72,10 +96,54 @@ void pong_handler(void)
 	apic_write(APIC_EOI, 0);
 }
 
+/* Vector 0xef: this vCPU's alarm through its LVT timer. */
+void tick_handler(void)
+{
+	ticks[(apic_read(APIC_ID) >> 24) % MAX_APS]++;
+	apic_write(APIC_EOI, 0);
+}
+
 __asm__(".text\n"
 	"ping_entry:\n\tpushal\n\tcall ping_handler\n\tpopal\n\tiret\n"
-	"pong_entry:\n\tpushal\n\tcall pong_handler\n\tpopal\n\tiret\n");
-extern char ping_entry[], pong_entry[];
+	"pong_entry:\n\tpushal\n\tcall pong_handler\n\tpopal\n\tiret\n"
+	/* sti: an iret at CPL 1 cannot set IF (the hypervisor emulates
+	 * sti), and the masked check runs with interrupts on. */
+	"tick_entry:\n\tpushal\n\tcall tick_handler\n\tpopal\n\tsti\n\tiret\n");
+extern char ping_entry[], pong_entry[], tick_entry[];
+
+static uint64_t available_cycles(void)
+{
+	uint32_t a = VMI_CYCLES_AVAILABLE, d = 0, c = 0, b = 0, s = 0;
+
+	__asm__ volatile("int $0x82" : "+a"(a), "+d"(d), "+c"(c), "+b"(b), "+S"(s)
+			 : "D"(VMI_CALL_GetCycleCounter) : "memory", "cc");
+	return a | (uint64_t)d << 32;
+}
+
+static uint64_t rdtsc64(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return lo | (uint64_t)hi << 32;
+}
+
+/* GetCycleFrequency's low word: a TSC below 4.29 GHz fits. */
+static uint32_t tick_cycles(void)
+{
+	return vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0) / 1000000 * TICK_US;
+}
+
+/* This vCPU's tick, as the seed's setup_secondary_vmi_alarm: LVTT first,
+ * then the alarm wired to it. */
+static void arm_tick(void)
+{
+	uint64_t period = tick_cycles(), expiry = available_cycles() + period;
+
+	apic_write(APIC_LVTT, TICK);
+	vmi_call5(VMI_CALL_SetAlarm, VMI_ALARM_WIRED_LVTT | VMI_ALARM_IS_PERIODIC | VMI_CYCLES_AVAILABLE,
+		  (uint32_t)expiry, (uint32_t)(expiry >> 32), (uint32_t)period, (uint32_t)(period >> 32));
+}
 
 static void set_smp_gate(unsigned v, const char *fn)
 {
@@ -86,15 +154,22 @@ static void set_smp_gate(unsigned v, const char *fn)
 }
 static uint8_t ap_stacks[MAX_APS][AP_STACK] __attribute__((aligned(16)));
 
+/* What an AP started by smp_start_ap runs (tguest_smp_mmu.c), or 0. */
+static void (*ap_fn)(uint32_t id);
+
 /* Each AP begins here, its APIC ID in eax (the APState's). */
 void ap_main(uint32_t id)
 {
+	if (ap_fn)
+		ap_fn(id);
 	say_value("tguest: smp: ", "AP up, APIC ID", id);
 	say_value("tguest: smp: ", "APICRead ID", apic_read(APIC_ID));
 	apic_write(APIC_SVR, 0x1ff);
+	if (tick_mode)
+		arm_tick();
 	__atomic_fetch_add(&started, 1, __ATOMIC_SEQ_CST);
 	for (;;)
-		halt();				/* woken by each ping */
+		halt();				/* woken by each ping or tick */
 }
 
 __asm__(".text\n"
@@ -127,10 +202,106 @@ static uint32_t start_ap(const APState *s, uint32_t id)
 	return vmi_call5(VMI_CALL_SetInitialAPState, (uint32_t)s, id, 0, 0, 0);
 }
 
+uint32_t smp_start_ap(uint32_t id, void (*fn)(uint32_t), uint32_t cr0, uint32_t cr3)
+{
+	APState s = flat_state(id);
+
+	ap_fn = fn;
+	s.cr0 = cr0;
+	s.cr3 = cr3;
+	return start_ap(&s, id);
+}
+
 /* One garbage call, its answer on the console for the test to read. */
 static void garbage(const char *what, uint32_t lin, uint32_t id)
 {
 	say_value("tguest: smp: garbage ", what, vmi_call5(VMI_CALL_SetInitialAPState, lin, id, 0, 0, 0));
+}
+
+/* tguest=smptick: every vCPU's LVTT-wired alarm ticks on its own. */
+static void smp_ticks(uint32_t n)
+{
+	uint32_t done = 0, spins = 0, before, period;
+	APState s;
+
+	tick_mode = 1;
+	for (uint32_t id = 1; id < n; id++) {
+		s = flat_state(id);
+		say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, id));
+	}
+	arm_tick();
+	while (done < n && ++spins < 1000000) {
+		halt();
+		done = 0;
+		for (uint32_t id = 0; id < n; id++)
+			done += ticks[id] >= TICKS_WANTED;
+	}
+	say_value("tguest: smp: ", "vCPUs with their ticks", done);
+	for (uint32_t id = 0; id < n; id++)
+		say_value("tguest: smp: ", "ticks of a vCPU at least wanted", ticks[id] >= TICKS_WANTED);
+	/* Masked: its alarm goes on, and delivers nothing to it (a tick
+	 * requested before comes in at the entry after the write). */
+	__asm__ volatile("sti");
+	apic_write(APIC_LVTT, APIC_LVT_MASKED | TICK);
+	before = ticks[0];
+	period = tick_cycles();
+	__asm__ volatile("sti");
+	for (uint64_t end = rdtsc64() + 20ull * period; rdtsc64() < end;)
+		__asm__ volatile("pause");
+	say_value("tguest: smp: ", "ticks while masked", ticks[0] - before);
+	apic_write(APIC_LVTT, TICK);
+	before = ticks[0];
+	for (uint64_t end = rdtsc64() + 20ull * period; rdtsc64() < end && ticks[0] == before;)
+		__asm__ volatile("pause");
+	__asm__ volatile("cli");
+	say_value("tguest: smp: ", "ticks again unmasked", ticks[0] != before);
+	say_value("tguest: smp: garbage ", "APICWrite LVT timer vector 3", apic_write(APIC_LVTT, 3));
+	say_value("tguest: smp: garbage ", "APICWrite timer count", apic_write(0x380, 1000));
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+}
+
+/* A GDT whose ring-1 code segment (0x11) ends at 4 KiB, below every EIP
+ * of ours; 0x19 flat data. */
+static uint64_t short_gdt[4] __attribute__((aligned(8))) = {
+	0, 0, 0x00409a0000000fffull, 0x00cf92000000ffffull,
+};
+
+static void smp_bad(void)
+{
+	APState s = flat_state(1);
+
+	s.gdtr_base = (uint32_t)short_gdt;
+	s.gdtr_limit = sizeof(short_gdt) - 1;
+	garbage("EIP beyond the CS limit", (uint32_t)&s, 1);
+	s = flat_state(1);
+	s.cr0 = 0x80010011u;		/* PG, WP, PE, ET */
+	s.cr3 = 0xfff00000u;
+	garbage("CR3 outside guest memory", (uint32_t)&s, 1);
+	s = flat_state(1);
+	say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, 1));
+	while (!started)
+		__asm__ volatile("pause");
+	say_value("tguest: smp: ", "survived, APs", started);
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+}
+
+/* vCPU 1 takes each IPI (vector TICK: counted, EOI) in its halt loop. */
+static void smp_storm(void)
+{
+	APState s = flat_state(1);
+	uint32_t sent = 0;
+
+	say_value("tguest: smp: garbage ", "IPI to APIC ID 2 of 2", send_ipi(2, TICK));
+	say_value("tguest: smp: ", "SetInitialAPState", start_ap(&s, 1));
+	while (!started)
+		__asm__ volatile("pause");
+	for (;;) {
+		send_ipi(1, TICK);
+		if (++sent == 20000)
+			say_value("tguest: smp: ", "storm: IPIs sent, the AP took some", ticks[1] > 0);
+		if (sent == 20000)
+			puts("hostile: holding\n");
+	}
 }
 
 int smp_main(const char *cmdline)
@@ -138,7 +309,8 @@ int smp_main(const char *cmdline)
 	uint32_t n, spins = 0;
 	APState s;
 
-	if (!has_word(cmdline, "tguest=smp"))
+	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick") &&
+	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -147,11 +319,24 @@ int smp_main(const char *cmdline)
 
 		set_smp_gate(PING, ping_entry);
 		set_smp_gate(PONG, pong_entry);
+		set_smp_gate(TICK, tick_entry);
 		__asm__ volatile("lidt %0" : : "m"(idtr));
 		apic_write(APIC_SVR, 0x1ff);
 	}
 	if (n > MAX_APS)
 		n = MAX_APS;
+	if (has_word(cmdline, "tguest=smptick")) {
+		smp_ticks(n);
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=smpbad")) {
+		smp_bad();
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=smpstorm")) {
+		smp_storm();
+		return 1;
+	}
 	/* The last AP waits through the garbage, then starts as the others. */
 	uint32_t last = n - 1;
 
@@ -202,7 +387,7 @@ int smp_main(const char *cmdline)
 	say_value("tguest: smp: ", "pong interrupts taken", pongs > 0);
 	for (uint32_t id = 1; id < n; id++)
 		say_value("tguest: smp: ", "pings taken by an AP", pings[id]);
-	say_value("tguest: smp: garbage ", "APICWrite LVT timer", apic_write(0x320, 0x20));
+	say_value("tguest: smp: garbage ", "APICWrite LVT timer", apic_write(APIC_LVTT, 0x03));
 	say_value("tguest: smp: garbage ", "APICWrite unknown register", apic_write(0x1234, 1));
 	say_value("tguest: smp: garbage ", "APICRead unknown register", apic_read(0x1004));
 	say_value("tguest: smp: garbage ", "IPI to APIC ID 99", send_ipi(99, PING));

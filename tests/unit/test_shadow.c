@@ -75,7 +75,7 @@ static const uint32_t *rec_page(uint32_t gfn)
 
 static const uint32_t *loaded_pd(void)
 {
-	uint32_t cr3 = shadow_cr3(&s);
+	uint32_t cr3 = shadow_cr3(&s, 0);
 
 	assert_int_equal(cr3 & 0xfff, 0);
 	return fake_map(cr3 >> 12);
@@ -154,7 +154,11 @@ static uint32_t checksum_guest(void)
  * plus each directory's aux frame (struct shadow_page.aux_mfn). */
 static void assert_frames_consistent(void)
 {
-	assert_int_equal(allocs - frees, baseline + s.stats.pages_in_use + s.stats.pds_in_use);
+	unsigned tops = 0;
+
+	for (unsigned k = 0; k < SHADOW_MAX_VCPUS; k++)
+		tops += s.top_mfn[k] != 0;
+	assert_int_equal(allocs - frees, baseline + s.stats.pages_in_use + s.stats.pds_in_use + tops);
 }
 
 static int setup(void **state)
@@ -164,6 +168,7 @@ static int setup(void **state)
 	assert_true(vtlb_init(&walker, &env, &gm));
 	baseline = allocs - frees;
 	shadow_init(&s, &env, &gm, &walker, by_gfn);
+	shadow_vcpu_init(&s, 0, SWITCHER_PDE);
 	gp = (struct guest_paging){ .pg = true, .wp = true, .pse = false, .cr3 = 0 };
 	memset(&out, 0, sizeof(out));
 	return 0;
@@ -205,7 +210,7 @@ static void build_world(void)
 static void load_world(void)
 {
 	build_world();
-	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
 	gp.cr3 = PD1 << 12;
 }
 
@@ -215,7 +220,7 @@ static void init_is_empty(void **state)
 {
 	assert_int_equal(s.stats.pages_in_use, 0);
 	assert_int_equal(s.stats.pds_in_use, 0);
-	assert_int_equal(s.current, 0);
+	assert_int_equal(s.loaded[0], 0);
 	for (uint32_t g = 0; g < GUEST_PAGES; g++)
 		assert_int_equal(s.by_gfn[g], 0);
 	assert_int_equal(allocs - frees, baseline);
@@ -225,14 +230,14 @@ static void loaded_empty_pd_has_only_the_switcher(void **state)
 {
 	const uint32_t *pd;
 
-	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
 	pd = loaded_pd();
 	assert_int_equal(pd[1023], SWITCHER_PDE);
 	for (int i = 0; i < 1023; i++)
 		assert_int_equal(pd[i], 0);
 	assert_non_null(rec(PD1));
 	assert_int_equal(rec(PD1)->kind, SHADOW_PD);
-	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
+	assert_int_equal(shadow_cr3(&s, 0) >> 12, rec(PD1)->mfn);
 	assert_int_equal(s.stats.pages_in_use, 1);
 	assert_int_equal(s.stats.pds_in_use, 1);
 	assert_int_equal(s.stats.cr3_loads, 1);
@@ -307,10 +312,10 @@ static void load_cr3_adopts_the_pd_and_its_tables(void **state)
 	poke_pde(PD1, 0x40000000, (5 << 12) | P | W | U);
 	sum = checksum_guest();
 
-	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
 	assert_int_equal(checksum_guest(), sum);	/* the guest's tables untouched */
 	pd = loaded_pd();
-	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
+	assert_int_equal(shadow_cr3(&s, 0) >> 12, rec(PD1)->mfn);
 	assert_linked(pd[pde_index(ULIN)], UPDE);
 	assert_linked(pd[pde_index(KLIN)], KPDE);
 	assert_int_equal(pd[pde_index(0x40000000)], 0);
@@ -339,13 +344,13 @@ static void load_cr3_adopts_the_pd_and_its_tables(void **state)
 
 	/* Loading it again is a lookup. */
 	before = allocs;
-	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.cr3_loads, 2);
 	assert_int_equal(s.stats.cr3_hits, 1);
 	assert_int_equal(s.stats.adopted, 3);
 	assert_int_equal(s.stats.pages_in_use, 3);
 	assert_int_equal(allocs, before);
-	assert_int_equal(shadow_cr3(&s) >> 12, rec(PD1)->mfn);
+	assert_int_equal(shadow_cr3(&s, 0) >> 12, rec(PD1)->mfn);
 }
 
 static void switching_back_to_a_known_pd_is_a_hit(void **state)
@@ -354,18 +359,18 @@ static void switching_back_to_a_known_pd_is_a_hit(void **state)
 	unsigned before;
 
 	load_world();
-	cr3_1 = shadow_cr3(&s);
+	cr3_1 = shadow_cr3(&s, 0);
 	/* PD 6 shares the kernel table. */
 	poke_pde(6, KLIN, KPDE);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
-	cr3_2 = shadow_cr3(&s);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
+	cr3_2 = shadow_cr3(&s, 0);
 	assert_int_not_equal(cr3_1, cr3_2);
 	assert_int_equal(s.stats.adopted, 4);
 	before = allocs;
-	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
-	assert_int_equal(shadow_cr3(&s), cr3_1);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
-	assert_int_equal(shadow_cr3(&s), cr3_2);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_cr3(&s, 0), cr3_1);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_cr3(&s, 0), cr3_2);
 	assert_int_equal(allocs, before);
 	assert_int_equal(s.stats.cr3_loads, 4);
 	assert_int_equal(s.stats.cr3_hits, 2);
@@ -375,8 +380,8 @@ static void switching_back_to_a_known_pd_is_a_hit(void **state)
 
 static void load_cr3_outside_guest_memory_is_a_violation(void **state)
 {
-	assert_int_equal(shadow_load_cr3(&s, GUEST_PAGES << 12, &out), VTLB_VIOLATION);
-	assert_int_equal(shadow_load_cr3(&s, 0xFFFFF000u, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_load_cr3(&s, 0, GUEST_PAGES << 12, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_load_cr3(&s, 0, 0xFFFFF000u, &out), VTLB_VIOLATION);
 	assert_int_equal(s.stats.pages_in_use, 0);
 }
 
@@ -386,7 +391,7 @@ static void pde_pointing_outside_guest_memory_is_not_linked(void **state)
 	poke_pde(PD1, KLIN, KPDE);
 	/* Whether the load itself objects is the implementation's choice;
 	 * it must not link (or map) anything outside the guest. */
-	if (shadow_load_cr3(&s, PD1 << 12, &out) == VTLB_FILLED) {
+	if (shadow_load_cr3(&s, 0, PD1 << 12, &out) == VTLB_FILLED) {
 		assert_int_equal(loaded_pd()[pde_index(0x00400000)], 0);
 		assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	}
@@ -508,7 +513,7 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	uint32_t cr3_1;
 
 	load_world();
-	cr3_1 = shadow_cr3(&s);
+	cr3_1 = shadow_cr3(&s, 0);
 	/* Linux's pgd_alloc: the new directory is announced as a clone of
 	 * the kernel's; its kernel half is still empty (copied right after). */
 	memset(gpage(6), 0, 4096);
@@ -516,7 +521,7 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	assert_int_equal(s.stats.announced, 1);
 	assert_int_equal(s.stats.adopted, 3);	/* the world's, not the clone */
 	assert_int_equal(s.stats.pds_in_use, 2);
-	assert_int_equal(shadow_cr3(&s), cr3_1);	/* still the loaded one */
+	assert_int_equal(shadow_cr3(&s, 0), cr3_1);	/* still the loaded one */
 	assert_non_null(rec(6));
 	assert_int_equal(rec(6)->kind, SHADOW_PD);
 	spd = rec_page(6);
@@ -528,9 +533,9 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 
 	/* clone_pgd_range, a plain copy; then the switch is a lookup. */
 	memcpy(&gpage(6)[768], &gpage(PD1)[768], 256 * 4);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.cr3_hits, 1);
-	assert_int_equal(shadow_cr3(&s) >> 12, rec(6)->mfn);
+	assert_int_equal(shadow_cr3(&s, 0) >> 12, rec(6)->mfn);
 	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	assert_int_equal(shadow_pte(ULIN), 0);
@@ -554,7 +559,7 @@ static void two_pds_share_one_kernel_shadow_pt(void **state)
 	load_world();
 	poke_pde(6, KLIN, KPDE);
 	poke_pde(6, 0x08000000, (7 << 12) | P | W | U | A);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 	spde1 = rec_page(PD1)[pde_index(KLIN)];
 	spde6 = loaded_pd()[pde_index(KLIN)];
 	assert_linked(spde1, KPDE);
@@ -585,7 +590,7 @@ static void release_pt_frees_it_and_unlinks(void **state)
 	assert_int_equal(shadow_announce(&s, 7, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
 	set_pte(7, lin, (23 << 12) | P | W | U | A | D);
 	set_pde(PD1, lin, (7 << 12) | P | W | U | A);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 	set_pde(6, lin, (7 << 12) | P | W | U | A);
 	assert_int_equal(rec(7)->links, 2);
 	in_use = s.stats.pages_in_use;
@@ -677,7 +682,7 @@ static void release_pd_frees_it_and_drops_its_links(void **state)
 
 	load_world();
 	poke_pde(6, KLIN, KPDE);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 	assert_int_equal(rec(KPT)->links, 2);
 	in_use = s.stats.pages_in_use;
 	pds = s.stats.pds_in_use;
@@ -703,13 +708,13 @@ static void release_of_the_loaded_pd_is_a_violation(void **state)
 	uint32_t cr3;
 
 	load_world();
-	cr3 = shadow_cr3(&s);
+	cr3 = shadow_cr3(&s, 0);
 	assert_int_equal(shadow_release(&s, PD1, &out), VTLB_VIOLATION);
 	assert_true(out.why[0] != 0);
 	assert_int_equal(s.stats.violations, 1);
 	assert_int_equal(s.stats.released, 0);
 	assert_non_null(rec(PD1));
-	assert_int_equal(shadow_cr3(&s), cr3);
+	assert_int_equal(shadow_cr3(&s, 0), cr3);
 	assert_int_equal(s.stats.pages_in_use, 3);
 	assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
@@ -753,7 +758,7 @@ static void process_lifetime_returns_to_the_baseline(void **state)
 			set_pte(pt, lin, ((20 + pt) << 12) | P | W | U | A | D);
 			set_pde(6, lin, (pt << 12) | P | W | U | A);
 		}
-		assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+		assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 		assert_int_equal(shadow_pte(0x00000000) & SPEC_BITS, (p2m[27] << 12) | P | W | U);
 		assert_int_equal(shadow_pte(0x00400000) & SPEC_BITS, (p2m[28] << 12) | P | W | U);
 		assert_linked(loaded_pd()[pde_index(KLIN)], KPDE);
@@ -762,7 +767,7 @@ static void process_lifetime_returns_to_the_baseline(void **state)
 			set_pde(6, (pt - 7) << 22, 0);
 			assert_int_equal(shadow_release(&s, pt, &out), VTLB_FILLED);
 		}
-		assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+		assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
 		assert_int_equal(shadow_release(&s, 6, &out), VTLB_FILLED);
 		assert_int_equal(s.stats.pages_in_use, in_use);
 		assert_int_equal(allocs - frees, held);
@@ -780,12 +785,12 @@ static void fault_on_not_present_is_reflected(void **state)
 {
 	load_world();
 	/* No PTE. */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x3004, X86_PF_W | X86_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, 0, &gp, ULIN + 0x3004, X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
 	assert_int_equal(out.guest_error, X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, ULIN + 0x3004);
 	/* No PDE. */
-	assert_int_equal(shadow_fault(&s, &gp, 0x40000010, 0, 1, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0x40000010, 0, 1, &out), VTLB_GUEST_FAULT);
 	assert_int_equal(out.guest_error, 0);
 	assert_int_equal(out.cr2, 0x40000010);
 	assert_int_equal(s.stats.guest_faults, 2);
@@ -799,7 +804,7 @@ static void fault_on_unaccessed_pte_sets_a_and_fills(void **state)
 	load_world();
 	set_pte(UPT, lin, (26 << 12) | P | W | U);
 	assert_int_equal(shadow_pte(lin), 0);
-	assert_int_equal(shadow_fault(&s, &gp, lin + 0x10, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, lin + 0x10, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A);
 	/* Writable in the guest, not dirty: read-only shadow. */
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
@@ -818,7 +823,7 @@ static void fault_on_unaccessed_pde_links_and_fills(void **state)
 	set_pte(7, lin, (27 << 12) | P | W | U);
 	set_pde(PD1, lin, (7 << 12) | P | W | U);	/* no A: not linked yet */
 	assert_int_equal(loaded_pd()[pde_index(lin)], 0);
-	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, lin, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(get_pde(PD1, lin), (7 << 12) | P | W | U | A);
 	assert_int_equal(get_pte(7, lin), (27 << 12) | P | W | U | A);
 	assert_linked(loaded_pd()[pde_index(lin)], (7 << 12) | P | W | U | A);
@@ -833,7 +838,7 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	load_world();
 	set_pte(UPT, lin, (26 << 12) | P | W | U | A);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
-	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, 0, &gp, lin, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_FILLED);
 	assert_int_equal(get_pte(UPT, lin), (26 << 12) | P | W | U | A | D);
 	assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | W | U);
@@ -841,7 +846,7 @@ static void write_fault_on_clean_page_sets_d_and_upgrades(void **state)
 	assert_int_equal(s.stats.dirty_faults, 1);
 	/* Same from ring 1 on a never-touched kernel page: A and D at once. */
 	set_pte(KPT, KLIN + 0x9000, (28 << 12) | P | W);
-	assert_int_equal(shadow_fault(&s, &gp, KLIN + 0x9000, X86_PF_W, 1, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, KLIN + 0x9000, X86_PF_W, 1, &out), VTLB_FILLED);
 	assert_int_equal(get_pte(KPT, KLIN + 0x9000), (28 << 12) | P | W | A | D);
 	assert_int_equal(shadow_pte(KLIN + 0x9000) & SPEC_BITS, (p2m[28] << 12) | P | W);
 	assert_int_equal(s.stats.dirty_faults, 2);
@@ -862,7 +867,7 @@ static void hidden_faults_by_cause_and_what_a_prefetch_could_fill(void **state)
 
 	load_world();
 	set_pte(UPT, old, (26 << 12) | P | W | U);		/* no A: as fork leaves a child's */
-	assert_int_equal(shadow_fault(&s, &gp, old, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, old, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.accessed_faults, 1);
 	assert_int_equal(s.stats.prefetchable, 0);
 
@@ -873,7 +878,7 @@ static void hidden_faults_by_cause_and_what_a_prefetch_could_fill(void **state)
 	/* Already derived (as the drain would have): no progress, the
 	 * retry's cause. */
 	set_pte(UPT, ULIN + 0x6000, (30 << 12) | P | U | A);	/* index 7 */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.drained_faults, 1);
 	assert_int_equal(s.stats.prefetchable, 2);
 	/* Counted, not filled: the shadow stays what the notifications made. */
@@ -882,7 +887,7 @@ static void hidden_faults_by_cause_and_what_a_prefetch_could_fill(void **state)
 
 	/* A write to a clean page: the D cause. */
 	set_pte(UPT, old, (26 << 12) | P | W | U | A);
-	assert_int_equal(shadow_fault(&s, &gp, old, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, old, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(s.stats.dirty_faults, 1);
 	assert_int_equal(s.stats.fills, 3);
 	assert_int_equal(s.stats.accessed_faults + s.stats.drained_faults + s.stats.dirty_faults, 3);
@@ -892,13 +897,13 @@ static void user_write_to_read_only_page_is_reflected(void **state)
 {
 	load_world();
 	/* ULIN + 0x1000 is the world's read-only user page (gfn 11). */
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x1008, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, 0, &gp, ULIN + 0x1008, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
 	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_W | X86_PF_U);
 	assert_int_equal(out.cr2, ULIN + 0x1008);
 	assert_int_equal(get_pte(UPT, ULIN + 0x1000), (11 << 12) | P | U | A);
 	/* User access to a supervisor page, too. */
-	assert_int_equal(shadow_fault(&s, &gp, KLIN, X86_PF_P | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(shadow_fault(&s, 0, &gp, KLIN, X86_PF_P | X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
 	assert_int_equal(out.guest_error, X86_PF_P | X86_PF_U);
 	assert_int_equal(s.stats.guest_faults, 2);
 	assert_int_equal(s.stats.fills, 0);
@@ -908,7 +913,7 @@ static void fault_on_frame_outside_memory_is_a_violation(void **state)
 {
 	load_world();
 	poke_pte(UPT, ULIN + 0x6000, (GUEST_PAGES << 12) | P | W | U);
-	assert_int_equal(shadow_fault(&s, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, 0, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_VIOLATION);
 	assert_true(out.why[0] != 0);
 	assert_int_equal(shadow_pte(ULIN + 0x6000), 0);
 	assert_true(s.stats.violations >= 1 || walker.stats.violations >= 1);
@@ -919,7 +924,7 @@ static void large_pde_with_guest_pse_is_a_violation(void **state)
 	load_world();
 	gp.pse = true;
 	poke_pde(PD1, 0x80000000, P | W | U | A | D | PS);
-	assert_int_equal(shadow_fault(&s, &gp, 0x80001000, X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0x80001000, X86_PF_U, 3, &out), VTLB_VIOLATION);
 	assert_int_equal(loaded_pd()[pde_index(0x80000000)], 0);
 }
 
@@ -928,11 +933,11 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 	load_world();
 	poke_pde(PD1, 0xFC000000, (4 << 12) | P | W | A);
 	poke_pte(4, 0xFC001000, (14 << 12) | P | W | A | D);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFC001234, 0, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFC001234, 0, 1, &out), VTLB_VIOLATION);
 	assert_true(out.why[0] != 0);
 	poke_pde(PD1, 0xFFC00000, (4 << 12) | P | W | A);
 	poke_pte(4, 0xFFC00000, (14 << 12) | P | W | A | D);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
 	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 }
@@ -944,16 +949,16 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 static void user_access_in_the_reserved_top_is_the_guests_fault(void **state)
 {
 	load_world();
-	assert_int_equal(shadow_fault(&s, &gp, 0xFC000000, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFC000000, X86_PF_U, 3, &out), VTLB_GUEST_FAULT);
 	assert_int_equal(out.guest_error, X86_PF_U);
 	assert_int_equal(out.cr2, 0xFC000000);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFFC00010, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFFC00010, X86_PF_P | X86_PF_W | X86_PF_U, 3, &out),
 			 VTLB_GUEST_FAULT);
 	assert_int_equal(out.guest_error, X86_PF_W | X86_PF_U);
 	assert_int_equal(s.stats.guest_faults, 2);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFC000000, 0, 1, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFC000000, 0, 1, &out), VTLB_VIOLATION);
 	poke_pde(PD1, 0xFC000000, (4 << 12) | P | W | U | A);
-	assert_int_equal(shadow_fault(&s, &gp, 0xFC000000, X86_PF_U, 3, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFC000000, X86_PF_U, 3, &out), VTLB_VIOLATION);
 	assert_int_equal(loaded_pd()[pde_index(0xFC000000)], 0);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 }
@@ -969,7 +974,7 @@ static void identical_faults_that_fill_never_stop(void **state)
 	for (unsigned i = 0; i < 50; i++) {
 		set_pte(UPT, lin, (26 << 12) | P | W | U);	/* the next child's: old */
 		assert_int_equal(shadow_pte(lin), 0);
-		assert_int_equal(shadow_fault(&s, &gp, lin + 0xe, X86_PF_U, 3, &out), VTLB_FILLED);
+		assert_int_equal(shadow_fault(&s, 0, &gp, lin + 0xe, X86_PF_U, 3, &out), VTLB_FILLED);
 		assert_int_equal(shadow_pte(lin) & SPEC_BITS, (p2m[26] << 12) | P | U);
 	}
 	assert_int_equal(s.stats.fills, 50);
@@ -984,8 +989,8 @@ static void identical_faults_without_progress_stop(void **state)
 
 	load_world();
 	for (unsigned i = 0; i < 9; i++)
-		assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_FILLED);
-	assert_int_equal(shadow_fault(&s, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_VIOLATION);
+		assert_int_equal(shadow_fault(&s, 0, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_VIOLATION);
 	assert_non_null(strstr(out.why, "keeps recurring"));
 }
 
@@ -997,19 +1002,19 @@ static void invlpg_rederives_an_edited_entry(void **state)
 	/* The guest remaps KLIN without telling us. */
 	poke_pte(KPT, KLIN, (29 << 12) | P | A);
 	assert_int_equal(shadow_pte(KLIN) & SPEC_BITS, (p2m[12] << 12) | P | W);
-	shadow_invlpg(&s, KLIN + 0x123);
+	shadow_invlpg(&s, 0, KLIN + 0x123);
 	assert_pte_is(KLIN, (29 << 12) | P | A);
 	assert_int_equal(shadow_pte(KLIN) & SPEC_BITS, (p2m[29] << 12) | P);
 	assert_int_equal(s.stats.invlpgs, 1);
 	/* ... and unmaps it. */
 	poke_pte(KPT, KLIN, 0);
-	shadow_invlpg(&s, KLIN);
+	shadow_invlpg(&s, 0, KLIN);
 	assert_int_equal(shadow_pte(KLIN), 0);
 	/* The neighbours are untouched. */
 	assert_pte_is(KLIN + 0x1000, get_pte(KPT, KLIN + 0x1000));
 	/* Nothing there, or the reserved top: harmless. */
-	shadow_invlpg(&s, 0x40000000);
-	shadow_invlpg(&s, 0xFFC00000);
+	shadow_invlpg(&s, 0, 0x40000000);
+	shadow_invlpg(&s, 0, 0xFFC00000);
 	assert_int_equal(loaded_pd()[1023], SWITCHER_PDE);
 	assert_int_equal(s.stats.invlpgs, 4);
 }
@@ -1022,7 +1027,7 @@ static void audit_of_a_coherent_shadow_is_clean(void **state)
 
 	load_world();
 	poke_pde(6, KLIN, KPDE);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 	memset(&a, 0xCC, sizeof(a));
 	shadow_audit(&s, &a);
 	assert_int_equal(a.mismatches, 0);
@@ -1085,7 +1090,7 @@ static void load_process(uint32_t i)
 	assert_int_equal(shadow_announce(&s, pt, SHADOW_PT, 0, 0, 0, &out), VTLB_FILLED);
 	set_pte(pt, 0x08000000, ((50 + i) << 12) | P | W | U | A | D);
 	set_pde(pd, 0x08000000, (pt << 12) | P | W | U | A);
-	assert_int_equal(shadow_load_cr3(&s, pd << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, pd << 12, &out), VTLB_FILLED);
 }
 
 /* and as the CPU then sees it. */
@@ -1094,7 +1099,7 @@ static void check_process_loaded(uint32_t i)
 	const uint32_t *pd = loaded_pd();
 	struct shadow_audit a;
 
-	assert_int_equal(shadow_cr3(&s) >> 12, rec(10 + i)->mfn);
+	assert_int_equal(shadow_cr3(&s, 0) >> 12, rec(10 + i)->mfn);
 	assert_int_equal(pd[1023], SWITCHER_PDE);
 	assert_linked(pd[pde_index(0x08000000)], ((30 + i) << 12) | P | W | U | A);
 	assert_linked(pd[pde_index(KLIN)], KPDE);
@@ -1121,13 +1126,13 @@ static void running_out_of_frames_evicts_old_directories(void **state)
 	assert_true(s.stats.evictions > 0);
 	/* Switch back through all of them: rebuilt on demand. */
 	for (uint32_t i = 0; i < n; i++) {
-		assert_int_equal(shadow_load_cr3(&s, (10 + i) << 12, &out), VTLB_FILLED);
+		assert_int_equal(shadow_load_cr3(&s, 0, (10 + i) << 12, &out), VTLB_FILLED);
 		check_process_loaded(i);
 	}
 	/* And a fault in the loaded one still fills. */
 	set_pte(30 + n - 1, 0x08001000, (62 << 12) | P | W | U);
 	gp.cr3 = (10 + n - 1) << 12;
-	assert_int_equal(shadow_fault(&s, &gp, 0x08001000, X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, 0x08001000, X86_PF_W | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(shadow_pte(0x08001000) & SPEC_BITS, (p2m[62] << 12) | P | W | U);
 	alloc_limit = ~0u;
 }
@@ -1197,7 +1202,7 @@ static void load_hot_directory(void)
 	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
 		gpage(PD1)[i] = HOT_PDE;
 	poke_pte(HOT_PT, 0, (20 << 12) | P | W | U | A | D);
-	assert_int_equal(shadow_load_cr3(&s, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
 	gp.cr3 = PD1 << 12;
 	assert_int_equal(rec(HOT_PT)->links, VTLB_GUEST_PDES);
 }
@@ -1247,7 +1252,7 @@ static void a_frame_budget_bounds_the_shadows(void **state)
 	assert_int_equal(b.peak, b.limit);
 	/* Every process still runs: rebuilt on demand, within the budget. */
 	for (uint32_t i = 0; i < n; i++) {
-		assert_int_equal(shadow_load_cr3(&s, (10 + i) << 12, &out), VTLB_FILLED);
+		assert_int_equal(shadow_load_cr3(&s, 0, (10 + i) << 12, &out), VTLB_FILLED);
 		check_process_loaded(i);
 		assert_true(b.used <= b.limit);
 	}
@@ -1271,14 +1276,14 @@ static void a_directory_beyond_the_budget_is_refused(void **state)
 	s.env.budget = &b;
 	for (uint32_t i = 0; i < 16; i++)
 		gpage(big)[i] = ((30 + i) << 12) | P | W | U | A;	/* 16 tables */
-	assert_int_equal(shadow_load_cr3(&s, big << 12, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_load_cr3(&s, 0, big << 12, &out), VTLB_VIOLATION);
 	assert_non_null(strstr(out.why, "its frame budget is spent: 12 of 12 frames in use"));
 	assert_true(b.used <= b.limit);
 	assert_int_equal(b.used, shadow_frames());
 	assert_true(allocs - frees < MACHINE_PAGES - GUEST_PAGES);	/* the pool had frames */
 
 	gpage(small)[0] = (30 << 12) | P | W | U | A;
-	assert_int_equal(shadow_load_cr3(&s, small << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, small << 12, &out), VTLB_FILLED);
 	assert_int_equal(b.used, shadow_frames());
 	assert_frames_consistent();
 	shadow_destroy(&s);
@@ -1381,7 +1386,7 @@ static void releasing_a_linked_table_does_not_scan_the_directories(void **state)
 	assert_int_equal(a.mismatches, 0);
 	assert_frames_consistent();
 	/* The guest's PDE still names the table: a fault links it again. */
-	assert_int_equal(shadow_fault(&s, &gp, KLIN, 0, 1, &out), VTLB_FILLED);
+	assert_int_equal(shadow_fault(&s, 0, &gp, KLIN, 0, 1, &out), VTLB_FILLED);
 	assert_pte_is(KLIN, get_pte(KPT, KLIN));
 	/* The empty table goes with its last link: the directories' own. */
 	for (uint32_t i = 0; i < n; i++)
@@ -1566,7 +1571,7 @@ static void continuous_audit_waits_for_the_clone_copy(void **state)
 	assert_int_equal(a.mismatches, 0);
 	assert_true(a.unfilled > 0);
 	memcpy(&gpage(6)[768], &gpage(PD1)[768], 256 * 4);
-	assert_int_equal(shadow_load_cr3(&s, 6 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 0, 6 << 12, &out), VTLB_FILLED);
 	assert_int_equal(rec(6)->clone_count, 0);
 	/* Loaded, the directory is the guest's: a kernel PDE it clears
 	 * without telling is stale. */
@@ -1592,11 +1597,159 @@ static void describe_an_unlinked_table(void **state)
 	assert_string_equal(shadow_op_name(SHADOW_OP_COUNT), "?");
 }
 
+/* ---- several vCPUs: a loaded directory per slot ------------------------ */
+
+#define SWITCHER_PDE_1 0x0beef003u
+#define PD2   6u
+#define UPT2  7u
+
+/* What slot k's CR3 maps: its top-level page. */
+static const uint32_t *top_of(unsigned k)
+{
+	uint32_t cr3 = shadow_cr3(&s, k);
+
+	assert_int_not_equal(cr3, 0);
+	return fake_map(cr3 >> 12);
+}
+
+/* The shadow PTE the CPU running slot k would use for lin, 0 if none. */
+static uint32_t slot_pte(unsigned k, uint32_t lin)
+{
+	uint32_t pde = top_of(k)[pde_index(lin)];
+
+	if (!(pde & P))
+		return 0;
+	return ((const uint32_t *)fake_map(pde >> 12))[pte_index(lin)];
+}
+
+/* PD1 as build_world makes it, and PD2: ULIN through its own table to
+ * page 20, the kernel's table shared. */
+static void two_slots_two_worlds(void)
+{
+	build_world();
+	poke_pde(PD2, ULIN, (UPT2 << 12) | P | W | U | A);
+	poke_pde(PD2, KLIN, KPDE);
+	poke_pte(UPT2, ULIN, (20 << 12) | P | W | U | A | D);
+	shadow_vcpu_init(&s, 1, SWITCHER_PDE_1);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_load_cr3(&s, 1, PD2 << 12, &out), VTLB_FILLED);
+}
+
+/* Each slot enters with its own directory and its own switcher; the
+ * same linear address reads its own page. */
+static void each_vcpu_has_its_own_directory(void **state)
+{
+	two_slots_two_worlds();
+	assert_int_not_equal(shadow_cr3(&s, 0), shadow_cr3(&s, 1));
+	assert_int_equal(top_of(0)[1023], SWITCHER_PDE);
+	assert_int_equal(top_of(1)[1023], SWITCHER_PDE_1);
+	assert_int_equal(slot_pte(0, ULIN) >> 12, p2m[10]);
+	assert_int_equal(slot_pte(1, ULIN) >> 12, p2m[20]);
+	assert_int_equal(slot_pte(0, KLIN) >> 12, p2m[12]);
+	assert_int_equal(slot_pte(1, KLIN) >> 12, p2m[12]);	/* the shared kernel table */
+	/* Switching back and forth: each finds its directory again. */
+	assert_int_equal(shadow_load_cr3(&s, 0, PD2 << 12, &out), VTLB_FILLED);
+	assert_int_equal(slot_pte(0, ULIN) >> 12, p2m[20]);
+	assert_int_equal(shadow_load_cr3(&s, 0, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(slot_pte(0, ULIN) >> 12, p2m[10]);
+	assert_int_equal(slot_pte(1, ULIN) >> 12, p2m[20]);
+	assert_frames_consistent();
+}
+
+/* Two slots on one directory: two top-level pages, each with its own
+ * switcher, and a PDE change reaches both. */
+static void same_directory_two_switchers(void **state)
+{
+	two_slots_two_worlds();
+	assert_int_equal(shadow_load_cr3(&s, 1, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_not_equal(shadow_cr3(&s, 0), shadow_cr3(&s, 1));
+	assert_int_equal(top_of(0)[1023], SWITCHER_PDE);
+	assert_int_equal(top_of(1)[1023], SWITCHER_PDE_1);
+	set_pde(PD1, ULIN, (UPT2 << 12) | P | W | U | A);
+	assert_int_equal(slot_pte(0, ULIN) >> 12, p2m[20]);
+	assert_int_equal(slot_pte(1, ULIN) >> 12, p2m[20]);
+	set_pde(PD1, ULIN, 0);
+	assert_int_equal(slot_pte(0, ULIN), 0);
+	assert_int_equal(slot_pte(1, ULIN), 0);
+	assert_frames_consistent();
+	/* The audit compares each top-level page with its directory. */
+	{
+		struct shadow_audit au;
+		uint32_t *top1 = (uint32_t *)top_of(1), saved = top1[pde_index(KLIN)];
+
+		shadow_audit(&s, &au);
+		assert_int_equal(au.mismatches, 0);
+		top1[pde_index(KLIN)] = 0;
+		shadow_audit(&s, &au);
+		assert_int_equal(au.mismatches, 1);
+		assert_non_null(strstr(au.first, "vCPU 1's top-level page"));
+		top1[pde_index(KLIN)] = saved;
+	}
+}
+
+/* ReleasePage of a directory another vCPU has loaded is the violation it
+ * is for the caller's own; once no slot has it, it goes. */
+static void release_of_a_directory_loaded_by_another_vcpu(void **state)
+{
+	two_slots_two_worlds();
+	assert_int_equal(shadow_release(&s, PD2, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "is loaded in CR3"));
+	assert_int_equal(shadow_release(&s, PD1, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_load_cr3(&s, 1, PD1 << 12, &out), VTLB_FILLED);
+	assert_int_equal(shadow_release(&s, PD2, &out), VTLB_FILLED);
+	assert_null(rec(PD2));
+	/* Announcing another vCPU's loaded directory as a table: refused. */
+	assert_int_equal(shadow_announce(&s, PD1, SHADOW_PT, 0, 0, 0, &out), VTLB_VIOLATION);
+	assert_frames_consistent();
+}
+
+/* Reclaim keeps every slot's loaded directory, drops the others. */
+static void reclaim_keeps_every_loaded_directory(void **state)
+{
+	uint32_t cr3_0, cr3_1;
+
+	two_slots_two_worlds();
+	poke_pde(8, KLIN, KPDE);
+	assert_int_equal(shadow_announce(&s, 8, SHADOW_PD, 0, 0, 0, &out), VTLB_FILLED);
+	cr3_0 = shadow_cr3(&s, 0);
+	cr3_1 = shadow_cr3(&s, 1);
+	shadow_trim(&s);
+	assert_non_null(rec(PD1));
+	assert_non_null(rec(PD2));
+	assert_null(rec(8));
+	assert_int_equal(shadow_cr3(&s, 0), cr3_0);
+	assert_int_equal(shadow_cr3(&s, 1), cr3_1);
+	assert_int_equal(slot_pte(0, ULIN) >> 12, p2m[10]);
+	assert_int_equal(slot_pte(1, ULIN) >> 12, p2m[20]);
+	assert_frames_consistent();
+}
+
+/* A fault of slot 1 fills through slot 1's directory, not slot 0's. */
+static void fault_fills_the_faulting_vcpus_directory(void **state)
+{
+	two_slots_two_worlds();
+	poke_pte(UPT2, ULIN + 0x1000, (21 << 12) | P | U);	/* not accessed: not derived */
+	assert_int_equal(slot_pte(1, ULIN + 0x1000), 0);
+	gp.cr3 = PD2 << 12;
+	assert_int_equal(shadow_fault(&s, 1, &gp, ULIN + 0x1000, X86_PF_U, 3, &out), VTLB_FILLED);
+	assert_int_equal(slot_pte(1, ULIN + 0x1000) >> 12, p2m[21]);
+	assert_int_equal(slot_pte(0, ULIN + 0x1000) >> 12, p2m[11]);
+	/* A slot the shadows were not told of. */
+	assert_int_equal(shadow_load_cr3(&s, 2, PD1 << 12, &out), VTLB_VIOLATION);
+	assert_int_equal(shadow_cr3(&s, 2), 0);
+	assert_frames_consistent();
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(init_is_empty),
+		T(each_vcpu_has_its_own_directory),
+		T(same_directory_two_switchers),
+		T(release_of_a_directory_loaded_by_another_vcpu),
+		T(reclaim_keeps_every_loaded_directory),
+		T(fault_fills_the_faulting_vcpus_directory),
 		T(loaded_empty_pd_has_only_the_switcher),
 		T(derive_not_present_or_not_accessed_is_zero),
 		T(derive_accessed_read_only),

@@ -25,14 +25,51 @@ static void registers(void **state)
 	assert_int_equal(vlapic_write(&l, VLAPIC_SVR, 0x1ff, 4, &ipi), VLAPIC_OK);
 	assert_true(vlapic_read(&l, VLAPIC_SVR, &v));
 	assert_int_equal(v, 0x1ff);
-	/* Unknown registers, the LVT timer and its counts, the ID: refused. */
-	assert_false(vlapic_read(&l, 0x320, &v));
+	/* Unknown registers, the timer's counts, the ID: refused. */
 	assert_false(vlapic_read(&l, 0x104, &v));
 	assert_false(vlapic_read(&l, 0x1000, &v));
-	assert_int_equal(vlapic_write(&l, 0x320, 0x20, 4, &ipi), VLAPIC_REFUSED);
+	assert_false(vlapic_read(&l, 0x380, &v));
 	assert_int_equal(vlapic_write(&l, 0x380, 1, 4, &ipi), VLAPIC_REFUSED);
+	assert_int_equal(vlapic_write(&l, 0x390, 1, 4, &ipi), VLAPIC_REFUSED);
+	assert_int_equal(vlapic_write(&l, 0x3e0, 1, 4, &ipi), VLAPIC_REFUSED);
 	assert_int_equal(vlapic_write(&l, VLAPIC_ID, 0, 4, &ipi), VLAPIC_REFUSED);
 	assert_int_equal(vlapic_write(&l, 0xffffffffu, 0, 4, &ipi), VLAPIC_REFUSED);
+}
+
+/* LVTT: masked at reset; vector, mask and mode taken; anything else
+ * refused, the register unchanged. */
+static void lvt_timer(void **state)
+{
+	struct vlapic l;
+	struct ipi ipi;
+	uint32_t v;
+
+	vlapic_reset(&l, 0);
+	assert_true(vlapic_read(&l, VLAPIC_LVTT, &v));
+	assert_int_equal(v, VLAPIC_LVT_MASKED);
+	assert_false(vlapic_timer_fire(&l));		/* masked: nothing */
+	assert_int_equal(l.irr[0] | l.irr[1] | l.irr[7], 0);
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0xef, 1, &ipi), VLAPIC_OK);
+	assert_true(vlapic_read(&l, VLAPIC_LVTT, &v));
+	assert_int_equal(v, 0xef);
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0x200ef, 1, &ipi), VLAPIC_OK);	/* periodic mode: kept */
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0x0f, 1, &ipi), VLAPIC_REFUSED);	/* vector below 16 */
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0x600ef, 1, &ipi), VLAPIC_REFUSED);	/* mode 3 */
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0x10ef, 1, &ipi), VLAPIC_REFUSED);	/* delivery status */
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0x4ef, 1, &ipi), VLAPIC_REFUSED);	/* a delivery mode */
+	assert_true(vlapic_read(&l, VLAPIC_LVTT, &v));
+	assert_int_equal(v, 0x200ef);
+	assert_false(vlapic_timer_requested(&l));
+	assert_true(vlapic_timer_fire(&l));
+	assert_true(vlapic_timer_requested(&l));
+	assert_int_equal(vlapic_pending(&l), -1);	/* the APIC is software-disabled */
+	vlapic_write(&l, VLAPIC_SVR, 0x1ff, 1, &ipi);
+	assert_int_equal(vlapic_pending(&l), 0xef);
+	vlapic_ack(&l, 0xef);
+	assert_false(vlapic_timer_requested(&l));
+	/* Masked with a vector below 16: taken (Linux masks with 0). */
+	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, VLAPIC_LVT_MASKED, 1, &ipi), VLAPIC_OK);
+	assert_false(vlapic_timer_fire(&l));
 }
 
 static void icr_decoding(void **state)
@@ -98,6 +135,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registers),
+		cmocka_unit_test(lvt_timer),
 		cmocka_unit_test(icr_decoding),
 		cmocka_unit_test(priorities_and_eoi),
 	};
