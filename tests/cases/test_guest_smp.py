@@ -8,7 +8,9 @@ MP table and starts them with INIT/SIPI, as any SMP kernel does.
     prints 2 and /proc/cpuinfo lists two processors.
 """
 
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE
+import re
+
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules
 from vmitest import paths, test
 
 MTTCG = "tcg,thread=multi"
@@ -40,3 +42,63 @@ def guest_smp_native_2(t):
     nproc, listed = count_cpus(t, q, "native -smp 2")
     t.check(nproc == 2, f"nproc printed {nproc}, not 2")
     t.check(listed == 2, f"/proc/cpuinfo lists {listed} processors, not 2")
+
+
+def boot_hv_vcpus(t, vcpus, smp=1):
+    """The bzImage under the hypervisor as one guest of `vcpus` vCPUs, on
+    QEMU -smp `smp` (MTTCG when more than one), to its init marker."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    extra = {"accel": MTTCG} if smp > 1 else {}
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus}",
+               "-initrd", hv_modules(), fatal=GUEST_FATAL, **extra)
+    q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0" % (vcpus - 1), timeout=300)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"the guest reports mode {m.group(3)}")
+    return q
+
+
+def user_ticks(t, q, tag):
+    """At the shell: each CPU's user time (USER_HZ ticks) from /proc/stat."""
+    q.send(f"grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
+    m = q.expect(r"\n((?:%s-cpu\d+ [^\n]*\n)+)%s-42\r?\n" % (tag, tag), timeout=60)
+    return {int(c): int(u) for c, u in re.findall(r"%s-cpu(\d+) (\d+)" % tag, m.group(1))}
+
+
+def busy_both_cpus(t, q, label):
+    """Two busy loops for 5 s: the user time of CPU 0 and CPU 1 must both
+    advance, by at least half a second each (each vCPU's share of the
+    host: about 2.5 s of the 5 on -smp 1)."""
+    before = user_ticks(t, q, "B")
+    q.send("(while :; do :; done) & (while :; do :; done) & sleep 5; kill %1 %2\n")
+    q.expect(PROMPT, timeout=60)
+    after = user_ticks(t, q, "A")
+    grew = {c: after[c] - before.get(c, 0) for c in after}
+    t.note(f"{label}: user ticks in 5 s of two busy loops, per CPU: {grew}")
+    for cpu in (0, 1):
+        t.check(grew.get(cpu, 0) >= 50, f"CPU {cpu}'s user time grew by {grew.get(cpu, 0)} ticks, not 50 or more")
+
+
+@test("hv-smp-linux-2")
+def hv_smp_linux_2(t):
+    q = boot_hv_vcpus(t, 2)
+    nproc, listed = count_cpus(t, q, "vcpus=2 on -smp 1")
+    t.check(nproc == 2, f"nproc printed {nproc}, not 2")
+    t.check(listed == 2, f"/proc/cpuinfo lists {listed} processors, not 2")
+    busy_both_cpus(t, q, "vcpus=2 on -smp 1")
+
+
+@test("hv-smp-linux-2-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_smp_linux_2_smp2(t):
+    q = boot_hv_vcpus(t, 2, smp=2)
+    nproc, listed = count_cpus(t, q, "vcpus=2 on -smp 2")
+    t.check(nproc == 2, f"nproc printed {nproc}, not 2")
+    t.check(listed == 2, f"/proc/cpuinfo lists {listed} processors, not 2")
+    busy_both_cpus(t, q, "vcpus=2 on -smp 2")
+
+
+@test("hv-smp-linux-4")
+def hv_smp_linux_4(t):
+    q = boot_hv_vcpus(t, 4)
+    nproc, listed = count_cpus(t, q, "vcpus=4 on -smp 1")
+    t.check(nproc == 4, f"nproc printed {nproc}, not 4")
+    t.check(listed == 4, f"/proc/cpuinfo lists {listed} processors, not 4")
