@@ -82,6 +82,8 @@
 #define GUEST_VGA_HOLE          0x000A0000  /* legacy VGA window, reserved */
 #define GUEST_ROM_GPA           0x000C0000  /* VMI option ROM goes here */
 #define GUEST_ROM_AREA_END      0x000E0000  /* option-ROM scan area ends */
+#define GUEST_MP_TABLE_GPA      0x000F0000  /* MP table (loader/mp_table.c), BIOS area */
+#define GUEST_MP_TABLE_END      0x000F1000
 #define GUEST_HIGH_RAM_START    0x00100000  /* RAM from 1 MiB up */
 #define GUEST_KERNEL_GPA        0x00100000  /* protected-mode kernel */
 

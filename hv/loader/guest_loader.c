@@ -9,6 +9,8 @@
  */
 #include "guest.h"
 #include "layout.h"
+#include "mp_table.h"
+#include "io.h"
 #include "machine_mem.h"
 #include "vrom_check.h"
 #include "console.h"
@@ -51,7 +53,7 @@ static const char *module_name(const struct multiboot_module *m, unsigned index,
 	return buf;
 }
 
-static void print_plan(const struct guest *g, const char *cmdline)
+static void print_plan(const struct guest *g, const char *cmdline, unsigned nr_vcpus)
 {
 	const struct guest_plan *p = &g->plan;
 
@@ -68,6 +70,9 @@ static void print_plan(const struct guest *g, const char *cmdline)
 	if (g->has_vrom)
 		kprintf("    %08x-%08x VMI ROM\n", GUEST_ROM_GPA,
 			GUEST_ROM_GPA + (uint32_t)(vrom_image_end - vrom_image) - 1);
+	kprintf("    %08x-%08x MP table (%u vCPU%s)\n", GUEST_MP_TABLE_GPA,
+		GUEST_MP_TABLE_GPA + (uint32_t)mp_table_size(nr_vcpus) - 1, nr_vcpus,
+		nr_vcpus == 1 ? "" : "s");
 	kprintf("    %08x-%08x protected-mode kernel (%u bytes); with decompression up to %08llx\n",
 		p->kernel_gpa, p->kernel_gpa + p->kernel_size - 1, p->kernel_size,
 		p->kernel_end - 1);
@@ -105,6 +110,40 @@ static bool guest_matches(const struct guest_mem *gm, uint32_t gpa,
 			return false;
 	}
 	return true;
+}
+
+/*
+ * The MP table, where a BIOS puts it (0xF0000, reserved in the e820):
+ * Linux counts its vCPUs there (docs/HV.md, "The MP table").  The
+ * processor entries carry the CPU's signature; their feature flags stay
+ * 0, as the guest reads its features from its CPUID (vcpu_cpuid).  Built
+ * again, the same, to be read back.
+ */
+static size_t mp_table_for(unsigned nr_vcpus, uint8_t *buf, size_t len)
+{
+	uint32_t signature, b, c, d;
+	size_t n;
+
+	cpuid(1, 0, &signature, &b, &c, &d);
+	n = mp_table_build(buf, len, GUEST_MP_TABLE_GPA, nr_vcpus, signature, 0);
+	HV_ASSERT(n);
+	return n;
+}
+
+static void place_mp_table(struct guest *g, unsigned nr_vcpus)
+{
+	uint8_t table[GUEST_MP_TABLE_END - GUEST_MP_TABLE_GPA];
+
+	guest_mem_write(&g->mem, GUEST_MP_TABLE_GPA, table,
+			mp_table_for(nr_vcpus, table, sizeof(table)));
+}
+
+static bool mp_table_reads_back(const struct guest *g, unsigned nr_vcpus)
+{
+	uint8_t table[GUEST_MP_TABLE_END - GUEST_MP_TABLE_GPA];
+
+	return guest_matches(&g->mem, GUEST_MP_TABLE_GPA, table,
+			     (uint32_t)mp_table_for(nr_vcpus, table, sizeof(table)));
 }
 
 /* The guest's copy of the ROM, built here before it is copied in. */
@@ -312,6 +351,7 @@ static void copy_in(struct guest *g, const struct load *l, uint8_t *zero_page)
 	guest_mem_write(&g->mem, g->plan.kernel_gpa, l->kernel + l->bi.pm_offset, l->bi.pm_size);
 	guest_mem_write(&g->mem, g->plan.initrd_gpa, l->initrd, l->initrd_len);
 	place_vrom(g);
+	place_mp_table(g, l->spec->vcpus);
 	g->boot.eip = g->plan.entry;
 	g->boot.esi = g->plan.boot_params_gpa;
 	memcpy(g->kernel_version, l->bi.version, sizeof(g->kernel_version));
@@ -325,6 +365,7 @@ static void check_read_back(struct guest *g, const struct load *l, uint8_t *zero
 	    !guest_matches(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE) ||
 	    !guest_matches(&g->mem, g->plan.cmdline_gpa, (const uint8_t *)l->cmdline,
 			   g->plan.cmdline_len + 1) ||
+	    !mp_table_reads_back(g, l->spec->vcpus) ||
 	    (g->has_vrom && !rom_reads_back(g)))
 		hv_panic("guest memory does not read back what the loader wrote");
 	guest_mem_read(&g->mem, g->plan.boot_params_gpa, zero_page, BP_SIZE);
@@ -356,7 +397,7 @@ void guest_load(const struct multiboot_info *mbi, const struct hv_options *opt,
 		 virt_to_phys(g->mem.p2m));
 	copy_in(g, &l, zero_page);
 	check_read_back(g, &l, zero_page);
-	print_plan(g, l.cmdline);
+	print_plan(g, l.cmdline, spec->vcpus);
 	g->mbi = mbi;
 	g->spec = *spec;
 	g->nr_guests = nr_guests;

@@ -182,6 +182,9 @@ void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4])
 		 * the paravirtual shadows (mm/shadow.c) shadow 4 KiB tables. */
 		r[3] &= ~((1u << 7) | (1u << 9) | (1u << 11) | (1u << 12) | (1u << 14) |
 			  (1u << 6) | (1u << 3));	/* MCE APIC SEP MTRR MCA PAE PSE */
+		/* The initial APIC ID is the vCPU's (its vLAPIC's and MP table's),
+		 * not that of the CPU it happens to run on. */
+		r[1] = (r[1] & 0x00ffffffu) | (uint32_t)v->index << 24;
 		break;
 	case 7:
 		/* SMEP, SMAP, INVPCID, AVX2, AVX-512...: keep only basic bits. */
