@@ -187,7 +187,7 @@ __attribute__((noreturn)) static void two_guests_selftest(const struct multiboot
 							   const struct hv_options *opt)
 {
 	struct guest *a = guest_create("guest A"), *b = guest_create("guest B");
-	struct guest_spec one = { .number = 1, .kernel_module = 0, .weight = 1,
+	struct guest_spec one = { .number = 1, .kernel_module = 0, .weight = 1, .vcpus = 1,
 				  .mem = opt->guest_mem, .mem_given = opt->guest_mem_given };
 
 	guest_load(mbi, opt, &one, 1, a);

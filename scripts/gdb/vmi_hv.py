@@ -277,9 +277,14 @@ class Walk(gdb.Command):
     @staticmethod
     def shadow_cr3(v, g):
         if int(v["shadows_active"]):
-            s = g["shadow"]
-            cur = int(s["current"])
-            return int(s["pages"][cur - 1]["mfn"]) << 12 if cur else 0
+            # The vCPU's slot (shadow_cr3 in hv/mm/shadow.c): its own
+            # top-level page if it has one, else its loaded directory's.
+            s, k = g["shadow"], int(v["index"])
+            if k >= int(s["nr_vcpus"]) or not int(s["loaded"][k]):
+                return 0
+            if int(s["top_mfn"][k]):
+                return int(s["top_mfn"][k]) << 12
+            return int(s["pages"][int(s["loaded"][k]) - 1]["mfn"]) << 12
         space, cr3 = live_space()
         return cr3 if space == "guest" else 0
 

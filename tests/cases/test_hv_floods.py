@@ -33,7 +33,7 @@ WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
 # 8 ns of machine time per instruction; no sleeping when every vCPU
 # halts (the clock jumps to the next timer instead).
 ICOUNT = ("-icount", "shift=3,sleep=off")
-CHARGED = r"vmi-hv: alarm limits \(100 us minimum\): \d+ SetAlarm calls raised, \d+ expiries found IRQ0 still requested, (\d+) us of alarm work charged to this guest"
+CHARGED = r"vmi-hv: alarm limits \(100 us minimum\): \d+ SetAlarm calls raised, \d+ expiries found their IRQ0 or LVTT vector still requested, (\d+) us of alarm work charged to this guest"
 RAISED = (r"vmi-hv: guest guest1: SetAlarm \(flags 100\) period 1 cycles, expiry \d+: "
           r"raised to the minimum, 100 us")
 
