@@ -57,6 +57,13 @@ def boot_hv_vcpus(t, vcpus, smp=1):
     return q
 
 
+def expect_cpus(t, q, n, label):
+    """At the shell: nproc prints n and /proc/cpuinfo lists n processors."""
+    nproc, listed = count_cpus(t, q, label)
+    t.check(nproc == n, f"nproc printed {nproc}, not {n}")
+    t.check(listed == n, f"/proc/cpuinfo lists {listed} processors, not {n}")
+
+
 def user_ticks(t, q, tag):
     """At the shell: each CPU's user time (USER_HZ ticks) from /proc/stat."""
     q.send(f"grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
@@ -81,24 +88,18 @@ def busy_both_cpus(t, q, label):
 @test("hv-smp-linux-2")
 def hv_smp_linux_2(t):
     q = boot_hv_vcpus(t, 2)
-    nproc, listed = count_cpus(t, q, "vcpus=2 on -smp 1")
-    t.check(nproc == 2, f"nproc printed {nproc}, not 2")
-    t.check(listed == 2, f"/proc/cpuinfo lists {listed} processors, not 2")
+    expect_cpus(t, q, 2, "vcpus=2 on -smp 1")
     busy_both_cpus(t, q, "vcpus=2 on -smp 1")
 
 
 @test("hv-smp-linux-2-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def hv_smp_linux_2_smp2(t):
     q = boot_hv_vcpus(t, 2, smp=2)
-    nproc, listed = count_cpus(t, q, "vcpus=2 on -smp 2")
-    t.check(nproc == 2, f"nproc printed {nproc}, not 2")
-    t.check(listed == 2, f"/proc/cpuinfo lists {listed} processors, not 2")
+    expect_cpus(t, q, 2, "vcpus=2 on -smp 2")
     busy_both_cpus(t, q, "vcpus=2 on -smp 2")
 
 
 @test("hv-smp-linux-4")
 def hv_smp_linux_4(t):
     q = boot_hv_vcpus(t, 4)
-    nproc, listed = count_cpus(t, q, "vcpus=4 on -smp 1")
-    t.check(nproc == 4, f"nproc printed {nproc}, not 4")
-    t.check(listed == 4, f"/proc/cpuinfo lists {listed} processors, not 4")
+    expect_cpus(t, q, 4, "vcpus=4 on -smp 1")

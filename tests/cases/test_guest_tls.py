@@ -14,8 +14,8 @@ exec and exit of the program write a few), and the variable held."""
 
 import re
 
-from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import MARKER, PROMPT, quiet_console
+from vmitest import FATAL_PATTERNS, test
+from hvguest import PROMPT, boot_hv, quiet_console
 
 FATAL = [*FATAL_PATTERNS, r"vmi-hv: guest stopped: [^\n]*", r"BUG: [^\n]*", r"Oops: [^\n]*"]
 SLEEPS = 200
@@ -33,11 +33,7 @@ def gdt_writes(q):
 
 @test("hv-linux-tls-idle")
 def linux_tls_idle(t):
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}"
-    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL)
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    q = boot_hv(t, fatal=FATAL)
     q.expect(PROMPT, timeout=60)
     quiet_console(q)
     before = gdt_writes(q)

@@ -12,8 +12,8 @@ available ones, and the serial log has no "clocksource: tsc" line."""
 
 import re
 
-from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import MARKER, PROMPT
+from vmitest import FATAL_PATTERNS, test
+from hvguest import PROMPT, boot_hv
 
 SYSFS = "/sys/devices/system/clocksource/clocksource0"
 FATAL = [*FATAL_PATTERNS, r"vmi-hv: guest stopped: [^\n]*", r"BUG: [^\n]*", r"Oops: [^\n]*"]
@@ -21,11 +21,7 @@ FATAL = [*FATAL_PATTERNS, r"vmi-hv: guest stopped: [^\n]*", r"BUG: [^\n]*", r"Oo
 
 @test("hv-linux-no-tsc-clocksource")
 def linux_no_tsc_clocksource(t):
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}"
-    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL)
-    m = q.expect(MARKER, timeout=300)
-    t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
+    q = boot_hv(t, fatal=FATAL)
     q.expect(PROMPT, timeout=60)
     # The refined calibration runs a second after device_initcall and
     # again each second until it has two reference readings: 5 s covers it.
