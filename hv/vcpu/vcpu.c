@@ -323,6 +323,26 @@ static void inject_interrupt(struct vcpu *v)
 	vcpu_deliver(v, vpic_ack(&v->guest->vpic), false, 0, 0);
 }
 
+/*
+ * The interrupt just injected was an alarm's, latched until now: the loop
+ * armed this CPU's timer for none of v's alarms meanwhile (valarm_next
+ * skips a latched one, run.c), and the guest may now run on without an
+ * exit (its EOI, IRET and a periodic alarm's next tick need none), so the
+ * timer is armed here for v's next alarm, before the entry.  Without it,
+ * a vCPU alone on its CPU (vcpus_at_once=on: no sibling's slice end comes)
+ * ran on with no tick at all.
+ */
+static void arm_for_unlatched_alarm(struct vcpu *v, unsigned latched_before)
+{
+	uint64_t next;
+
+	if (!(latched_before & ~valarm_irq_latched(&v->valarm)))
+		return;
+	next = valarm_next(&v->valarm, &v->sched, rdtsc());
+	if (next != UINT64_MAX)
+		hv_timer_arm(next);
+}
+
 /* The time since the last exit, to the vCPU that made it, unless the CPU
  * slept in between (run.c zeroes exit_tsc before a halt). */
 static void count_hv_time(struct pcpu *c)
@@ -364,12 +384,15 @@ void vcpu_run_once(struct vcpu *v)
 	char why[128];
 	uint32_t cr2, cr3;
 	uint64_t entry_tsc;
+	unsigned latched;
 
 	/* Its guest died on another CPU meanwhile (vcpus_at_once): back to
 	 * the loop, which reaps it once no CPU is inside it. */
 	if (!guest_alive(v->guest))
 		vcpu_leave_dead_guest(v);
+	latched = valarm_irq_latched(&v->valarm);
 	inject_interrupt(v);
+	arm_for_unlatched_alarm(v, latched);
 	sanitize_eflags(f);
 	if (!vcpu_check_frame(v, why, sizeof(why)))
 		vcpu_stop(v, "cannot resume the guest: %s", why);

@@ -44,12 +44,12 @@ def guest_smp_native_2(t):
     t.check(listed == 2, f"/proc/cpuinfo lists {listed} processors, not 2")
 
 
-def boot_hv_vcpus(t, vcpus, smp=1):
+def boot_hv_vcpus(t, vcpus, smp=1, hv_args=""):
     """The bzImage under the hypervisor as one guest of `vcpus` vCPUs, on
     QEMU -smp `smp` (MTTCG when more than one), to its init marker."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     extra = {"accel": MTTCG} if smp > 1 else {}
-    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus}",
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus} {hv_args}",
                "-initrd", hv_modules(), fatal=GUEST_FATAL, **extra)
     q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0" % (vcpus - 1), timeout=300)
     m = q.expect(MARKER, timeout=300)
@@ -97,6 +97,16 @@ def hv_smp_linux_2_smp2(t):
     q = boot_hv_vcpus(t, 2, smp=2)
     expect_cpus(t, q, 2, "vcpus=2 on -smp 2")
     busy_both_cpus(t, q, "vcpus=2 on -smp 2")
+
+
+@test("hv-smp-linux-2-at-once", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_smp_linux_2_at_once(t):
+    """Both vCPUs inside the guest at the same moment, on two CPUs: the
+    boot CPU's periodic tick must go on while it runs without exits (the
+    AP's calibration waits for jiffies to move)."""
+    q = boot_hv_vcpus(t, 2, smp=2, hv_args="vcpus_at_once=on")
+    expect_cpus(t, q, 2, "vcpus=2 at once on -smp 2")
+    busy_both_cpus(t, q, "vcpus=2 at once on -smp 2")
 
 
 @test("hv-smp-linux-4")
