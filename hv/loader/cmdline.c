@@ -592,6 +592,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	memset(&o->refuse, 0, sizeof(o->refuse));
 	o->slice_ms = SLICE_MS_DEFAULT;
 	o->vcpus = 0;
+	o->vcpus_at_once = true;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

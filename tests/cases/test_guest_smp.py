@@ -94,9 +94,10 @@ def hv_smp_linux_2(t):
 
 @test("hv-smp-linux-2-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def hv_smp_linux_2_smp2(t):
-    q = boot_hv_vcpus(t, 2, smp=2)
-    expect_cpus(t, q, 2, "vcpus=2 on -smp 2")
-    busy_both_cpus(t, q, "vcpus=2 on -smp 2")
+    """One vCPU at a time (vcpus_at_once=off) on two CPUs."""
+    q = boot_hv_vcpus(t, 2, smp=2, hv_args="vcpus_at_once=off")
+    expect_cpus(t, q, 2, "vcpus=2 one at a time on -smp 2")
+    busy_both_cpus(t, q, "vcpus=2 one at a time on -smp 2")
 
 
 @test("hv-smp-linux-2-at-once", alone="QEMU on -smp 2 with MTTCG: both host CPUs")

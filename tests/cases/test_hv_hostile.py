@@ -691,12 +691,13 @@ def run_case(t, name, what, diagnostic, end, options="", smp=1):
 def case_options(what):
     """The hypervisor options a case needs of its own: tguest=smp with
     smp_vcpus=N is a guest of N vCPUs; the word vcpus_at_once runs them at
-    once (vcpus_at_once=on)."""
+    once (vcpus_at_once=on, the default), and without it they run one at a
+    time (vcpus_at_once=off), so that both modes meet the cases."""
     m = re.search(r"\bsmp_vcpus=(\d+)", what)
-    opts = f"guest1.vcpus={m.group(1)}" if m else ""
-    if re.search(r"\bvcpus_at_once\b", what):
-        opts += " vcpus_at_once=on"
-    return opts
+    if not m:
+        return ""
+    at_once = "on" if re.search(r"\bvcpus_at_once\b", what) else "off"
+    return f"guest1.vcpus={m.group(1)} vcpus_at_once={at_once}"
 
 
 def hostile_suite(t, smp):

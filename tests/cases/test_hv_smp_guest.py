@@ -223,7 +223,9 @@ def smp_guest_release_loaded_elsewhere(t):
 
 @test("hv-smp-guest-own-directories-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_guest_own_directories_smp2(t):
-    q = smp_guest_mmu(t, 2)
+    """The two vCPUs one at a time (vcpus_at_once=off) on -smp 2: the
+    scheduler never runs both, and either CPU may take either."""
+    q = smp_guest_mmu(t, 2, options="vcpus_at_once=off")
     status = q.wait_exit(timeout=60)
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
     t.check("guest stopped" not in q.output, "the guest was stopped")

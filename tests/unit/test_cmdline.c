@@ -121,6 +121,11 @@ static void word_options(void **state)
 	/* vcpus= and guestN.vcpus=: a guest's vCPUs, 1-GUEST_MAX_VCPUS (0:
 	 * not given, one). */
 	assert_int_equal(o.vcpus, 0);
+	/* A guest's vCPUs run at once on several CPUs unless told not to. */
+	assert_true(o.vcpus_at_once);
+	assert_true(hv_parse_cmdline("x vcpus_at_once=off", true, &o, err, sizeof(err)));
+	assert_false(o.vcpus_at_once);
+	assert_true(hv_parse_cmdline("x", true, &o, err, sizeof(err)));
 	assert_true(hv_parse_cmdline("x vcpus=2 guest3.vcpus=8", true, &o, err, sizeof(err)));
 	assert_int_equal(o.vcpus, 2);
 	assert_int_equal(o.guests[2].vcpus, 8);
