@@ -979,3 +979,42 @@ def hv_smp_iso_four_guests(t):
     q.expect(r"  4 four +\w+ +weight 1, \d+ exits, (?:on|last on) CPU [01], \d+ migrations", timeout=60)
     for i, n in enumerate(FOUR):
         type_into(t, q, i + 1, n, f"iso{i + 1}")
+
+
+@test("hv-smp-linux-reboot-at-once", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_smp_linux_reboot_at_once(t):
+    """Guest one of two vCPUs, both running at once (the default), beside
+    guest two of one: one's `reboot` (VMI Reboot, called on whichever of
+    its vCPUs the kernel restarts on, the other inside the guest on the
+    other CPU) starts it again from its modules with both vCPUs, while two
+    keeps answering; the rebooted one finds its two CPUs again.  Then both
+    power off; no guest is stopped and every frame comes back."""
+    q = two_linux_guests(t, append="guest1.vcpus=2", smp=2)
+    expect_all(q, [prompt("one"), prompt("two")], timeout=400)
+    q.send("\x1d1")
+    q.expect(r"vmi-hv: console input goes to guest 1 \(one\)", timeout=60)
+    q.send("echo CPUS=$(nproc)\n")
+    q.expect(r"\[one\] CPUS=2\r?\n", timeout=60)
+    q.send("reboot\n")
+    q.expect(r"vmi-hv: guest reboot: the guest called Reboot \(hard, how 1\)", timeout=60)
+    q.expect(r"vmi-hv: guest one starts again from its modules \(reboot 1\)", timeout=60)
+    type_into(t, q, 2, "two", "during")
+    q.send("\x1d1")
+    q.expect(r"vmi-hv: guest one: vCPU 1 started by vCPU 0", timeout=400)
+    q.expect(r"\[one\] " + MARKER, timeout=300)
+    q.expect(prompt("one"), timeout=120)
+    q.send("echo CPUS=$(nproc)\n")
+    q.expect(r"\[one\] CPUS=2\r?\n", timeout=60)
+    q.send("poweroff\n")
+    q.expect(r"vmi-hv: guest 1 \(one\) has ended; 1 other goes on", timeout=60)
+    type_into(t, q, 2, "two", "alone")
+    q.send("poweroff\n")
+    q.expect(r"vmi-hv: stopped \(exit code 8\): guest powered off", timeout=60)
+    status = q.wait_exit(timeout=30)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
+    t.check("vmi-hv: guest stopped" not in q.output, "a guest was stopped")
+    frames = re.findall(FRAMES, q.output)
+    if frames:
+        after, _, before = frames[-1]
+        t.check(after == before, f"machine frames free {after} after both ended, {before} before the guests ran")
+    t.check(len(frames) == 3, f"{len(frames)} machine-frames lines, expected 3 (one's reboot, both ends)")
