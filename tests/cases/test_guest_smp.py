@@ -8,8 +8,12 @@ MP table and starts them with INIT/SIPI, as any SMP kernel does.
     prints 2 and /proc/cpuinfo lists two processors.
 """
 
+import os
 import re
+import statistics
+import time
 
+from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules
 from vmitest import paths, test
 
@@ -51,7 +55,8 @@ def boot_hv_vcpus(t, vcpus, smp=1, hv_args=""):
     extra = {"accel": MTTCG} if smp > 1 else {}
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus} {hv_args}",
                "-initrd", hv_modules(), fatal=GUEST_FATAL, **extra)
-    q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0" % (vcpus - 1), timeout=300)
+    if vcpus > 1:
+        q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0" % (vcpus - 1), timeout=300)
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"the guest reports mode {m.group(3)}")
     return q
@@ -114,3 +119,208 @@ def hv_smp_linux_2_at_once(t):
 def hv_smp_linux_4(t):
     q = boot_hv_vcpus(t, 4)
     expect_cpus(t, q, 4, "vcpus=4 on -smp 1")
+
+
+# vcpus=4 on -smp 2 with all four busy: each vCPU runs half the time, so
+# each CPU's steal column (the 8th value of its /proc/stat line, from its
+# own vCPU's STOLEN: docs/GUEST.md "SMP") is about half of its time.
+STEAL_WINDOW_S = 8
+STEAL_SHARE_RANGE = (0.30, 0.70)
+# "vmi-hv: vcpu time: ... vcpu K: ...; S of R ms stolen" (Ctrl-] s)
+VCPU_STOLEN = r"vmi-hv: vcpu time: guest 1 \(guest1\) vcpu (\d): [^\n]*; (\d+) of (\d+) ms stolen;"
+
+
+def cpu_stat(t, q, tag):
+    """At the shell: the guest's uptime (its REAL time, seconds) and each
+    CPU's /proc/stat values, {cpu: [user, nice, system, idle, iowait,
+    irq, softirq, steal, guest, guest_nice]} in USER_HZ (100) ticks."""
+    q.send(f"echo {tag}-up $(cut -d' ' -f1 /proc/uptime); grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; "
+           f"echo {tag}-$((6*7))\n")
+    m = q.expect(r"\n%s-up ([\d.]+)\r?\n((?:%s-cpu\d+ [^\n]*\n)+)%s-42\r?\n" % (tag, tag, tag), timeout=60)
+    return float(m.group(1)), {int(c): [int(v) for v in vals.split()]
+                               for c, vals in re.findall(r"%s-cpu(\d+) ([\d ]+)" % tag, m.group(2))}
+
+
+def hv_stolen(q, vcpus):
+    """Ctrl-] s: per vCPU of guest 1, (stolen ms, real ms)."""
+    q.send("\x1ds")
+    found = {}
+    for _ in range(vcpus):
+        m = q.expect(VCPU_STOLEN, timeout=60)
+        found[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+    return found
+
+
+@test("hv-smp-linux-4-steal", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares")
+def hv_smp_linux_4_steal(t):
+    """vcpus=4 at once on -smp 2, four busy loops: over an 8 s window each
+    CPU's /proc/stat steal is 30-70% of its time (about 50%: four vCPUs
+    share two CPUs), its user time advanced, and its steal agrees within
+    10 points with the hypervisor's STOLEN of that same vCPU over the
+    same window (Ctrl-] s): the steal clock reads each vCPU's own
+    counter, so the four figures differ, as the hypervisor's do."""
+    q = boot_hv_vcpus(t, 4, smp=2, hv_args="vcpus_at_once=on")
+    expect_cpus(t, q, 4, "vcpus=4 at once on -smp 2")
+    q.send("for i in 1 2 3 4; do (while :; do :; done) & done; sleep 1\n")
+    q.expect(PROMPT, timeout=60)
+    hv_before = hv_stolen(q, 4)
+    before = cpu_stat(t, q, "B")
+    q.send(f"sleep {STEAL_WINDOW_S}\n")
+    q.expect(PROMPT, timeout=60)
+    after = cpu_stat(t, q, "A")
+    hv_after = hv_stolen(q, 4)
+    q.send("kill %1 %2 %3 %4\n")
+    q.expect(PROMPT, timeout=60)
+
+    (t0, before), (t1, after) = before, after
+    elapsed = t1 - t0
+    t.check(elapsed >= STEAL_WINDOW_S * 0.9, f"the guest's window lasted {elapsed:.2f} s of its uptime")
+    shares, summed, hv_shares, users = {}, {}, {}, {}
+    for cpu in range(4):
+        d = [a - b for a, b in zip(after.get(cpu, []), before.get(cpu, []))]
+        steal = d[7] if len(d) >= 8 else 0
+        shares[cpu] = steal / (elapsed * 100) if elapsed > 0 else 0
+        # The brief's sum of the columns (guest and guest_nice, the 9th
+        # and 10th, are counted in user already), printed beside it.
+        summed[cpu] = steal / sum(d[:8]) if sum(d[:8]) else 0
+        users[cpu] = d[0] if d else 0
+        stolen_ms = hv_after[cpu][0] - hv_before[cpu][0]
+        real_ms = hv_after[cpu][1] - hv_before[cpu][1]
+        hv_shares[cpu] = stolen_ms / real_ms if real_ms else 0
+    t.note("steal per CPU in the guest's /proc/stat over %.2f s of its uptime, four busy loops: %s" % (
+        elapsed, ", ".join(f"cpu{c} {s:.1%}" for c, s in shares.items())))
+    t.note("the same steal as a share of the CPU's /proc/stat columns summed (ticks lost to waits leave "
+           "them short of the elapsed time): %s" % ", ".join(f"cpu{c} {s:.1%}" for c, s in summed.items()))
+    t.note("the hypervisor's STOLEN per vCPU over the same window: %s" % (
+        ", ".join(f"vcpu {c} {s:.1%}" for c, s in hv_shares.items())))
+    t.note(f"user ticks per CPU: {users}")
+    low, high = STEAL_SHARE_RANGE
+    for cpu in range(4):
+        t.check(low <= shares[cpu] <= high,
+                f"CPU {cpu}'s steal was {shares[cpu]:.1%} of its time, not {low:.0%}-{high:.0%}")
+        t.check(users[cpu] >= 100, f"CPU {cpu}'s user time grew by {users[cpu]} ticks, not 100 or more")
+        t.check(abs(shares[cpu] - hv_shares[cpu]) <= 0.10,
+                f"CPU {cpu}'s steal {shares[cpu]:.1%} is not its vCPU's STOLEN share {hv_shares[cpu]:.1%}")
+    t.check(len({after[c][7] - before[c][7] for c in range(4)}) > 1,
+            "the four CPUs' steal advanced by exactly the same ticks: one vCPU's STOLEN read for all")
+
+
+# ---- bench-smp-guest-speedup: one guest's second vCPU, against the host's own second CPU ----
+
+# The workload: PAR_ITERATIONS of a shell loop in each of two processes,
+# started together and waited for, timed by the guest's /proc/uptime (its
+# REAL time).  With one vCPU the two take turns; with two at once
+# (vcpus_at_once=on) each has a vCPU, on a CPU of its own.  About 1.5-3 s
+# of work each on TCG.  Around it, /proc/stat's cpu line: the share of
+# the guest's CPUs' time (elapsed time x CPUs) that was steal or idle.
+# Host noise does not move it (a QEMU thread the host sets aside still
+# runs its vCPU as far as the hypervisor and the guest can tell: TCG's
+# clock goes on); vCPUs that take turns make it about half (each one
+# waiting is steal), and so would a guest scheduler that left a CPU idle.
+# The user and system columns would not do: they count a tick's worth per
+# timer interrupt, and ticks that come late count short.
+PAR_ITERATIONS = 50000
+# Typed once at each machine's shell: w, a process's work, and par, the
+# workload (typed as "par" each round: the long definition's typing, 10 ms
+# a character, stays out of the host's window).
+PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() { a=$(head -1 /proc/stat); "
+              "s=$(cut -d' ' -f1 /proc/uptime); echo par-go; w & w & wait; e=$(cut -d' ' -f1 /proc/uptime); "
+              "b=$(head -1 /proc/stat); echo \"par-work: $s $e | $a | $b\"; }\n" % PAR_ITERATIONS)
+PAR_GO = r"\npar-go(?=\r?\n)"
+PAR_DONE = r"\npar-work: ([\d.]+) ([\d.]+) \| cpu +([\d ]+)\| cpu +([\d ]+)\r?\n"
+SPEEDUP_ROUNDS = 5
+# The issue's target (docs/HV.md, "Concurrent vCPUs"), judged on a quiet
+# host: its speed moved at most QUIET_SPREAD and the vcpus=2 machine's
+# QEMU had at least HOST_CPUS_TO_JUDGE host CPUs while it worked (its
+# process's CPU time over the host's time: a host that gives it less
+# bounds the speedup by that, whatever the hypervisor does).  The target
+# is asserted when the host's capacity is at least
+# SPEEDUP_CAPACITY_FOR_TARGET (then it asks 92% of what the host gives, a
+# shade above bench-smp-two-guests' 0.9 efficiency floor), SPEEDUP_FLOOR
+# below that (well above the 1.0x of vCPUs that take turns).  On a noisy
+# host the speedup is printed, not judged.  Always: at most
+# WAITING_AT_ONCE of the vcpus=2 guest's CPU time steal or idle (median).
+SPEEDUP_TARGET, SPEEDUP_CAPACITY_FOR_TARGET, SPEEDUP_FLOOR = 1.7, 1.85, 1.3
+HOST_CPUS_TO_JUDGE = 1.7
+WAITING_AT_ONCE = 0.25
+VCPUS_AT_ONCE = "vcpus_at_once=on"
+
+
+def qemu_cpu_seconds(q):
+    """The host CPU time QEMU's process has had (user + system)."""
+    with open(f"/proc/{q.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def par_work(t, q, vcpus):
+    """The workload at q's shell (PAR_DEFINE typed there before): its
+    seconds of the guest's uptime, the share of its vcpus CPUs' time that
+    was steal or idle meanwhile, and how many host CPUs QEMU had (its
+    process's CPU time over the host's time)."""
+    q.send("par\n")
+    q.expect(PAR_GO, timeout=60)
+    cpu0, t0 = qemu_cpu_seconds(q), time.monotonic()
+    m = q.expect(PAR_DONE, timeout=120)
+    cpu1, t1 = qemu_cpu_seconds(q), time.monotonic()
+    q.expect(PROMPT, timeout=60)
+    elapsed = float(m.group(2)) - float(m.group(1))
+    d = [int(a) - int(b) for a, b in zip(m.group(4).split(), m.group(3).split())]
+    waiting = d[3] + d[4] + d[7]            # idle, iowait, steal
+    return elapsed, waiting / (elapsed * 100 * vcpus) if elapsed > 0 else 1, (cpu1 - cpu0) / (t1 - t0)
+
+
+@test("bench-smp-guest-speedup", bench=True)
+def bench_smp_guest_speedup(t):
+    """One Linux guest on QEMU -smp 2 (MTTCG), with vcpus=1 and with
+    vcpus=2 (vcpus_at_once=on), two machines side by side: the same
+    two-process workload on each, SPEEDUP_ROUNDS times alternately, and
+    the median of vcpus=1's time over vcpus=2's.  Beside it the host's
+    capacity (tests/lib/benchwork.py: two -smp 1 QEMUs at once against
+    one alone), how much the host's speed moved (the capacity's machine
+    alone, and vcpus=1's times: one CPU's work each) and the host CPUs
+    each machine's QEMU had.  The ratio must be at least SPEEDUP_TARGET
+    or SPEEDUP_FLOOR when the host can be judged (above); the vcpus=2
+    guest's CPUs at most WAITING_AT_ONCE steal or idle, always."""
+    if (os.cpu_count() or 1) < 2:
+        t.skip(f"the host has {os.cpu_count()} CPU: MTTCG cannot run two guest CPUs at once")
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    # At most two QEMUs at a time: the capacity's two -smp 1 machines end
+    # before the two -smp 2 ones boot (one after the other).
+    capacity_pairs = measure_capacity(t, work_initrd(t))
+    machines = {}
+    for vcpus in (1, 2):
+        machines[vcpus] = boot_hv_vcpus(t, vcpus, smp=2, hv_args=VCPUS_AT_ONCE)
+        expect_cpus(t, machines[vcpus], vcpus, f"vcpus={vcpus} on -smp 2")
+        machines[vcpus].send(PAR_DEFINE)
+        machines[vcpus].expect(PROMPT, timeout=60)
+    runs = []
+    for _ in range(SPEEDUP_ROUNDS):
+        runs.append(tuple(par_work(t, machines[v], v) for v in (1, 2)))
+    pairs = [(one[0], two[0]) for one, two in runs]
+
+    ratio, capacity = median_of(pairs), median_of(capacity_pairs)
+    waiting = {v: statistics.median(run[v - 1][1] for run in runs) for v in (1, 2)}
+    host = {v: statistics.median(run[v - 1][2] for run in runs) for v in (1, 2)}
+    moved = max(spread([b for _, b in capacity_pairs]), spread([one for one, _ in pairs]))
+    t.note("two processes of %d shell loop iterations each, seconds of the guest's uptime (share of its CPUs' "
+           "time steal or idle, host CPUs its QEMU had): %s" % (
+               PAR_ITERATIONS, "; ".join(f"vcpus=1 {a[0]:.2f} ({a[1]:.0%}, {a[2]:.2f}), vcpus=2 {b[0]:.2f} "
+                                         f"({b[1]:.0%}, {b[2]:.2f}): {a[0] / b[0]:.2f}x" for a, b in runs)))
+    t.note(capacity_note(capacity_pairs))
+    t.note(f"medians: vcpus=1 / vcpus=2 {ratio:.2f}x (target {SPEEDUP_TARGET}x); steal or idle {waiting[1]:.0%} "
+           f"and {waiting[2]:.0%}; host CPUs QEMU had {host[1]:.2f} and {host[2]:.2f}; host capacity "
+           f"{capacity:.2f}x; the host's own speed moved {moved:.2f}x between windows (quiet: at most {QUIET_SPREAD}x)")
+    t.check(waiting[2] <= WAITING_AT_ONCE,
+            f"{waiting[2]:.0%} of vcpus=2's CPU time was steal or idle while two processes were busy (at most "
+            f"{WAITING_AT_ONCE:.0%}): its vCPUs did not run at once")
+    if moved > QUIET_SPREAD or host[2] < HOST_CPUS_TO_JUDGE:
+        t.note(f"asserted: the vCPUs ran at once only; the speedup is not judged: the host is too noisy (its "
+               f"speed moved {moved:.2f}x, at most {QUIET_SPREAD}x to judge; the vcpus=2 machine had "
+               f"{host[2]:.2f} host CPUs, at least {HOST_CPUS_TO_JUDGE} to judge)")
+        return
+    floor = SPEEDUP_TARGET if capacity >= SPEEDUP_CAPACITY_FOR_TARGET else SPEEDUP_FLOOR
+    t.note(f"asserted: speedup >= {floor}x (quiet host of capacity {capacity:.2f}x" +
+           (")" if floor == SPEEDUP_TARGET else
+            f", below {SPEEDUP_CAPACITY_FOR_TARGET}x: two QEMU threads at once do not get two whole CPUs here)"))
+    t.check(ratio >= floor, f"vcpus=2 ran the workload {ratio:.2f}x as fast as vcpus=1, not {floor}x")

@@ -6,8 +6,6 @@ fit the machine together, stop at load time naming the guest."""
 
 import os
 import re
-import statistics
-import subprocess
 import time
 
 from guest_config import describe, guest_config
@@ -15,6 +13,9 @@ from vmitest import paths, test
 from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, GUEST_SHUTDOWN, MARKER, REGS, SERIAL_CMDLINE,
                      stays_responsive)
 from guest_end import FRAMES
+from multiguest import MTTCG, end_both, expect_all, give_console, prompt
+from benchwork import (QUIET_SPREAD, WORK_CS, capacity_machines, capacity_note, host_capacity, median_of, spread, work,
+                       work_initrd, work_machine)
 
 
 def hv(t, modules=None, append=None, mem="320"):
@@ -87,28 +88,6 @@ def hv_multi_error_option(t):
 
 
 # ---- two Linux guests at once (the scheduler) ---------------------------
-
-def expect_all(q, patterns, timeout=300):
-    """Each regex somewhere after the current point, in any order (two
-    guests' output interleaves); returns the matches, the cursor after the
-    last of them."""
-    start, end, found = q.cursor, q.cursor, []
-    for p in patterns:
-        q.cursor = start
-        m = q.expect(p, timeout=timeout)
-        found.append(m)
-        end = max(end, m.end())
-    q.cursor = end
-    return found
-
-
-def prompt(name):
-    return r"\[%s\] [^\n]*vmi-guest# " % re.escape(name)
-
-
-# A machine of several CPUs runs with MTTCG: one host thread per CPU.
-MTTCG = "tcg,thread=multi"
-
 
 def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append="", monitor=False, cpu=None, smp=1):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
@@ -341,11 +320,6 @@ class Sample:
         return {k: a[k] - b[k] for k in ("real", "avail", "stolen", "running", "alarms", "wakeups")}
 
 
-def give_console(q, n, name):
-    q.send("\x1d%d" % n)
-    q.expect(r"vmi-hv: console input goes to guest %d \(%s\)" % (n, name), timeout=60)
-
-
 def start_busy(q, n, name):
     """A CPU-bound loop in guest n's user mode, in the background."""
     give_console(q, n, name)
@@ -409,13 +383,6 @@ def guest_windows(t, q, names):
 
 def guest_steal_share(t, q, name):
     return guest_window(t, q, name)[0]
-
-
-def end_both(q):
-    q.send("\x1dq")
-    q.expect(r"has ended; 1 other goes on", timeout=60)
-    q.send("\x1dq")
-    q.expect(r"has ended; 0 others go on", timeout=60)
 
 
 def idle_cost(t, q):
@@ -720,89 +687,18 @@ def smp_migration(t):
 
 # ---- bench-smp-two-guests: the second CPU's gain, against the host's own ----
 
-# The work: rounds of 300 iterations of a shell loop, each round ending
-# in a read of /proc/uptime (the guest's REAL time, in centiseconds: a
-# system call per round).  The script counts the rounds in a window of
-# WORK_CS that starts LEAD_CS after it does and ends LEAD_CS before it
-# stops: the guests of a round are started one after the other (a
-# console switch and a short command each, well under LEAD_CS apart), so
-# every counted window lies where all of them run, and the rate (rounds
-# per second, between round ends) does not depend on who started first.
-# It reaches the guests as /bw in a second archive after the initrd (as
-# build/guest/stress-initrd.img adds stress-ng): typing "/bw" takes 30 ms.
-WORK_CS = 200
-LEAD_CS = 50
-WORK_SCRIPT = """#!/bin/sh
-now() { read u _ < /proc/uptime; c=$(( ${u%%.*} * 100 + 1${u#*.} - 100 )); }
-now; a=$((c + %(lead)d)); b=$((a + %(work)d)); e=$((b + %(lead)d)); n=0; k=
-while :; do
-    i=0; while [ $i -lt 300 ]; do i=$((i + 1)); done
-    n=$((n + 1)); now
-    if [ $c -lt $a ]; then :
-    elif [ -z "$k" ]; then k=$n; s=$c
-    elif [ $c -lt $b ]; then m=$n; t=$c
-    elif [ $c -ge $e ]; then break
-    fi
-done
-echo "work-done: $((m - k)) rounds in $((t - s)) cs"
-""" % {"lead": LEAD_CS, "work": WORK_CS}
-WORK_DONE = r"\[%s\] work-done: (\d+) rounds in (\d+) cs\n"
+# The work and the host's capacity: tests/lib/benchwork.py.
 # Rounds of the bench: -smp 1 and -smp 2 alternately; the host's capacity
 # (two -smp 1 QEMUs at once against one alone) alternately too.
-RATIO_ROUNDS, CAPACITY_ROUNDS = 3, 3
+RATIO_ROUNDS = 3
 # The issue's target, asserted when the host can give it; the share of
 # the host's own capacity that the hypervisor must turn into guest work.
 TARGET, CAPACITY_FOR_TARGET, EFFICIENCY_FLOOR = 1.8, 1.9, 0.9
-# A host whose own speed moves more than this between the bench's
-# windows (the -smp 1 machine's work alone, max / min over its six
-# windows) is too noisy to judge efficiency: other work on it comes and
-# goes within seconds.  There the bench asserts only that the second CPU
-# added something (the guests ran at once), MIN_GAIN.
-QUIET_SPREAD, MIN_GAIN = 1.2, 1.1
-
-
-def work_initrd(t):
-    """The guest's initrd followed by a newc archive holding /bw."""
-    stage = os.path.join(t.tmpdir, "benchwork-root")
-    os.makedirs(stage, exist_ok=True)
-    script = os.path.join(stage, "bw")
-    with open(script, "w") as f:
-        f.write(WORK_SCRIPT)
-    os.chmod(script, 0o755)
-    archive = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"], cwd=stage,
-                             input=b"bw\n", capture_output=True, check=True).stdout
-    with open(paths.INITRD, "rb") as f:
-        base = f.read()
-    # Each archive of an initramfs starts on a 4-byte boundary.
-    return t.tmpfile("bench-initrd.img", base + b"\0" * (-len(base) % 4) + archive)
-
-
-def work_machine(t, smp, initrd):
-    """Two Linux guests (one, two) with the work script on an -smp machine;
-    not yet waited for."""
-    mods = ",".join(f"{paths.BZIMAGE} {SERIAL_CMDLINE}".replace(",", ",,") + "," + initrd
-                    for _ in range(2))
-    return t.qemu(*(("-smp", str(smp)) if smp > 1 else ()), "-m", "400", "-kernel", paths.HV_ELF,
-                  "-initrd", mods, "-append", "guest_mem=64M guest1.name=one guest2.name=two",
-                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], accel=MTTCG if smp > 1 else "tcg")
-
-
-def work(machines):
-    """Both guests of every machine count at once; each machine's work,
-    the sum of its guests' rounds per second."""
-    for q in machines:
-        for n, name in ((1, "one"), (2, "two")):
-            give_console(q, n, name)
-            q.send("/bw\n")
-    rates = []
-    for q in machines:
-        found = expect_all(q, [WORK_DONE % "one", WORK_DONE % "two"], timeout=120)
-        rates.append(sum(int(m.group(1)) * 100 / max(int(m.group(2)), 1) for m in found))
-    return rates
-
-
-def median_of(pairs):
-    return statistics.median(x / y if y else 0 for x, y in pairs)
+# On a host too noisy to judge efficiency (the -smp 1 machine's work
+# alone moved more than QUIET_SPREAD over its six windows) the bench
+# asserts only that the second CPU added something (the guests ran at
+# once), MIN_GAIN.
+MIN_GAIN = 1.1
 
 
 @test("bench-smp-two-guests", bench=True)
@@ -822,14 +718,8 @@ def bench_smp_two_guests(t):
     initrd = work_initrd(t)
     # At most two QEMUs at a time: two -smp 1 machines for the capacity,
     # then the second gives way to the -smp 2 machine.
-    one, other = work_machine(t, 1, initrd), work_machine(t, 1, initrd)
-    for q in (one, other):
-        expect_all(q, [prompt("one"), prompt("two")], timeout=400)
-    capacity_pairs = []
-    for _ in range(CAPACITY_ROUNDS):
-        alone = work([one])[0]
-        together = sum(work([one, other]))
-        capacity_pairs.append((together, alone))
+    one, other = capacity_machines(t, initrd)
+    capacity_pairs = host_capacity(one, other)
     end_both(other)
     other.kill()
     two = work_machine(t, 2, initrd)
@@ -846,17 +736,16 @@ def bench_smp_two_guests(t):
     ratio, capacity = median_of(ratio_pairs), median_of(capacity_pairs)
     efficiency = ratio / capacity if capacity else 0
     singles = [b for _, b in ratio_pairs + capacity_pairs]
-    spread = max(singles) / min(singles) if min(singles) else float("inf")
+    moved = spread(singles)
     t.note("combined work of two busy guests (rounds/s) in %d s windows: %s" % (
         WORK_CS // 100, "; ".join(f"-smp 1 {b:.1f}, -smp 2 {a:.1f} ({a / b:.2f}x)" for a, b in ratio_pairs)))
-    t.note("host capacity, the same work in two -smp 1 QEMUs at once / in one alone: %s" % (
-        "; ".join(f"{a:.1f} / {b:.1f} ({a / b:.2f}x)" for a, b in capacity_pairs)))
+    t.note(capacity_note(capacity_pairs))
     t.note(f"medians: -smp 2 / -smp 1 {ratio:.2f}x (target {TARGET}x), host capacity {capacity:.2f}x, "
            f"hypervisor efficiency {efficiency:.2f} (floor {EFFICIENCY_FLOOR}); the host's own speed "
-           f"(-smp 1 alone) moved {spread:.2f}x between windows (quiet: at most {QUIET_SPREAD}x)")
-    if spread > QUIET_SPREAD:
+           f"(-smp 1 alone) moved {moved:.2f}x between windows (quiet: at most {QUIET_SPREAD}x)")
+    if moved > QUIET_SPREAD:
         t.note(f"asserted: ratio >= {MIN_GAIN}x only (the host is too noisy to judge efficiency: "
-               f"its speed moved {spread:.2f}x)")
+               f"its speed moved {moved:.2f}x)")
         t.check(ratio >= MIN_GAIN, f"-smp 2 did {ratio:.2f}x the work of -smp 1: the guests did not run at once")
         return
     if capacity >= CAPACITY_FOR_TARGET:
