@@ -159,6 +159,16 @@ bool vlapic_timer_fire(struct vlapic *l)
 	return true;
 }
 
+int vlapic_highest_requested(const struct vlapic *l)
+{
+	return highest(l->irr);
+}
+
+int vlapic_highest_in_service(const struct vlapic *l)
+{
+	return highest(l->isr);
+}
+
 bool vlapic_timer_requested(const struct vlapic *l)
 {
 	uint32_t v = l->lvtt & VLAPIC_LVT_VECTOR;

@@ -79,5 +79,9 @@ bool vlapic_timer_fire(struct vlapic *l);
 /* Is the LVT timer's vector requested and not yet taken?  (Another
  * expiry would change nothing then.) */
 bool vlapic_timer_requested(const struct vlapic *l);
+/* The highest vector requested (IRR) and in service (ISR), -1 for none:
+ * what Ctrl-] s shows of a vCPU that does not wake. */
+int vlapic_highest_requested(const struct vlapic *l);
+int vlapic_highest_in_service(const struct vlapic *l);
 
 #endif

@@ -115,6 +115,19 @@ static void print_cpus(void)
 	}
 }
 
+/* What decides whether a vCPU wakes and takes its interrupts (run.c,
+ * wake_halted; vcpu.c, inject_interrupt): for a guest of several vCPUs
+ * whose one vCPU sleeps while it should not. */
+static void print_vcpu_wake_state(unsigned n, const struct guest *g, const struct vcpu *v)
+{
+	kprintf("vmi-hv: vcpu wake: guest %u (%s) vcpu %u: %s, virtual IF %u, wake %s, IRR top %d, ISR top %d, TPR %x, LVTT %08x, alarms armed %u%u, latched %x\n",
+		n, g->name, v->index, v->halted ? "halted" : "not halted", v->vif ? 1 : 0,
+		v->wake_requested ? "requested" : "not requested",
+		vlapic_highest_requested(&v->lapic), vlapic_highest_in_service(&v->lapic),
+		v->lapic.tpr, v->lapic.lvtt, v->valarm.alarms[0].armed ? 1 : 0,
+		v->valarm.alarms[1].armed ? 1 : 0, valarm_irq_latched(&v->valarm));
+}
+
 /*
  * Where every vCPU's time went since its guest started, in TSC cycles:
  * REAL = AVAILABLE (running + halted) + STOLEN (runnable, not running),
@@ -149,6 +162,8 @@ static void print_times(const struct console_keys *r)
 					g->vcpus[j]->awaiting_start ? "waiting for its start" : "started",
 					(unsigned long long)g->vcpus[j]->ipis_sent,
 					(unsigned long long)g->vcpus[j]->ipis_taken);
+			if (g->nr_vcpus > 1)
+				print_vcpu_wake_state(i + 1, g, g->vcpus[j]);
 		}
 		spin_unlock(&g->lock);
 	}
