@@ -57,6 +57,9 @@ struct guest_audit {
 	struct audit_options opt;
 	uint32_t since;			/* AUDIT_EVERY: notifications since the last audit */
 	uint64_t runs, entries, mismatches, unfilled;
+	/* vcpus_at_once: audits that found stale entries while a sibling
+	 * vCPU's queued write was in flight, not counted (vcpu_mmu.c). */
+	uint64_t inconclusive;
 	uint64_t queued_seen;		/* audit_selftest: queued writes drained */
 	bool selftest_done;
 };
