@@ -54,16 +54,20 @@ QUEUED_KEYS = ["queued " + k for k in QUEUED]
 # scheduler spreads them, and a vCPU that never ran (or never ran the
 # stressors) gets none.
 SPREAD = 0.25
+SHOOTDOWNS = re.compile(r"vmi-hv: vCPUs at once: (\d+) shootdowns of the guest's other CPUs \((\d+) IPIs\)")
+WAITS = re.compile(r"vmi-hv: vCPUs at once: waits for a CPU to leave the guest at a shootdown: (\d+) us in all, "
+                   r"the longest (\d+) us")
 AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) entries checked, "
                    r"(\d+) mismatches, (\d+) entries not filled yet")
 
 
-def statistics(q):
-    """Ctrl-] s at the shell: the counters stress needs, as a dict."""
+def statistics(q, at_once=False):
+    """Ctrl-] s at the shell: the counters stress needs, as a dict (with
+    at_once, those of vcpus_at_once's shootdowns too, printed further)."""
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     start = q.cursor
-    q.expect(r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
+    q.expect(WAITS.pattern + r"[^\n]*\n" if at_once else r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
     block = q.output[start:q.cursor]
     q.send("\n")
     q.expect(PROMPT, timeout=60)
@@ -82,6 +86,12 @@ def statistics(q):
     s.update({"queued " + k: int(kinds[k]) for k in QUEUED})
     m = re.search(r"vmi-hv: shadow pages in use: (\d+) \(\d+ page directories; peak (\d+)\)", block)
     s["pages"], s["peak"] = int(m.group(1)), int(m.group(2))
+    # vcpus_at_once: the shootdowns' IPIs and the waits for their exits.
+    sd = SHOOTDOWNS.search(block)
+    w = WAITS.search(block)
+    s["shootdowns"], s["shootdown IPIs"] = (int(sd.group(1)), int(sd.group(2))) if sd else (0, 0)
+    s["waited us"] = int(w.group(1)) if w else 0
+    s["longest us"] = int(w.group(2)) if w else 0
     a = AUDIT.search(block)
     if not a:
         raise TestFailure("no continuous audit counters in the statistics: is audit= off?")
@@ -101,12 +111,12 @@ def cpu_times(q):
             for c, user, _nice, system in re.findall(r"T-cpu(\d+) (\d+) (\d+) (\d+)", m.group(1))}
 
 
-def around(q, command):
+def around(q, command, at_once):
     """command() (which drives the shell) between two statistics requests,
     the peak restarted before it; (before, after, baseline, seconds,
     console output, command's result).  before and after hold "cpu", the
     guest's per-CPU user+system ticks."""
-    before = statistics(q)
+    before = statistics(q, at_once)
     before["cpu"] = cpu_times(q)
     q.send("\x1dr")
     m = q.expect(r"vmi-hv: peaks reset: shadow pages in use (\d+),[^\n]*\n", timeout=30)
@@ -119,29 +129,29 @@ def around(q, command):
     seconds = time.monotonic() - started
     out = q.output[mark:q.cursor]
     cpu = cpu_times(q)
-    after = statistics(q)
+    after = statistics(q, at_once)
     after["cpu"] = cpu
     return before, after, baseline, seconds, out, result
 
 
-def ptstress(q, workers, rounds):
+def ptstress(q, workers, rounds, at_once):
     """ptstress x workers at once; the PASS count."""
     def command():
         q.send(f"i=0; while [ $i -lt {workers} ]; do /tests/ptstress {rounds} > /tmp/ptstress.$i 2>&1 & "
                f"i=$((i+1)); done; wait; cat /tmp/ptstress.*; rm -f /tmp/ptstress.*; echo stress-done\n")
         q.expect(r"\nstress-done", timeout=600 * workers)
         q.expect(PROMPT, timeout=60)
-    before, after, baseline, seconds, out, _ = around(q, command)
+    before, after, baseline, seconds, out, _ = around(q, command, at_once)
     passed = len(re.findall(r"PTSTRESS result=PASS", out))
     title = f"ptstress x{workers} ({rounds} rounds, {seconds:.1f} s): {passed}/{workers} PASS"
     problems = [] if passed == workers else [f"ptstress x{workers}: {passed} of {workers} runs passed"]
     return title, before, after, baseline, problems
 
 
-def stress_ng(q, workers, stressors, seconds_each):
+def stress_ng(q, workers, stressors, seconds_each, at_once):
     """The stress-ng stressors in turn, x workers each; their results too."""
     before, after, baseline, seconds, _, results = around(
-        q, lambda: stressng.run(q, stressors, workers, seconds_each))
+        q, lambda: stressng.run(q, stressors, workers, seconds_each), at_once)
     title = (f"stress-ng x{workers} ({len(stressors)} stressors, {seconds_each} s each, "
              f"{seconds:.1f} s): all completed")
     return title, before, after, baseline, [], results
@@ -151,7 +161,8 @@ def report(title, before, after, baseline, problems, workers, vcpus):
     """One block of the table; returns the problems found and the run's
     differences (page-table operations by kind, "total", the audit's)."""
     d = {k: after[k] - before[k]
-         for k in PT_CALLS + ["queued"] + QUEUED_KEYS + ["audits", "entries", "mismatches", "unfilled"]}
+         for k in PT_CALLS + ["queued"] + QUEUED_KEYS + ["audits", "entries", "mismatches", "unfilled",
+                                                         "shootdowns", "shootdown IPIs", "waited us"]}
     d["total"] = total = sum(d[k] for k in PT_CALLS + ["queued"])
     print(title)
     print(f"  page-table operations: {' '.join(f'{k}={d[k]}' for k in PT_CALLS)}")
@@ -160,6 +171,11 @@ def report(title, before, after, baseline, problems, workers, vcpus):
     print(f"  audit ({after['mode']}): {d['audits']} audits, {d['entries']} entries checked, "
           f"{d['mismatches']} mismatches, {d['unfilled']} entries not filled yet")
     print(f"  shadow pages: baseline {baseline}, peak {after['peak']}, end {after['pages']}")
+    if vcpus > 1:
+        ipis = d["shootdown IPIs"]
+        print(f"  shootdowns: {d['shootdowns']}, {ipis} IPIs to the other CPU in the guest; waited for its exit "
+              f"{d['waited us']} us in all ({d['waited us'] // ipis if ipis else 0} us per IPI; "
+              f"the longest since the boot {after['longest us']} us)")
     name = title.split(" (")[0]
     grew = {c: after["cpu"][c] - before["cpu"].get(c, 0) for c in sorted(after["cpu"])}
     busy = sum(grew.values())
@@ -272,9 +288,10 @@ def main():
         for program in ("ptstress", "stress-ng") if stressors else ("ptstress",):
             for w in workers:
                 if program == "ptstress":
-                    title, before, after, baseline, found = ptstress(q, w, args.rounds)
+                    title, before, after, baseline, found = ptstress(q, w, args.rounds, args.vcpus > 1)
                 else:
-                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds)
+                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds,
+                                                                            args.vcpus > 1)
                 found, d = report(title, before, after, baseline, found, w, args.vcpus)
                 problems += found
                 totals = {k: totals.get(k, 0) + v for k, v in d.items()}

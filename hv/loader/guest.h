@@ -80,6 +80,8 @@ struct guest {
 	 * (vcpu_shootdown.c) and the IPIs they sent. */
 	bool vcpus_at_once;
 	uint64_t shootdowns, shootdown_ipis;
+	/* TSC cycles waited for the other CPUs' exits, in all and the longest. */
+	uint64_t shootdown_waited, shootdown_longest;
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget
 	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state
