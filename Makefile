@@ -183,8 +183,11 @@ compare: guest hv bench-initrd $(BZIMAGE_STOCK)
 # stressors, with 1, then 4 workers; operations by kind, audits, mismatches
 # and shadow pages per run, and stress-ng's bogo-ops beside a native run.
 # STRESSARGS="--audit exit --workers 1,2,4": tests/stress.py --help.
+# VCPUS=N (default 1): the guest has N vCPUs that run at once
+# (vcpus=N vcpus_at_once=on), its native twin N CPUs.
+VCPUS ?= 1
 stress: guest hv stress-initrd
-	@python3 tests/stress.py --smp $(SMP) $(STRESSARGS)
+	@python3 tests/stress.py --smp $(SMP) --vcpus $(VCPUS) $(STRESSARGS)
 
 # The shadow fuzzer at length (tests/cases/test_hv_sfuzz.py): FUZZ_RUNS runs
 # of FUZZ_CALLS VMI calls from seed FUZZ_SEED on (defaults: 24 runs of

@@ -3,7 +3,8 @@
 continuous shadow audit on (docs/HV.md, "Shadow paging after activation"; docs/HV.md, "Continuous audit").
 
     tests/stress.py [--audit every=1] [--strict] [--workers 1,4] [--rounds 8]
-                    [--stressors vm,mmap,...] [--seconds 2] [--no-native] [--out DIR]
+                    [--stressors vm,mmap,...] [--seconds 2] [--no-native]
+                    [--smp N] [--vcpus N] [--out DIR]
 
 Boots the guest under vmi-hv with audit=AUDIT (and with --strict,
 strict_pt=on: a direct write to a page table stops the guest) and the
@@ -22,6 +23,13 @@ stressor's bogo-ops both ways.  Exit status 1 on a mismatch, a guest stop,
 a ptstress or stress-ng failure or shadow pages that do not come back to
 the baseline (bogo-ops are printed, never judged).  The serial logs are
 DIR/stress-serial.log and DIR/stress-native.log (default build/stress).
+
+With --vcpus N (more than 1) the guest is one SMP guest of N vCPUs that
+run at once (vcpus=N vcpus_at_once=on; docs/HV.md, "Concurrent vCPUs"),
+its native twin runs on QEMU -smp N, and the run checks that the guest
+counts N CPUs (nproc) and that the work spread over them: each run
+prints every CPU's user+system time from /proc/stat, and a run of 2 or
+more workers fails when a CPU got less than SPREAD of an even share.
 """
 
 import argparse
@@ -41,16 +49,25 @@ PT_CALLS = ["AllocatePage", "ReleasePage", "SetPxE", "SwapPxE", "TestAndSetPxEBi
 # The same four updates made by the ROM without an exit and queued.
 QUEUED = ["SetPxE", "SwapPxE", "TestAndSetPxEBit", "TestAndClearPxEBit"]
 QUEUED_KEYS = ["queued " + k for k in QUEUED]
+# A run of several workers on N vCPUs must give each CPU at least this
+# fraction of an even share (1/N) of the run's user+system time: Linux's
+# scheduler spreads them, and a vCPU that never ran (or never ran the
+# stressors) gets none.
+SPREAD = 0.25
+SHOOTDOWNS = re.compile(r"vmi-hv: vCPUs at once: (\d+) shootdowns of the guest's other CPUs \((\d+) IPIs\)")
+WAITS = re.compile(r"vmi-hv: vCPUs at once: waits for a CPU to leave the guest at a shootdown: (\d+) us in all, "
+                   r"the longest (\d+) us")
 AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) entries checked, "
                    r"(\d+) mismatches, (\d+) entries not filled yet")
 
 
-def statistics(q):
-    """Ctrl-] s at the shell: the counters stress needs, as a dict."""
+def statistics(q, at_once=False):
+    """Ctrl-] s at the shell: the counters stress needs, as a dict (with
+    at_once, those of vcpus_at_once's shootdowns too, printed further)."""
     q.send("\x1ds")
     q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
     start = q.cursor
-    q.expect(r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
+    q.expect(WAITS.pattern + r"[^\n]*\n" if at_once else r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
     block = q.output[start:q.cursor]
     q.send("\n")
     q.expect(PROMPT, timeout=60)
@@ -69,6 +86,12 @@ def statistics(q):
     s.update({"queued " + k: int(kinds[k]) for k in QUEUED})
     m = re.search(r"vmi-hv: shadow pages in use: (\d+) \(\d+ page directories; peak (\d+)\)", block)
     s["pages"], s["peak"] = int(m.group(1)), int(m.group(2))
+    # vcpus_at_once: the shootdowns' IPIs and the waits for their exits.
+    sd = SHOOTDOWNS.search(block)
+    w = WAITS.search(block)
+    s["shootdowns"], s["shootdown IPIs"] = (int(sd.group(1)), int(sd.group(2))) if sd else (0, 0)
+    s["waited us"] = int(w.group(1)) if w else 0
+    s["longest us"] = int(w.group(2)) if w else 0
     a = AUDIT.search(block)
     if not a:
         raise TestFailure("no continuous audit counters in the statistics: is audit= off?")
@@ -77,11 +100,24 @@ def statistics(q):
     return s
 
 
-def around(q, command):
+def cpu_times(q):
+    """At the shell: each CPU's user+system time (USER_HZ ticks) from
+    /proc/stat, {cpu: ticks}.  The echoed command line has no "T-cpu0 "
+    (the sed makes it), so only the command's output matches."""
+    q.send("grep '^cpu[0-9]' /proc/stat | sed 's/^/T-/'; echo T-$((6*7))\n")
+    m = q.expect(r"\n((?:T-cpu\d+ [^\n]*\n)+)T-42\r?\n", timeout=60)
+    q.expect(PROMPT, timeout=60)
+    return {int(c): int(user) + int(system)
+            for c, user, _nice, system in re.findall(r"T-cpu(\d+) (\d+) (\d+) (\d+)", m.group(1))}
+
+
+def around(q, command, at_once):
     """command() (which drives the shell) between two statistics requests,
     the peak restarted before it; (before, after, baseline, seconds,
-    console output, command's result)."""
-    before = statistics(q)
+    console output, command's result).  before and after hold "cpu", the
+    guest's per-CPU user+system ticks."""
+    before = statistics(q, at_once)
+    before["cpu"] = cpu_times(q)
     q.send("\x1dr")
     m = q.expect(r"vmi-hv: peaks reset: shadow pages in use (\d+),[^\n]*\n", timeout=30)
     baseline = int(m.group(1))
@@ -92,38 +128,41 @@ def around(q, command):
     result = command()
     seconds = time.monotonic() - started
     out = q.output[mark:q.cursor]
-    after = statistics(q)
+    cpu = cpu_times(q)
+    after = statistics(q, at_once)
+    after["cpu"] = cpu
     return before, after, baseline, seconds, out, result
 
 
-def ptstress(q, workers, rounds):
+def ptstress(q, workers, rounds, at_once):
     """ptstress x workers at once; the PASS count."""
     def command():
         q.send(f"i=0; while [ $i -lt {workers} ]; do /tests/ptstress {rounds} > /tmp/ptstress.$i 2>&1 & "
                f"i=$((i+1)); done; wait; cat /tmp/ptstress.*; rm -f /tmp/ptstress.*; echo stress-done\n")
         q.expect(r"\nstress-done", timeout=600 * workers)
         q.expect(PROMPT, timeout=60)
-    before, after, baseline, seconds, out, _ = around(q, command)
+    before, after, baseline, seconds, out, _ = around(q, command, at_once)
     passed = len(re.findall(r"PTSTRESS result=PASS", out))
     title = f"ptstress x{workers} ({rounds} rounds, {seconds:.1f} s): {passed}/{workers} PASS"
     problems = [] if passed == workers else [f"ptstress x{workers}: {passed} of {workers} runs passed"]
     return title, before, after, baseline, problems
 
 
-def stress_ng(q, workers, stressors, seconds_each):
+def stress_ng(q, workers, stressors, seconds_each, at_once):
     """The stress-ng stressors in turn, x workers each; their results too."""
     before, after, baseline, seconds, _, results = around(
-        q, lambda: stressng.run(q, stressors, workers, seconds_each))
+        q, lambda: stressng.run(q, stressors, workers, seconds_each), at_once)
     title = (f"stress-ng x{workers} ({len(stressors)} stressors, {seconds_each} s each, "
              f"{seconds:.1f} s): all completed")
     return title, before, after, baseline, [], results
 
 
-def report(title, before, after, baseline, problems):
+def report(title, before, after, baseline, problems, workers, vcpus):
     """One block of the table; returns the problems found and the run's
     differences (page-table operations by kind, "total", the audit's)."""
     d = {k: after[k] - before[k]
-         for k in PT_CALLS + ["queued"] + QUEUED_KEYS + ["audits", "entries", "mismatches", "unfilled"]}
+         for k in PT_CALLS + ["queued"] + QUEUED_KEYS + ["audits", "entries", "mismatches", "unfilled",
+                                                         "shootdowns", "shootdown IPIs", "waited us"]}
     d["total"] = total = sum(d[k] for k in PT_CALLS + ["queued"])
     print(title)
     print(f"  page-table operations: {' '.join(f'{k}={d[k]}' for k in PT_CALLS)}")
@@ -132,7 +171,21 @@ def report(title, before, after, baseline, problems):
     print(f"  audit ({after['mode']}): {d['audits']} audits, {d['entries']} entries checked, "
           f"{d['mismatches']} mismatches, {d['unfilled']} entries not filled yet")
     print(f"  shadow pages: baseline {baseline}, peak {after['peak']}, end {after['pages']}")
+    if vcpus > 1:
+        ipis = d["shootdown IPIs"]
+        print(f"  shootdowns: {d['shootdowns']}, {ipis} IPIs to the other CPU in the guest; waited for its exit "
+              f"{d['waited us']} us in all ({d['waited us'] // ipis if ipis else 0} us per IPI; "
+              f"the longest since the boot {after['longest us']} us)")
     name = title.split(" (")[0]
+    grew = {c: after["cpu"][c] - before["cpu"].get(c, 0) for c in sorted(after["cpu"])}
+    busy = sum(grew.values())
+    print(f"  guest CPU time (user+system ticks): " +
+          " ".join(f"cpu{c}={g}" for c, g in grew.items()) + f"; total {busy}")
+    if vcpus > 1 and workers >= 2:
+        idle = [c for c in range(vcpus) if grew.get(c, 0) <= 0 or grew.get(c, 0) < SPREAD * busy / vcpus]
+        if idle:
+            problems.append(f"{name}: CPU {', '.join(map(str, idle))} got less than {SPREAD} of an even share "
+                            f"of the {busy} ticks of user+system time ({grew})")
     if after["mismatches"]:
         problems.append(f"{name}: {after['mismatches']} audit mismatches")
     if after["pages"] != baseline:
@@ -142,14 +195,29 @@ def report(title, before, after, baseline, problems):
 
 def native(args, workers, stressors, log):
     """The same stress-ng runs natively: {workers: results}."""
-    q = Qemu(["-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.STRESS_INITRD,
-              "-append", SERIAL_CMDLINE], log, fatal=GUEST_FATAL)
+    # Two sockets of one core each: the guest kernel (no ACPI) counts the
+    # CPUs of SeaBIOS's MP table, which lists one per package.
+    machine = ["-smp", f"{args.vcpus},sockets={args.vcpus},cores=1,threads=1"] if args.vcpus > 1 else []
+    q = Qemu([*machine, "-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.STRESS_INITRD,
+              "-append", SERIAL_CMDLINE], log, fatal=GUEST_FATAL,
+             accel="tcg,thread=multi" if args.vcpus > 1 else "tcg")
     try:
         q.expect(MARKER, timeout=300)
-        q.expect(PROMPT, timeout=120)
+        expect_nproc(q, args.vcpus, "natively")
         return {w: stressng.run(q, stressors, w, args.seconds) for w in workers}
     finally:
         q.kill()
+
+
+def expect_nproc(q, n, where):
+    """At the shell: the guest counts n CPUs (TestFailure if not)."""
+    q.expect(PROMPT, timeout=120)
+    q.send("echo CPUS=$(nproc)\n")
+    m = q.expect(r"\nCPUS=(\d+)\r?\n", timeout=60)
+    q.expect(PROMPT, timeout=60)
+    if int(m.group(1)) != n:
+        raise TestFailure(f"the guest {where} counts {m.group(1)} CPUs (nproc), not {n}")
+    print(f"stress: the guest {where} counts {n} CPU{'s' if n > 1 else ''} (nproc)")
 
 
 def bogo_table(hv, nat, stressors):
@@ -176,6 +244,8 @@ def main():
     ap.add_argument("--no-native", action="store_true", help="skip the native stress-ng runs")
     ap.add_argument("--smp", type=int, default=1,
                     help="CPUs of the machine under vmi-hv (MTTCG beyond 1; make stress passes SMP, default 2)")
+    ap.add_argument("--vcpus", type=int, default=1,
+                    help="vCPUs of the guest, run at once (vcpus=N vcpus_at_once=on; default 1)")
     ap.add_argument("--out", default=os.path.join(paths.BUILD, "stress"), help="output directory")
     args = ap.parse_args()
     try:
@@ -185,6 +255,8 @@ def main():
     stressors = [s for s in args.stressors.split(",") if s]
     if args.rounds < 1 or not workers or min(workers) < 1 or args.audit == "off" or args.seconds < 1:
         ap.error("--rounds, --seconds and the worker counts must be positive, and the audit on")
+    if not 1 <= args.vcpus <= 8:
+        ap.error("--vcpus takes 1 to 8 (the hypervisor's GUEST_MAX_VCPUS)")
     for f in (paths.HV_ELF, paths.BZIMAGE, paths.STRESS_INITRD):
         if not os.path.exists(f):
             print(f"stress: error: {f} is missing: run 'make hv guest stress-initrd'", file=sys.stderr)
@@ -198,6 +270,8 @@ def main():
     module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.STRESS_INITRD}"
     log = os.path.join(args.out, "stress-serial.log")
     hv_args = f"audit={args.audit}" + (" strict_pt=on" if args.strict else "")
+    if args.vcpus > 1:
+        hv_args += f" vcpus={args.vcpus} vcpus_at_once=on"
     machine = ["-smp", str(args.smp)] if args.smp > 1 else []
     print(f"stress: vmi-hv on {args.smp} CPU{'s' if args.smp > 1 else ''}" +
           (" (MTTCG)" if args.smp > 1 else ""))
@@ -206,7 +280,7 @@ def main():
     problems, totals, hv = [], {}, {}
     try:
         q.expect(MARKER, timeout=300)
-        q.expect(PROMPT, timeout=120)
+        expect_nproc(q, args.vcpus, "under vmi-hv")
         q.send("sleep 1; echo settled\n")
         q.expect(r"\nsettled", timeout=60)
         q.expect(PROMPT, timeout=60)
@@ -214,10 +288,11 @@ def main():
         for program in ("ptstress", "stress-ng") if stressors else ("ptstress",):
             for w in workers:
                 if program == "ptstress":
-                    title, before, after, baseline, found = ptstress(q, w, args.rounds)
+                    title, before, after, baseline, found = ptstress(q, w, args.rounds, args.vcpus > 1)
                 else:
-                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds)
-                found, d = report(title, before, after, baseline, found)
+                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds,
+                                                                            args.vcpus > 1)
+                found, d = report(title, before, after, baseline, found, w, args.vcpus)
                 problems += found
                 totals = {k: totals.get(k, 0) + v for k, v in d.items()}
         q.send("reboot -f\n")

@@ -57,6 +57,9 @@ struct guest_audit {
 	struct audit_options opt;
 	uint32_t since;			/* AUDIT_EVERY: notifications since the last audit */
 	uint64_t runs, entries, mismatches, unfilled;
+	/* vcpus_at_once: audits that found stale entries while a sibling
+	 * vCPU's queued write was in flight, not counted (vcpu_mmu.c). */
+	uint64_t inconclusive;
 	uint64_t queued_seen;		/* audit_selftest: queued writes drained */
 	bool selftest_done;
 };
@@ -77,6 +80,8 @@ struct guest {
 	 * (vcpu_shootdown.c) and the IPIs they sent. */
 	bool vcpus_at_once;
 	uint64_t shootdowns, shootdown_ipis;
+	/* TSC cycles waited for the other CPUs' exits, in all and the longest. */
+	uint64_t shootdown_waited, shootdown_longest;
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget
 	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state

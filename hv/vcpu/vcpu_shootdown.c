@@ -33,7 +33,7 @@
  * mode; a second (of TSC cycles) means a CPU that no longer answers. */
 static void wait_left(struct pcpu *c, const struct vcpu *w, uint32_t seen)
 {
-	uint64_t start = rdtsc(), limit = tsc_hz();
+	uint64_t start = rdtsc(), limit = tsc_hz(), waited;
 
 	while (__atomic_load_n(&c->in_guest, __ATOMIC_ACQUIRE) == w &&
 	       __atomic_load_n(&c->guest_exits, __ATOMIC_ACQUIRE) == seen) {
@@ -42,6 +42,10 @@ static void wait_left(struct pcpu *c, const struct vcpu *w, uint32_t seen)
 			hv_panic("CPU %u did not leave guest %s within a second of a shadow shootdown",
 				 c->index, w->guest->name);
 	}
+	waited = rdtsc() - start;
+	w->guest->shootdown_waited += waited;
+	if (waited > w->guest->shootdown_longest)
+		w->guest->shootdown_longest = waited;
 }
 
 /* Each other CPU in a vCPU of g: an IPI; and with wait, its exit. */
