@@ -433,8 +433,12 @@ uint32_t vmi_call5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b
 	return a;
 }
 
-/* "prefix what value\n" in one instruction (rep outsb: one exit), so that
- * the lines of vCPUs taking turns mid-line never interleave. */
+/* "prefix what value\n" in one instruction (rep outsb: one exit, so that
+ * the lines of vCPUs taking turns mid-line never interleave), under a
+ * lock: vCPUs running at once on two CPUs would interleave the batches
+ * the hypervisor serves a long rep outsb in. */
+static volatile uint32_t say_lock;
+
 void say_value(const char *prefix, const char *what, uint32_t v)
 {
 	char line[112];
@@ -450,7 +454,10 @@ void say_value(const char *prefix, const char *what, uint32_t v)
 		line[n++] = "0123456789abcdef"[(v >> i) & 15];
 	line[n++] = '\r';
 	line[n++] = '\n';
+	while (__atomic_exchange_n(&say_lock, 1, __ATOMIC_ACQUIRE))
+		__asm__ volatile("pause");
 	__asm__ volatile("cld; rep outsb" : "+S"(p), "+c"(n) : "d"(COM1) : "memory", "cc");
+	__atomic_store_n(&say_lock, 0, __ATOMIC_RELEASE);
 }
 
 static void test_links(void)
