@@ -102,13 +102,13 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)v->valarm.looks_unused);
 	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
 		(unsigned long long)s->injected_before_iret);
-	if (v->guest->vcpus_at_once)
+	if (v->guest->vcpus_at_once) {
 		kprintf("vmi-hv: vCPUs at once: %llu shootdowns of the guest's other CPUs (%llu IPIs)\n",
 			(unsigned long long)v->guest->shootdowns, (unsigned long long)v->guest->shootdown_ipis);
-	if (v->guest->vcpus_at_once)
 		kprintf("vmi-hv: vCPUs at once: waits for a CPU to leave the guest at a shootdown: %llu us in all, "
 			"the longest %llu us\n", (unsigned long long)tsc_to_us(v->guest->shootdown_waited),
 			(unsigned long long)tsc_to_us(v->guest->shootdown_longest));
+	}
 }
 
 static void print_guest_state(const struct vcpu *v)

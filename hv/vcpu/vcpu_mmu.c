@@ -193,15 +193,6 @@ static bool own_write_may_be_in_flight(const struct vcpu *v)
 	       (v->shared->features & VMI_SHARED_F_PXE);
 }
 
-/* Is w in guest mode on some CPU now? */
-static bool in_guest_mode(const struct vcpu *w)
-{
-	for (unsigned i = 0; i < nr_online_cpus; i++)
-		if (__atomic_load_n(&pcpus[i].in_guest, __ATOMIC_SEQ_CST) == w)
-			return true;
-	return false;
-}
-
 /*
  * vcpus_at_once: another vCPU of the guest may have written entries its
  * ROM queued and that its next exit drains (its queue not empty: in
@@ -232,7 +223,7 @@ static bool sibling_write_may_be_in_flight(const struct vcpu *v)
 		if_clear = !(*(volatile uint32_t *)&w->shared->eflags_if & X86_EFLAGS_IF);
 		if (*(volatile uint32_t *)&w->shared->pxe_count)
 			return true;
-		if (if_clear && (in_guest_mode(w) ||
+		if (if_clear && (vcpu_guest_mode_cpu(w) >= 0 ||
 				 (!w->halted && w->frame->vector != VMI_HYPERCALL_VECTOR)))
 			return true;
 	}

@@ -85,11 +85,18 @@ void guest_kick_running(struct guest *g)
 	each_running(g, false);
 }
 
+int vcpu_guest_mode_cpu(const struct vcpu *v)
+{
+	for (unsigned i = 0; i < nr_online_cpus; i++)
+		if (__atomic_load_n(&pcpus[i].in_guest, __ATOMIC_SEQ_CST) == v)
+			return (int)i;
+	return -1;
+}
+
 void vcpu_kick_running(struct vcpu *v)
 {
-	struct pcpu *self = this_pcpu();
+	int cpu = vcpu_guest_mode_cpu(v);
 
-	for (unsigned i = 0; i < nr_online_cpus; i++)
-		if (&pcpus[i] != self && __atomic_load_n(&pcpus[i].in_guest, __ATOMIC_SEQ_CST) == v)
-			cpu_kick(&pcpus[i]);
+	if (cpu >= 0 && &pcpus[cpu] != this_pcpu())
+		cpu_kick(&pcpus[cpu]);
 }

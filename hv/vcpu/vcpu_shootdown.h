@@ -17,5 +17,7 @@ void guest_kick_running(struct guest *g);
 /* v is in guest mode on another CPU: that CPU is sent an IPI, so that v
  * takes an interrupt now at its exit and re-entry.  Not waited for. */
 void vcpu_kick_running(struct vcpu *v);
+/* The CPU v is in guest mode on (pcpu.in_guest), or -1. */
+int vcpu_guest_mode_cpu(const struct vcpu *v);
 
 #endif
