@@ -2,14 +2,15 @@
 """make compare: the same bzImage, benchmark initrd and kernel command line,
 natively and under vmi-hv, side by side (docs/COMPARE.md).
 
-    tests/compare.py [--reps N] [--ms MS] [--scale N] [--out DIR] [--before CSV]
+    tests/compare.py [--reps N] [--ms MS] [--scale N] [--out DIR] [--before CSV] [--icount]
 
 Also boots the stock kernel (build/guest-stock) natively, interleaved with
 the others.  Prints the ratio table vmi-hv vs native, the table "VMI kernel
 natively vs stock kernel", and the vmi-hv ratios of a previous run's
 compare.csv (--before) beside this run's; writes DIR/compare.txt,
 compare.csv, compare-runs.csv, compare-boot.csv, native-overhead.csv and
-compare.svg (default build/compare).
+compare.svg (default build/compare).  --icount: QEMU -icount, so every
+figure counts guest instructions instead of time (build/compare-icount).
 """
 
 import argparse
@@ -47,7 +48,10 @@ def main():
     ap.add_argument("--reps", type=int, default=5, help="boots per mode (default 5)")
     ap.add_argument("--ms", type=int, default=300, help="time per micro test in ms (default 300)")
     ap.add_argument("--scale", type=int, default=4, help="size of the macro workloads (default 4)")
-    ap.add_argument("--out", default=os.path.join(paths.BUILD, "compare"), help="output directory")
+    ap.add_argument("--out", help="output directory (default build/compare, build/compare-icount with --icount)")
+    ap.add_argument("--icount", action="store_true",
+                    help="QEMU -icount: every figure counts guest instructions (1 ns each), not time, so host "
+                         "load cannot move it (docs/COMPARE.md, \"Instructions, not time\")")
     ap.add_argument("--before", default=BEFORE,
                     help="a previous run's compare.csv whose vmi-hv ratios to show beside this run's "
                          "(default docs/compare/before-direct-sites.csv)")
@@ -55,10 +59,13 @@ def main():
     if args.reps < 1 or args.ms < 1 or args.scale < 1:
         ap.error("--reps, --ms and --scale must be positive")
 
+    if args.out is None:
+        args.out = os.path.join(paths.BUILD, "compare-icount" if args.icount else "compare")
+
     started = time.monotonic()
     try:
         result = compare_run.run(args.out, args.reps, args.ms, args.scale,
-                                 log=lambda s: print(s, flush=True))
+                                 log=lambda s: print(s, flush=True), icount=args.icount)
     except (TestFailure, FileNotFoundError, RuntimeError) as e:
         print(f"compare: error: {e}", file=sys.stderr)
         return 1

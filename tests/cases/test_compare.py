@@ -14,6 +14,7 @@ import csv
 import os
 import xml.etree.ElementTree as ET
 
+import compare_guest
 import compare_run
 from compare_guest import HOST_MARKS
 import compare_stats
@@ -124,3 +125,36 @@ def compare_native_vs_hv(t):
     svg_text = ET.tostring(root, encoding="unicode")
     for label in ("null_syscall", "init marker"):
         t.check(label in svg_text, f"{files['plot']} does not show {label!r}")
+
+
+# ---- compare-icount-repeatable: make compare --icount counts instructions ----
+
+# Micro tests whose path does not depend on the heap's or the caches' state
+# left by boot: their instructions per operation repeat from boot to boot
+# (open_close walks the dentry hash, mprotect16 and prot_fault SLOB's free lists: those
+# move by some percent, docs/COMPARE.md "Instructions, not time").
+ICOUNT_STABLE = ["null_syscall", "stat", "sig_install", "page_fault"]
+ICOUNT_SPREAD = 0.015
+ICOUNT_BENCH_MS = 50
+
+
+@test("compare-icount-repeatable")
+def compare_icount_repeatable(t):
+    """Two native boots of make compare's workload under QEMU -icount
+    (compare_guest.ICOUNT_ARGS): the stable micro tests' figures, guest
+    instructions per operation, agree within ICOUNT_SPREAD, however busy
+    the host is; without -icount two boots on TCG differ by more."""
+    t.require(paths.BZIMAGE, compare_run.BENCH_INITRD)
+    line = compare_run.cmdline(ICOUNT_BENCH_MS, SCALE)
+    boots = [compare_guest.run_boot("native", paths.BZIMAGE, compare_run.BENCH_INITRD, line, paths.HV_ELF,
+                                    os.path.join(LOGDIR, f"compare-icount-repeatable.{i}.log"), icount=True)
+             for i in (1, 2)]
+    per_op = [{n: b["tests"][n]["ns"] / b["tests"][n]["ops"] for n in ICOUNT_STABLE if n in b["tests"]}
+              for b in boots]
+    for n in ICOUNT_STABLE:
+        t.check(n in per_op[0] and n in per_op[1], f"{n}: no figure in both boots ({per_op})")
+    t.note("instructions per operation, two boots: " + ", ".join(
+        f"{n} {per_op[0][n]:.0f} / {per_op[1][n]:.0f}" for n in ICOUNT_STABLE))
+    moved = {n: abs(per_op[0][n] - per_op[1][n]) / min(per_op[0][n], per_op[1][n]) for n in ICOUNT_STABLE}
+    bad = {n: f"{m:.2%}" for n, m in moved.items() if m > ICOUNT_SPREAD}
+    t.check(not bad, f"figures moved between two -icount boots by more than {ICOUNT_SPREAD:.1%}: {bad}")

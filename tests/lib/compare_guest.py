@@ -67,6 +67,13 @@ CYCLICTEST = re.compile(r"Min:\s+(\d+) Act:\s+\d+ Avg:\s+(\d+) Max:\s+(\d+)")
 # on a busy TCG host.
 STEP_TIMEOUT = 300
 
+# make compare COMPAREARGS=--icount (docs/COMPARE.md, "Instructions, not
+# time"): the guest's clock counts its instructions (1 ns each), so every
+# figure is instructions executed, whatever else the host does; idle time
+# is skipped.  The boot figure is then the guest kernel's uptime at the
+# init marker (its own clock), not the host's.
+ICOUNT_ARGS = ["-icount", "shift=0,sleep=off"]
+
 
 def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
     """The same bzImage, initrd and command line; natively with -kernel,
@@ -127,12 +134,13 @@ def host_marks(q):
     return {k: v for k, v in found.items() if v is not None}
 
 
-def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path):
+def run_boot(mode, bzimage, initrd, cmdline, hv_elf, log_path, icount=False):
     """Boot once, run the benchmarks, return their figures (a dict)."""
-    q = Qemu(qemu_args(mode, bzimage, initrd, cmdline, hv_elf), log_path, fatal=GUEST_FATAL)
+    args = qemu_args(mode, bzimage, initrd, cmdline, hv_elf) + (ICOUNT_ARGS if icount else [])
+    q = Qemu(args, log_path, fatal=GUEST_FATAL)
     try:
         m = q.expect(MARKER, timeout=STEP_TIMEOUT)
-        boot_s = q.elapsed()
+        boot_s = float(m.group(1)) if icount else q.elapsed()
         want = "vmi" if mode == "hv" else "native"
         if m.group(3) != want:
             raise TestFailure(f"{mode} boot: the guest reports mode={m.group(3)}, expected {want}")

@@ -32,11 +32,13 @@ def order(reps, modes=("native", "hv")):
         yield from (modes[k:] + modes[:k])
 
 
-def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True):
+def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True, icount=False):
     """Returns {"rows", "events", "boots", "paths", "table", "native_table",
     "cmdline"}.  stock=False leaves the stock kernel out (no native-overhead
     table, native_table is None): the short compare of make test, which
-    never builds that kernel (docs/COMPARE.md, "Native overhead")."""
+    never builds that kernel (docs/COMPARE.md, "Native overhead").
+    icount=True: QEMU -icount, figures in guest instructions
+    (compare_guest.ICOUNT_ARGS)."""
     modes = compare_guest.MODES if stock else tuple(m for m in compare_guest.MODES if m != "stock")
     needed = (paths.BZIMAGE, paths.HV_ELF, BENCH_INITRD) + ((paths.BZIMAGE_STOCK,) if stock else ())
     for f in needed:
@@ -45,7 +47,8 @@ def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True):
                                     f"which builds it)")
     os.makedirs(os.path.join(outdir, "logs"), exist_ok=True)
     line = cmdline(bench_ms, scale)
-    log(f"compare: {reps} boot(s) per mode, interleaved; kernel command line: {line}")
+    log(f"compare: {reps} boot(s) per mode, interleaved; kernel command line: {line}"
+        + ("; QEMU -icount: figures are guest instructions (1 ns each), boot the kernel's uptime" if icount else ""))
     boots = []
     counter = dict.fromkeys(modes, 0)
     for mode in order(reps, modes):
@@ -53,7 +56,7 @@ def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True):
         logpath = os.path.join(outdir, "logs", f"{mode}-{counter[mode]}.log")
         started = time.monotonic()
         bzimage = paths.BZIMAGE_STOCK if mode == "stock" else paths.BZIMAGE
-        boot = compare_guest.run_boot(mode, bzimage, BENCH_INITRD, line, paths.HV_ELF, logpath)
+        boot = compare_guest.run_boot(mode, bzimage, BENCH_INITRD, line, paths.HV_ELF, logpath, icount)
         boots.append(boot)
         log(f"compare: {compare_guest.MODE_NAMES[mode]} run {counter[mode]}: init marker at "
             f"{boot['boot_s']:.1f}s, done in {time.monotonic() - started:.0f}s "
@@ -66,7 +69,7 @@ def run(outdir, reps=3, bench_ms=300, scale=4, log=print, stock=True):
 
     rows = compare_stats.summarize(boots)
     events = compare_stats.timeline(boots)
-    runs_label = f"{reps} boot{'s' if reps > 1 else ''} each, TCG"
+    runs_label = f"{reps} boot{'s' if reps > 1 else ''} each, TCG" + (" -icount (guest instructions)" if icount else "")
     header = (f"vmi-hv vs native, {runs_label}; medians [min-max] of the runs; "
               f"command line: {line}")
     table = compare_report.table(rows, boots, header)
