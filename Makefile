@@ -164,7 +164,7 @@ test-configs: hv initrd $(BZIMAGE_ALT)
 # (scripts/check-series.sh, tests/series_boot.py; not in make test: well
 # over an hour on 2 cores).
 check-series: deps hv initrd
-	@scripts/check-series.sh $(BUILD)/series-check $(JOBS) $(FRAGMENTS)
+	@SERIES_FROM=$(FROM) scripts/check-series.sh $(BUILD)/series-check $(JOBS) $(FRAGMENTS)
 
 # The benchmarks only: the same bzImage natively and under vmi-hv, and the
 # hypervisor with and without its fast paths, side by side in one run; this
