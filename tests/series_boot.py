@@ -29,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from vmitest import FATAL_PATTERNS, Qemu, TestFailure, paths  # noqa: E402
+from compare_guest import qemu_args  # noqa: E402
 from hvguest import GUEST_FATAL, GUEST_STOPPED_LINE, HV_FAULT_STOPS, MARKER, PROMPT, SERIAL_CMDLINE  # noqa: E402
 
 BOOT_TIMEOUT = 300
@@ -39,8 +40,7 @@ ACTIVE_HV_ARGS = "audit=every=64"
 
 
 def boot_native(bzimage, log):
-    q = Qemu(["-m", "128", "-kernel", bzimage, "-initrd", paths.INITRD, "-append", SERIAL_CMDLINE],
-             log, fatal=GUEST_FATAL)
+    q = Qemu(qemu_args("native", bzimage, paths.INITRD, SERIAL_CMDLINE, paths.HV_ELF), log, fatal=GUEST_FATAL)
     try:
         m = q.expect(MARKER, timeout=BOOT_TIMEOUT)
         if m.group(3) != "native":
@@ -50,13 +50,9 @@ def boot_native(bzimage, log):
         q.kill()
 
 
-def hv_modules(bzimage):
-    return f"{bzimage} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
-
-
 def boot_hv_active(bzimage, log):
-    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", hv_modules(bzimage),
-              "-append", ACTIVE_HV_ARGS], log, fatal=GUEST_FATAL)
+    q = Qemu(qemu_args("hv", bzimage, paths.INITRD, SERIAL_CMDLINE, paths.HV_ELF) + ["-append", ACTIVE_HV_ARGS],
+             log, fatal=GUEST_FATAL)
     try:
         m = q.expect(MARKER, timeout=BOOT_TIMEOUT)
         if m.group(3) != "vmi":
@@ -75,7 +71,7 @@ ACTIVATED = [r"VMI: paravirtual mode[^\n]*", r"VMIHV-INIT-MARKER [^\n]*mode=vmi"
 
 
 def boot_hv_dormant(bzimage, log):
-    q = Qemu(["-m", "256", "-kernel", paths.HV_ELF, "-initrd", hv_modules(bzimage)],
+    q = Qemu(qemu_args("hv", bzimage, paths.INITRD, SERIAL_CMDLINE, paths.HV_ELF),
              log, fatal=FATAL_PATTERNS + ACTIVATED)
     try:
         reason = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=BOOT_TIMEOUT).group(1)
