@@ -35,6 +35,11 @@
 
 enum emul_result { EMUL_OK, EMUL_FAULT, EMUL_UNSUPPORTED, EMUL_VIOLATION, EMUL_HALT };
 
+/* How the emulator's own EMUL_UNSUPPORTED reasons begin ("unsupported
+ * instruction 0f 35", emul_unsupported); the vCPU's ops' refusals say
+ * what they refused instead, and the stop line adds this in front. */
+#define EMUL_UNSUPPORTED_WHY "unsupported instruction"
+
 struct emul_outcome {
 	enum emul_result result;
 	/* EMUL_FAULT: exception to reflect into the guest */

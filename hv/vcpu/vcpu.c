@@ -221,7 +221,10 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 			vcpu_deliver(v, f->vector, true, f->error, 0);
 			return;
 		}
-		vcpu_stop_insn(v, out.bytes, out.len, "unsupported instruction: %s", out.why);
+		/* Said once: the emulator's reasons begin with it already. */
+		vcpu_stop_insn(v, out.bytes, out.len, "%s%s",
+			       strncmp(out.why, EMUL_UNSUPPORTED_WHY, sizeof(EMUL_UNSUPPORTED_WHY) - 1) ?
+			       EMUL_UNSUPPORTED_WHY ": " : "", out.why);
 	case EMUL_VIOLATION:
 		vcpu_stop_insn(v, out.bytes, out.len, "rule broken: %s", out.why);
 	}

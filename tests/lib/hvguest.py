@@ -76,7 +76,7 @@ GUEST_FAULT_STOPS = [
     r"unsupported-call report for VMI call \d+ \(out of range\)",
     r"triple fault: ",
     r"page fault at [0-9a-f]{8} \(error [0-9a-f]+\) breaks the rules: ",
-    r"unsupported instruction: ",
+    r"unsupported instruction\b",
     r"rule broken: ",
     r"cannot read the instruction of software interrupt \d+",
     # The paravirtual MMU's rule breaks (hv/vcpu/vcpu_mmu.c): the shadow
