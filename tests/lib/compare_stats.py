@@ -142,6 +142,15 @@ def summarize(boots):
         row["causes"] = {c: statistics.median(x[3][c] for x in counts) for c in CAUSES} if counts else None
         ticks = [x for b in boots if b["mode"] == "hv" for x in [per_tick(b, name)] if x is not None]
         row["exits_per_tick"] = spread(ticks)
+        # The guest's own page faults per operation, in each mode: the
+        # same work takes the same faults, and under vmi-hv each costs
+        # two exits (the fault, and the retry that derives the entry its
+        # handler queued), a floor of this design (docs/COMPARE.md).
+        row["guest_faults_per_op"] = {
+            mode: statistics.median(f) if f else None
+            for mode in ("native", "hv")
+            for f in [[t["guest_faults"] / t["ops"] for b in boots if b["mode"] == mode
+                       for t in [b["tests"].get(name)] if t and t.get("ops") and "guest_faults" in t]]}
         ns = [x[4] for x in counts if x[4] is not None]
         row["hv_us_per_exit"] = statistics.median(ns) / 1000.0 if ns else None
         rows.append(row)
