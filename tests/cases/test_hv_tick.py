@@ -33,9 +33,10 @@ ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired"
 STATS_END = r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: \d+\n"
 # The target is 1.5 (make compare prints the figure); on a loaded TCG host
 # ticks come late and irregular, the hypervisor's guess of the next one
-# misses more often, and each miss is an exit: 1.14-1.51 seen.  Without
-# the ROM's paths a tick is 6 exits (6.18 seen).
-TICK_EXITS_MAX = 2.0
+# misses more often, and each miss is an exit: 1.14-1.51 seen, and the
+# more the slower the host.  The bound sits halfway to what a tick costs
+# without the ROM's paths, 6 exits (6.18 seen).
+TICK_EXITS_MAX = 3.0
 # Without the fast paths: the interrupt, INB, three OUTBs and SetAlarm.
 SLOW_TICK_EXITS_MIN = 5
 # awk loop iterations: a few seconds under TCG (only a rough length matters:
@@ -70,8 +71,12 @@ def window(q, busy):
     them again.  Returns (exits, alarms, guest ticks, guest seconds, host
     seconds) of the window."""
     loop = f"awk 'BEGIN {{ for (i = 0; i < {BUSY_LOOPS}; i++) s += i }}'; " if busy else ""
-    q.send("echo tick-go; read x; " + IRQ0.format(v="t0") + "; read u0 r < /proc/uptime; " + loop
-           + "read u1 r < /proc/uptime; " + IRQ0.format(v="t1")
+    # The uptime reads bracket the IRQ0 reads: the ticks counted all fall
+    # in the guest seconds they are divided by.  (The other way round the
+    # two /proc/interrupts loops, slow without the fast paths, added ticks
+    # but no seconds: 282/s was printed for HZ 250.)
+    q.send("echo tick-go; read x; read u0 r < /proc/uptime; " + IRQ0.format(v="t0") + "; " + loop
+           + IRQ0.format(v="t1") + "; read u1 r < /proc/uptime"
            + "; echo tick-end $t0 $t1 $u0 $u1; read x\n")
     q.expect(r"\ntick-go\n", timeout=60)
     e0, a0 = counters(q)
