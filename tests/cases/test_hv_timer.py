@@ -11,9 +11,12 @@ from vmitest import paths, test
 from hvguest import GUEST_FATAL, PROMPT, SERIAL_CMDLINE
 
 STATS = r"vmi-hv: statistics \(guest running, hypervisor up (\d+) ms, (\d+) timer interrupts\):"
-# Bounds on alarm lateness with the PIT (see the check).
+# Bounds on alarm lateness with the PIT (see the check).  The worst one
+# is mostly the host's to decide: in a CI run of make test, one-guest
+# tests sharing the host with another test printed single alarms up to
+# 97 ms late (this one, alone, 7 ms; with two guests on a CPU, up to 445).
 MEAN_LATE_US = 5000
-WORST_LATE_US = 250000
+WORST_LATE_US = 1000000
 ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired \(at worst (\d+) us late, (\d+) us on average\)"
 
 
@@ -39,7 +42,9 @@ def hv_timer_pit_fallback(t):
     # way in, about 0.4 ms on average under TCG.  A PIT left at its longest
     # shot (54.9 ms) instead makes them ~27 ms late on average (seen: 30.7
     # ms with pit_count_for() returning the maximum).  The worst single
-    # one only catches a lost alarm: a busy host can hold a vCPU a while.
+    # one only catches a lost alarm: a busy host can hold a vCPU a while
+    # (a second is ten times what CI has shown; a lost alarm waits for
+    # whatever else wakes the guest).
     t.check(mean <= MEAN_LATE_US, f"alarms {mean} us late on average, expected at most {MEAN_LATE_US} us")
     t.check(worst <= WORST_LATE_US, f"an alarm {worst} us late, expected at most {WORST_LATE_US} us")
     t.note(f"PIT fallback: {m.group(2)} timer interrupts in {m.group(1)} ms, {a.group(1)} alarms, "
