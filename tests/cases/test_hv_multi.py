@@ -397,6 +397,15 @@ def idle_cost(t, q):
     return (b.timer_irqs - a.timer_irqs) / secs, {n: b.since(a, n)["alarms"] / secs for n in ("one", "two")}
 
 
+def idle_rate_bound(needed):
+    """Timer interrupts per second two idle guests may cost for `needed`
+    alarms per second: the alarms, and the slice ends when both woke at
+    once, more of them the slower the host runs the guests' wake-ups (7.2
+    and 7.4/s were printed for 5.0 and 5.2 alarms/s on CI).  A 1 kHz tick
+    would be 1000/s, a tick at every 10 ms slice end 100/s."""
+    return 2 * needed + 5
+
+
 def at_shells(t, append="", cpu=None, smp=1):
     q = two_linux_guests(t, append=append, cpu=cpu, smp=smp)
     expect_all(q, [prompt("one"), prompt("two")], timeout=400)
@@ -435,8 +444,9 @@ def hv_multi_stolen_time(t):
                f"the busy loop ran {runtime:.1%} of the time")
         # The probes read uptime and printk time a few commands apart, and
         # a slice of steal between them moves one side (up to 5% seen under
-        # host load); on AVAILABLE the lag would be the steal, about 50%.
-        t.check(abs(lag) <= 0.10,
+        # host load, the more the slower the host runs the commands); on
+        # AVAILABLE the lag would be the steal, about 50%.
+        t.check(abs(lag) <= 0.20,
                 f"guest {name}: sched_clock fell behind REAL by {lag:.1%} (steal {guest[name]:.1%}): "
                 f"sched_clock does not follow REAL")
         # The loop shares its vCPU only with the window's few commands,
@@ -552,7 +562,7 @@ def smp_two_busy_guests(t):
     needed = alarms["one"] + alarms["two"]
     t.note(f"two idle guests on 2 CPUs: {idle_rate:.1f} timer interrupts/s over all CPUs, "
            f"for {needed:.1f} alarms/s")
-    t.check(idle_rate <= 1.5 * needed + 2,
+    t.check(idle_rate <= idle_rate_bound(needed),
             f"{idle_rate:.1f} timer interrupts/s with both guests idle, for {needed:.1f} alarms/s")
     start_busy(q, 1, "one")
     start_busy(q, 2, "two")
@@ -817,8 +827,10 @@ def hv_multi_weights(t):
 
 @test("hv-multi-idle-busy", alone="idle cost: timer interrupts per second")
 def hv_multi_idle_busy(t):
-    """Guest one idles at its shell while guest two spins: two gets >= 90%
-    of the time, one's steal stays near 0 (its wake-ups take the CPU at
+    """Guest one idles at its shell while guest two spins: two gets >= 80%
+    of the time (95% measured: the rest is one's wake-ups and the
+    hypervisor's work, which take longer the slower the host; an idle
+    guest given slices as if busy would leave it about half), one's steal stays near 0 (its wake-ups take the CPU at
     once), and an idle guest costs only the timer interrupts its alarms
     need (the hypervisor's timer is armed per event, not at 1 kHz)."""
     q = at_shells(t)
@@ -829,7 +841,7 @@ def hv_multi_idle_busy(t):
     if "one-shot local APIC timer" in q.output:
         # Nothing but the alarms (and a few slice ends when both woke).
         needed = alarms["one"] + alarms["two"]
-        t.check(idle_rate <= 1.5 * needed + 2,
+        t.check(idle_rate <= idle_rate_bound(needed),
                 f"{idle_rate:.1f} timer interrupts/s with both guests idle, for {needed:.1f} alarms/s")
     else:
         # The PIT's shots last 54.9 ms at most: about 18/s besides the alarms.
@@ -852,9 +864,13 @@ def hv_multi_idle_busy(t):
         g = after.guests[name]
         t.note(f"alarm lateness since guest {name} started: {g['mean_late_us']} us on average, "
                f"{g['late_us']} us at worst")
-    t.check(busy_share >= 0.90, f"the busy guest ran only {busy_share:.1%} of the time")
-    t.check(idle_stolen < 0.02, f"the idle guest had {idle_stolen:.2%} of its time stolen")
-    t.check(one_guest_steal < 0.02, f"the idle guest's /proc/stat shows {one_guest_steal:.2%} steal")
+    t.check(busy_share >= 0.80, f"the busy guest ran only {busy_share:.1%} of the time")
+    # Each wake-up waits for the hypervisor's switch, host time that
+    # grows as the host slows (0.63% and 1.37% printed on a loaded host);
+    # wake-ups that waited for the busy guest's 10 ms slice to end would
+    # lose about a quarter of the time at these 50 a second.
+    t.check(idle_stolen < 0.05, f"the idle guest had {idle_stolen:.2%} of its time stolen")
+    t.check(one_guest_steal < 0.05, f"the idle guest's /proc/stat shows {one_guest_steal:.2%} steal")
     end_both(q)
     stays_responsive(t, q)
 
