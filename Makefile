@@ -149,8 +149,8 @@ test: iso unit bench-initrd stress-initrd
 	@python3 tests/run.py $(TESTARGS)
 
 # The second configuration (guest/config/alt-preempt-hz1000.config on top of
-# the default fragment: HZ=1000, periodic tick, PREEMPT,
-# PARAVIRT_TIME_ACCOUNTING), built into build/guest-alt: its Kconfig checks,
+# the default fragment: HZ=1000, periodic tick, PREEMPT), built into
+# build/guest-alt: its Kconfig checks,
 # sanity natively and under vmi-hv, /proc/vmi/info and steal time with two
 # busy guests.  Not part of `make test`: a second kernel build costs ~7 min
 # cold (README, "Testing").  Logs in test-logs/guest-alt/.

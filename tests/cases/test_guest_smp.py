@@ -14,6 +14,7 @@ import statistics
 import time
 
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
+from guest_config import describe, guest_config
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules
 from vmitest import paths, test
 
@@ -204,6 +205,95 @@ def hv_smp_linux_4_steal(t):
     t.check(len({after[c][7] - before[c][7] for c in range(4)}) > 1,
             "the four CPUs' steal advanced by exactly the same ticks: one vCPU's STOLEN read for all")
 
+
+
+# Steal taken out of task runtimes, per CPU (PARAVIRT_TIME_ACCOUNTING,
+# docs/GUEST.md "Time accounting" and "SMP").  The scheduler reads a CPU's
+# steal clock from other CPUs too: update_rq_clock() of a remote rq, as
+# load_balance() does on the busiest CPU before it looks for a task to
+# pull (remote wakeups and blocked-load updates do it too).  A remote read
+# that returns another vCPU's STOLEN makes that rq's steal jump or go
+# back; update_rq_clock_task() clamps `steal - prev` (a wrapped u64) to the
+# whole delta, prev_steal_time_rq runs ahead of the CPU's real steal, and
+# from then on every update counts as steal: the rq's clock_task stops and
+# its tasks are charged no runtime.
+#
+# The workload, for each CPU K in turn: two busy loops pinned to K and one
+# pinned to the other CPU.  The other CPU's load balancer sees K busier
+# and locks K's rq (a remote steal read) every balance interval, finding
+# both of K's loops pinned.  On -smp 1 the two vCPUs take turns: each
+# loses about half its time to the other (STOLEN, one counter per vCPU).
+RUNTIME_WINDOW_S = 6
+# K's two loops share it with the window's few commands and the tick,
+# which only lower their share (hv-multi-stolen-time's bounds: at most 3
+# points above 1 - steal, 15 below).  A stopped clock_task: about 0%.
+RUNTIME_ABOVE, RUNTIME_BELOW = 0.03, 0.15
+RUNTIME_STEAL_RANGE = (0.30, 0.70)
+BUSY_LOOP = "sh -c 'while :; do :; done'"
+
+
+def runtime_sample(q, tag, cpu):
+    """At the shell: (uptime s, CPU cpu's /proc/stat steal ticks, the
+    se.sum_exec_runtime ms of the processes $M and $N, /proc/PID/sched)."""
+    q.send(f"echo {tag}-R $(cut -d' ' -f1 /proc/uptime) $(grep '^cpu{cpu} ' /proc/stat | cut -d' ' -f9) "
+           f"$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched) {tag}-$((6*7))\n")
+    m = q.expect(r"\n%s-R ([\d.]+) (\d+) ([\d.]+) ([\d.]+) %s-42\r?\n" % (tag, tag), timeout=60)
+    return float(m.group(1)), int(m.group(2)), (float(m.group(3)), float(m.group(4)))
+
+
+@test("hv-smp-linux-2-steal-runtime", alone="steal and runtime shares of vCPUs that take turns")
+def hv_smp_linux_2_steal_runtime(t):
+    """vcpus=2 on -smp 1, PARAVIRT_TIME_ACCOUNTING: for each guest CPU K
+    in turn, two busy loops pinned to K (busybox taskset) and one pinned
+    to the other CPU (above).  Over a RUNTIME_WINDOW_S window the sum of
+    K's two loops' se.sum_exec_runtime (/proc/PID/sched; utime + stime and
+    `time` are scaled to it) must be K's elapsed time less K's steal
+    (/proc/stat), within RUNTIME_ABOVE / RUNTIME_BELOW: K's clock_task
+    keeps advancing by what its vCPU ran, whichever CPU reads its steal
+    clock.  The hypervisor's per-vCPU STOLEN totals (Ctrl-] s) are
+    printed: the two counters differ."""
+    cfg = guest_config(t)
+    t.note(describe(cfg))
+    t.check(cfg.get("PARAVIRT_TIME_ACCOUNTING") == "y",
+            "the guest kernel has no PARAVIRT_TIME_ACCOUNTING (guest/config/vmi-hv.config sets it): runtimes "
+            "would include the steal")
+    q = boot_hv_vcpus(t, 2)
+    expect_cpus(t, q, 2, "vcpus=2 on -smp 1")
+    low, high = RUNTIME_STEAL_RANGE
+    # Both CPUs measured before any verdict.
+    wrong = []
+    for cpu in (0, 1):
+        here, other = 1 << cpu, 1 << (1 - cpu)
+        q.send(f"taskset {here} {BUSY_LOOP} & M=$!; taskset {here} {BUSY_LOOP} & N=$!; "
+               f"taskset {other} {BUSY_LOOP} & C=$!; sleep 1\n")
+        q.expect(PROMPT, timeout=60)
+        stolen = hv_stolen(q, 2)
+        t.note(f"CPU {cpu} measured: the hypervisor's STOLEN totals so far: "
+               + ", ".join(f"vcpu {v} {s} of {r} ms" for v, (s, r) in sorted(stolen.items())))
+        up0, steal0, run0 = runtime_sample(q, f"B{cpu}", cpu)
+        q.send(f"sleep {RUNTIME_WINDOW_S}\n")
+        q.expect(PROMPT, timeout=60)
+        up1, steal1, run1 = runtime_sample(q, f"A{cpu}", cpu)
+        q.send("kill $M $N $C; wait\n")
+        q.expect(PROMPT, timeout=60)
+        elapsed = up1 - up0
+        if elapsed <= 0:
+            wrong.append(f"CPU {cpu}: the guest's uptime did not advance")
+            continue
+        steal = (steal1 - steal0) / (elapsed * 100)
+        each = [(a - b) / (elapsed * 1000) for a, b in zip(run1, run0)]
+        runtime, free = sum(each), 1 - steal
+        t.note(f"CPU {cpu}: over {elapsed:.2f} s of uptime, steal {steal:.1%}; its two busy loops ran "
+               f"{each[0]:.1%} + {each[1]:.1%} = {runtime:.1%} of the time (expected 1 - steal = {free:.1%})")
+        if elapsed < RUNTIME_WINDOW_S * 0.9:
+            wrong.append(f"CPU {cpu}: the window lasted {elapsed:.2f} s of uptime")
+        if not low <= steal <= high:
+            wrong.append(f"CPU {cpu}: steal {steal:.1%} of its time, not {low:.0%}-{high:.0%}: its vCPU did not "
+                         "take turns with the other")
+        if not free - RUNTIME_BELOW <= runtime <= free + RUNTIME_ABOVE:
+            wrong.append(f"CPU {cpu}: the busy loops pinned there ran {runtime:.1%} of the time, expected 1 - steal "
+                         f"= {free:.1%} (at most {RUNTIME_ABOVE:.0%} above, {RUNTIME_BELOW:.0%} below)")
+    t.check(not wrong, "; ".join(wrong))
 
 # ---- bench-smp-guest-speedup: one guest's second vCPU, against the host's own second CPU ----
 
