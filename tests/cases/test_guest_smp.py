@@ -213,32 +213,33 @@ def hv_smp_linux_4_steal(t):
 # load_balance() does on the busiest CPU before it looks for a task to
 # pull (remote wakeups and blocked-load updates do it too).  A remote read
 # that returns another vCPU's STOLEN makes that rq's steal jump or go
-# back; update_rq_clock_task() clamps `steal - prev` (a wrapped u64) to the
-# whole delta, prev_steal_time_rq runs ahead of the CPU's real steal, and
-# from then on every update counts as steal: the rq's clock_task stops and
-# its tasks are charged no runtime.
+# back; update_rq_clock_task() takes `steal - prev` as signed, so a step
+# back adds to the rq's clock_task instead of taking from it: its tasks
+# were charged 119% and 227% of the CPU's time (a jump, clamped to the
+# whole delta, would stop it instead).
 #
 # The workload, for each CPU K in turn: two busy loops pinned to K and one
 # pinned to the other CPU.  The other CPU's load balancer sees K busier
 # and locks K's rq (a remote steal read) every balance interval, finding
 # both of K's loops pinned.  On -smp 1 the two vCPUs take turns: each
-# loses about half its time to the other (STOLEN, one counter per vCPU).
+# loses about half its time to the other (STOLEN, one counter per vCPU),
+# within STEAL_SHARE_RANGE.
 RUNTIME_WINDOW_S = 6
 # K's two loops share it with the window's few commands and the tick,
 # which only lower their share (hv-multi-stolen-time's bounds: at most 3
-# points above 1 - steal, 15 below).  A stopped clock_task: about 0%.
+# points above 1 - steal, 15 below).
 RUNTIME_ABOVE, RUNTIME_BELOW = 0.03, 0.15
-RUNTIME_STEAL_RANGE = (0.30, 0.70)
 BUSY_LOOP = "sh -c 'while :; do :; done'"
 
 
-def runtime_sample(q, tag, cpu):
+def runtime_sample(t, q, tag, cpu):
     """At the shell: (uptime s, CPU cpu's /proc/stat steal ticks, the
     se.sum_exec_runtime ms of the processes $M and $N, /proc/PID/sched)."""
-    q.send(f"echo {tag}-R $(cut -d' ' -f1 /proc/uptime) $(grep '^cpu{cpu} ' /proc/stat | cut -d' ' -f9) "
-           f"$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched) {tag}-$((6*7))\n")
-    m = q.expect(r"\n%s-R ([\d.]+) (\d+) ([\d.]+) ([\d.]+) %s-42\r?\n" % (tag, tag), timeout=60)
-    return float(m.group(1)), int(m.group(2)), (float(m.group(3)), float(m.group(4)))
+    uptime, cpus = cpu_stat(t, q, tag)
+    q.send(f"echo {tag}-R $(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched) "
+           f"{tag}-$((6*7))\n")
+    m = q.expect(r"\n%s-R ([\d.]+) ([\d.]+) %s-42\r?\n" % (tag, tag), timeout=60)
+    return uptime, cpus[cpu][7], (float(m.group(1)), float(m.group(2)))
 
 
 @test("hv-smp-linux-2-steal-runtime", alone="steal and runtime shares of vCPUs that take turns")
@@ -259,7 +260,7 @@ def hv_smp_linux_2_steal_runtime(t):
             "would include the steal")
     q = boot_hv_vcpus(t, 2)
     expect_cpus(t, q, 2, "vcpus=2 on -smp 1")
-    low, high = RUNTIME_STEAL_RANGE
+    low, high = STEAL_SHARE_RANGE
     # Both CPUs measured before any verdict.
     wrong = []
     for cpu in (0, 1):
@@ -270,10 +271,10 @@ def hv_smp_linux_2_steal_runtime(t):
         stolen = hv_stolen(q, 2)
         t.note(f"CPU {cpu} measured: the hypervisor's STOLEN totals so far: "
                + ", ".join(f"vcpu {v} {s} of {r} ms" for v, (s, r) in sorted(stolen.items())))
-        up0, steal0, run0 = runtime_sample(q, f"B{cpu}", cpu)
+        up0, steal0, run0 = runtime_sample(t, q, f"B{cpu}", cpu)
         q.send(f"sleep {RUNTIME_WINDOW_S}\n")
         q.expect(PROMPT, timeout=60)
-        up1, steal1, run1 = runtime_sample(q, f"A{cpu}", cpu)
+        up1, steal1, run1 = runtime_sample(t, q, f"A{cpu}", cpu)
         q.send("kill $M $N $C; wait\n")
         q.expect(PROMPT, timeout=60)
         elapsed = up1 - up0
@@ -294,6 +295,7 @@ def hv_smp_linux_2_steal_runtime(t):
             wrong.append(f"CPU {cpu}: the busy loops pinned there ran {runtime:.1%} of the time, expected 1 - steal "
                          f"= {free:.1%} (at most {RUNTIME_ABOVE:.0%} above, {RUNTIME_BELOW:.0%} below)")
     t.check(not wrong, "; ".join(wrong))
+
 
 # ---- bench-smp-guest-speedup: one guest's second vCPU, against the host's own second CPU ----
 

@@ -111,6 +111,18 @@ def per_tick(boot, name):
     return t["exits"] / t["alarms"]
 
 
+def guest_faults_per_op(boots, mode, name):
+    """The median over one mode's boots of the page faults the guest's
+    kernel handled per operation of a test (microbench's faults=), or
+    None when no boot has the figure."""
+    per_boot = []
+    for b in boots:
+        t = b["tests"].get(name) if b["mode"] == mode else None
+        if t and t["ops"]:
+            per_boot.append(t["guest_faults"] / t["ops"])
+    return statistics.median(per_boot) if per_boot else None
+
+
 def spread(values):
     return (statistics.median(values), min(values), max(values)) if values else None
 
@@ -146,11 +158,7 @@ def summarize(boots):
         # same work takes the same faults, and under vmi-hv each costs
         # two exits (the fault, and the retry that derives the entry its
         # handler queued), a floor of this design (docs/COMPARE.md).
-        row["guest_faults_per_op"] = {
-            mode: statistics.median(f) if f else None
-            for mode in ("native", "hv")
-            for f in [[t["guest_faults"] / t["ops"] for b in boots if b["mode"] == mode
-                       for t in [b["tests"].get(name)] if t and t.get("ops") and "guest_faults" in t]]}
+        row["guest_faults_per_op"] = {mode: guest_faults_per_op(boots, mode, name) for mode in ("native", "hv")}
         ns = [x[4] for x in counts if x[4] is not None]
         row["hv_us_per_exit"] = statistics.median(ns) / 1000.0 if ns else None
         rows.append(row)
