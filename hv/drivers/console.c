@@ -67,13 +67,43 @@ static void serial_out(char c, void *ctx)
 	serial_putc_raw(c);
 }
 
-/* End the open guest line on COM1, its colours reset, before other text. */
+/* End the open guest line on COM1, its colours reset, before other text;
+ * the guest shows the row again when it writes next (row_show_again). */
 static void end_guest_line(void)
 {
 	guest_text_pause(&guest_line_owner->text, serial_out, 0);
 	serial_putc_raw('\r');
 	serial_putc_raw('\n');
+	guest_line_owner->row_cut = true;
 	guest_line_owner = 0;
+}
+
+/* One byte of the guest's out to COM1, remembered until its row ends. */
+static void row_put(struct guest_console *gc, char c)
+{
+	guest_text_put(&gc->text, c, gc->label, serial_out, 0);
+	if (c == '\n')
+		gc->row_len = 0;
+	else if (gc->row_len < GUEST_ROW_MAX)
+		gc->row[gc->row_len++] = c;
+	else
+		gc->row_len = GUEST_ROW_MAX + 1;
+}
+
+/*
+ * The row a cut ended, written again from its start (after the label):
+ * the filter starts afresh at the row's start and takes the same bytes,
+ * so it ends in the state the cut left (colours, an open escape, the
+ * column BS may go back to).
+ */
+static void row_show_again(struct guest_console *gc)
+{
+	gc->row_cut = false;
+	if (gc->row_len > GUEST_ROW_MAX)
+		return;
+	gc->text = (struct guest_text){ 0 };
+	for (unsigned i = 0; i < gc->row_len; i++)
+		guest_text_put(&gc->text, gc->row[i], gc->label, serial_out, 0);
 }
 
 /* How long a guest's partial line waits before it is shown anyway. */
@@ -172,19 +202,20 @@ static void guest_flush(struct guest_console *gc)
 	if (guest_line_owner && guest_line_owner != gc)
 		end_guest_line();	/* another guest's line is still open */
 	/* The buffer may hold more than one line (a line that waited for
-	 * the hypervisor's, then the next one): each starts with the label. */
+	 * the hypervisor's, then the next one): each starts with the label,
+	 * the colours of the one before reset at its newline. */
 	for (unsigned i = 0; i < gc->len; i++) {
 		if (!guest_line_owner) {
-			if (i)
-				guest_text_pause(&gc->text, serial_out, 0);
 			serial_putc_raw('[');
 			for (const char *p = gc->label; *p; p++)
 				serial_putc_raw(*p);
 			serial_putc_raw(']');
 			serial_putc_raw(' ');
 			guest_line_owner = gc;
+			if (gc->row_cut)
+				row_show_again(gc);
 		}
-		guest_text_put(&gc->text, gc->line[i], gc->label, serial_out, 0);
+		row_put(gc, gc->line[i]);
 		if (gc->line[i] == '\n')
 			guest_line_owner = 0;
 	}
@@ -219,7 +250,9 @@ void console_guest_write(struct guest_console *gc, char c)
 	struct console_hold h = console_enter();
 
 	if (!gc->label) {
-		guest_text_put(&gc->text, c, 0, serial_out, 0);
+		if (gc->row_cut)
+			row_show_again(gc);
+		row_put(gc, c);
 		guest_line_owner = c == '\n' ? 0 : gc;
 		guest_vga(gc->screen, c);
 		console_leave(h);

@@ -140,7 +140,10 @@ static void csi_final(struct guest_text *t, char c, guest_text_out *out, void *c
 static void ground(struct guest_text *t, unsigned char c, guest_text_out *out, void *ctx)
 {
 	switch (c) {
-	case '\n':
+	case '\n':		/* the line's colours end with it, so that the
+				 * next row, whoever writes it, starts with its
+				 * label and not with our SGR reset */
+		guest_text_pause(t, out, ctx);
 		out('\n', ctx);
 		t->col = 0;
 		return;
@@ -185,6 +188,7 @@ void guest_text_put(struct guest_text *t, char ch, const char *label, guest_text
 	if (t->cr_pending && c != '\r') {
 		t->cr_pending = false;
 		if (c == '\n' && t->state == GT_GROUND) {
+			guest_text_pause(t, out, ctx);
 			out('\r', ctx);
 			out('\n', ctx);
 			t->col = 0;

@@ -61,9 +61,16 @@ void console_guest_putc(char c);
  * CONSOLE_LINE_HOLD_US (a prompt printed before a busy loop), whichever
  * comes first (console_guest_flush, console_guest_flush_at).  On VGA its
  * bytes go to its own screen at once.
+ *
+ * When another line cuts a row the guest has begun on COM1 (the
+ * hypervisor's, or another guest's that waited long enough), the guest's
+ * next byte shows that row again from its start, so that the log holds
+ * every guest line whole, after its cut piece (rows up to GUEST_ROW_MAX
+ * bytes; a longer one goes on where it was cut).
  */
 #define CONSOLE_LINE_HOLD_US 50000
 #define GUEST_LINE_MAX 160
+#define GUEST_ROW_MAX 256
 struct vga_screen;
 struct guest_console {
 	const char *label;		/* its name on COM1; 0 with one guest */
@@ -72,6 +79,9 @@ struct guest_console {
 	char line[GUEST_LINE_MAX];	/* COM1: what is not written out yet */
 	unsigned len;
 	uint64_t flush_at;		/* TSC by which line[] must go out */
+	char row[GUEST_ROW_MAX];	/* COM1: its row's bytes written out */
+	unsigned row_len;		/* GUEST_ROW_MAX + 1: more than row[] holds */
+	bool row_cut;			/* another line ended the row: show it again */
 };
 /* One byte the guest sent to its COM1. */
 void console_guest_write(struct guest_console *gc, char c);

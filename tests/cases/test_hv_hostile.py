@@ -387,15 +387,24 @@ CASES = [
     # drops CRs from the output: "forged[guest1] [guest2]"), other
     # cursor moves and erases show as caret notation, BS stops at the
     # label (the first shows as ^H, the next two go back over it),
-    # colours stay and are reset at the line's end.
+    # colours stay and are reset at the line's end, before its newline
+    # (every row starts with its label: run_case checks).
     ("console-forge", "tguest=f:console-forge",
      r"\[guest1\] floods: forged\[guest1\] \[guest2\] idle: got z\n"
      r"(?s:.*)\[guest1\] floods: \^\[\[2K\^\[\[1G\[guest2\] idle: got z\n"
      r"(?s:.*)\[guest1\] \^\[\[1A\^\[\[2Kvmi-hv: guest stopped: forged\n"
      r"(?s:.*)\[guest1\] \^H\x08\x08\[guest2\] idle: got z\n"
-     r"(?s:.*)\[guest1\] floods: query dropped, \x1b\[1;31mred\x1b\[0m kept, \x1b\[8mhidden\n\x1b\[0m"
+     r"(?s:.*)\[guest1\] floods: query dropped, \x1b\[1;31mred\x1b\[0m kept, \x1b\[8mhidden\x1b\[0m\n"
      r"(?s:.*)\[guest1\] floods: \^\[c reset, \^\[\]0;title\x07, \^L form feed\n"
      r"(?s:.*)\[guest1\] floods: forged lines written", SHUTDOWN),
+    # A row cut by another line (docs/HV.md, "The consoles"): its start
+    # went out (the guest halted), the hypervisor logged a denied port read
+    # (or the second guest wrote a line), then the row ended: the console
+    # shows the row again whole, its colours too, after the cut piece.
+    ("console-cut", "tguest=f:console-cut",
+     r"\[guest1\] floods: a row \x1b\[1mcut\x1b\[0m by the hypervisor's line, \n"
+     r"(?s:.*)port in 0x3e8 \(1 bytes, returning 0xff\) denied[^\n]*\n"
+     r"(?s:.*)\[guest1\] floods: a row \x1b\[1mcut\x1b\[0m by the hypervisor's line, then ended whole\n", SHUTDOWN),
     # CR0.NE: an unmasked x87 exception is #MF in the guest (fsw: ES,
     # ZE and the busy bit), not the lost legacy IRQ13.
     ("x87-mf", "tguest=f:x87-mf", r"floods: #MF delivered: fsw 0000[0-9a-f]{2}8[4c]\n", SHUTDOWN),
@@ -686,6 +695,11 @@ def run_case(t, name, what, diagnostic, end, options="", smp=1):
                   "\n".join(re.findall(r"^\[guest1\] ([^\n]*)", q.output, re.M)).replace("\n", "")) \
         if smp > 1 else re.search(diagnostic, q.output)
     t.check(m, f"{name}: no /{diagnostic}/ in the output")
+    # Every row starts with a guest's label or the hypervisor's text, never
+    # with what a guest's line left over (its colours' reset): a reader
+    # that picks a guest's rows by their label sees them all.
+    stray = re.search(r"^\x1b[^\n]*", q.output, re.M)
+    t.check(not stray, f"{name}: a row starts with an escape sequence, not its label: {stray.group(0)!r}" if stray else "")
     t.check(re.search(END_LINE[end], q.output), f"{name}: the guest did not end {end}")
     second_guest_answers(t, q, name, statistics=True)
     line = m.group(0).strip().splitlines()[-1] if m else "?"

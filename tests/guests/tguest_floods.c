@@ -201,6 +201,26 @@ static void c_console_forge(void)
 	shutdown();
 }
 
+/* A row cut by the hypervisor's line: its start goes out (the guest
+ * halts until an alarm 100 ms on, so a held line is written), then a
+ * denied port read makes the hypervisor log a line, then the row ends.
+ * The console shows the row again from its start, colours and all. */
+static void c_console_cut(void)
+{
+	f_idt[0x20] = gate((uint32_t)f_irq0);
+	f_env(0x01);
+	puts("floods: a row \x1b[1mcut\x1b[0m by the hypervisor's line, ");
+	set_alarm(VMI_CYCLES_REAL, real_cycles() + (uint64_t)cycles_per_ms() * 100, 0);
+	while (!f_ticks) {
+		vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+		vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+	}
+	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+	(void)inb(0x3e8);
+	puts("then ended whole\n");
+	shutdown();
+}
+
 /* ---- one OUTSB of 4096 bytes to the console UART ------------------------------ */
 static char f_text[4096];
 
@@ -310,6 +330,7 @@ static const struct {
 	{ "alarm-taken", c_alarm_taken },
 	{ "alarm-past", c_alarm_past },
 	{ "console-forge", c_console_forge },
+	{ "console-cut", c_console_cut },
 	{ "x87-mf", c_x87_mf },
 	{ "outsb-uart", c_outsb_uart },
 };

@@ -57,6 +57,15 @@ static void colours_kept_and_reset(void **state)
 	assert_string_equal(run("\x1b[?25lx", "g"), "^[[?25lx");
 }
 
+/* A line ends with its colours reset: the next row, which another guest
+ * or the hypervisor may write, starts with its label, not an SGR. */
+static void colours_reset_before_the_line_ends(void **state)
+{
+	assert_string_equal(run("\x1b[31mred\nnext", "g"), "\x1b[31mred\x1b[0m\nnext");
+	assert_string_equal(run("\x1b[31mred\r\nnext", "g"), "\x1b[31mred\x1b[0m\r\nnext");
+	assert_string_equal(run("\x1b[0mplain\n", "g"), "\x1b[0mplain\n");
+}
+
 static void position_query_dropped(void **state)
 {
 	assert_string_equal(run("# \x1b[6nls", "g"), "# ls");
@@ -95,6 +104,7 @@ int main(void)
 		cmocka_unit_test(bare_cr_writes_the_label_again),
 		cmocka_unit_test(cursor_moves_are_shown),
 		cmocka_unit_test(colours_kept_and_reset),
+		cmocka_unit_test(colours_reset_before_the_line_ends),
 		cmocka_unit_test(position_query_dropped),
 		cmocka_unit_test(backspace_stops_at_the_guest_text),
 		cmocka_unit_test(unfinished_sequences),
