@@ -78,7 +78,7 @@ static void end_guest_line(void)
 	guest_line_owner = 0;
 }
 
-/* One byte of the guest's out to COM1, remembered until its row ends. */
+/* One byte of the guest's output to COM1, kept until its row ends. */
 static void row_put(struct guest_console *gc, char c)
 {
 	guest_text_put(&gc->text, c, gc->label, serial_out, 0);
