@@ -144,6 +144,16 @@ static void spin_ms(uint32_t ms)
 	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
 }
 
+/* Halt with interrupts on until an interrupt handler has counted one. */
+static void halt_until(volatile uint32_t *count)
+{
+	while (!*count) {
+		vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+		vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+	}
+	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+}
+
 /* ---- the alarm cases ---------------------------------------------------------- */
 
 /* A periodic alarm of period 1 cycle with IRQ0 masked, then 300 ms of
@@ -233,11 +243,7 @@ static void c_console_cut(void)
 	f_env(0x01);
 	puts("floods: a row \x1b[1mcut\x1b[0m by the hypervisor's line, ");
 	set_alarm(VMI_CYCLES_REAL, real_cycles() + (uint64_t)cycles_per_ms() * 100, 0);
-	while (!f_ticks) {
-		vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
-		vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
-	}
-	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+	halt_until(&f_ticks);
 	(void)inb(0x3e8);
 	puts("then ended whole\n");
 	shutdown();
@@ -308,11 +314,7 @@ static void partner(int flood)
 	puts(flood == 2 ? "floods: partner taking a period-1 alarm: halting between ticks\n" :
 	     flood ? "floods: partner with a period-1 alarm, IRQ0 masked: halting\n"
 		   : "floods: partner without alarms: halting\n");
-	while (!f_rx) {
-		vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
-		vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
-	}
-	vmi_call5(VMI_CALL_DisableInterrupts, 0, 0, 0, 0, 0);
+	halt_until(&f_rx);
 	say("partner got a byte; alarm ticks taken", f_ticks);
 	shutdown();
 }

@@ -156,7 +156,7 @@ def _kvm_ioctl_probe():
 # a.out kludge (load the file at 1 MiB, enter at 0x100020), then 32-bit code
 # that writes "K\n" to the debug console port 0x402 and halts.
 _MB_MAGIC, _MB_FLAGS = 0x1BADB002, 0x00010000
-_KVM_PROBE_KERNEL = struct.pack("<8I", _MB_MAGIC, _MB_FLAGS, -(_MB_MAGIC + _MB_FLAGS) & 0xffffffff,
+_PROBE_KERNEL = struct.pack("<8I", _MB_MAGIC, _MB_FLAGS, -(_MB_MAGIC + _MB_FLAGS) & 0xffffffff,
                                 0x100000, 0x100000, 0, 0, 0x100020) + bytes(
     [0x66, 0xBA, 0x02, 0x04,    # mov $0x402, %dx
      0xB0, 0x4B, 0xEE,          # mov $'K', %al; out %al, %dx
@@ -170,11 +170,11 @@ def _probe_kernel_run(accel, timeout=20):
     through to its first port write (SeaBIOS reports on the debug port
     0x402, the kernel writes "K" there).  Returns (seconds it took, None),
     or (None, why it did not)."""
-    with tempfile.TemporaryDirectory(prefix="vmitest-kvm-") as d:
+    with tempfile.TemporaryDirectory(prefix="vmitest-probe-") as d:
         log = os.path.join(d, "debugcon.txt")
         kernel = os.path.join(d, "probe.mb")
         with open(kernel, "wb") as f:
-            f.write(_KVM_PROBE_KERNEL)
+            f.write(_PROBE_KERNEL)
         cmd = ["qemu-system-i386", "-accel", accel, "-display", "none", "-nodefaults",
                "-monitor", "none", "-serial", "none", "-no-reboot", "-m", "32", "-kernel", kernel,
                "-chardev", f"file,id=dbg,path={log}",
@@ -205,8 +205,8 @@ def _probe_kernel_run(accel, timeout=20):
 def _kvm_speed_probe():
     """KVM runs the probe kernel, and no slower than TCG does.  A host was
     seen whose /dev/kvm works but runs SeaBIOS 30-40 times slower than
-    TCG (4 s against 0.1 s: no hardware virtualization beneath it) and
-    Linux's decompressor not to its first line in 10 minutes."""
+    TCG (4 s against 0.1 s: no hardware virtualization beneath it), and
+    Linux still in its decompressor, silent, after 85 s."""
     kvm, why = _probe_kernel_run("kvm")
     if why:
         return why
