@@ -111,47 +111,78 @@ def cpu_times(q):
             for c, user, _nice, system in re.findall(r"T-cpu(\d+) (\d+) (\d+) (\d+)", m.group(1))}
 
 
-def around(q, command, at_once):
+def settle(q, vcpus):
+    """At the shell: leave every CPU holding the same kind of address space,
+    so that two shadow-page counts taken after it compare.  An idle CPU
+    keeps the last process's page directory loaded (Linux's lazy TLB
+    mode): if that process has exited, its directory is freed (and its
+    shadow released) only when the CPU next switches to a process.  Which
+    CPU ran the last exiting process is chance, so a count can be one
+    directory over or under another per CPU.  Here the shell is pinned to
+    CPU 0, which then holds the shell's own directory, and each other
+    CPU runs one short process, whose directory it then holds; the shell
+    stays pinned until unsettle() (the count is read through the
+    hypervisor's console, with no process of the guest)."""
+    q.send("taskset -p 1 $$ >/dev/null; " +
+           "".join(f"taskset -c {c} true; " for c in range(1, vcpus)) + "echo settled-$((1+1))\n")
+    q.expect(r"\nsettled-2\r?\n", timeout=60)
+    q.expect(PROMPT, timeout=60)
+
+
+def unsettle(q, vcpus):
+    """At the shell: the shell and what it starts may run on every CPU again."""
+    q.send(f"taskset -p {(1 << vcpus) - 1:x} $$ >/dev/null; echo unsettled-$((1+1))\n")
+    q.expect(r"\nunsettled-2\r?\n", timeout=60)
+    q.expect(PROMPT, timeout=60)
+
+
+def around(q, command, vcpus):
     """command() (which drives the shell) between two statistics requests,
     the peak restarted before it; (before, after, baseline, seconds,
     console output, command's result).  before and after hold "cpu", the
-    guest's per-CPU user+system ticks."""
+    guest's per-CPU user+system ticks.  The baseline and the end count of
+    shadow pages are both taken settled (settle())."""
+    at_once = vcpus > 1
     before = statistics(q, at_once)
     before["cpu"] = cpu_times(q)
+    settle(q, vcpus)
     q.send("\x1dr")
     m = q.expect(r"vmi-hv: peaks reset: shadow pages in use (\d+),[^\n]*\n", timeout=30)
     baseline = int(m.group(1))
     q.send("\n")
     q.expect(PROMPT, timeout=60)
+    unsettle(q, vcpus)
     started = time.monotonic()
     mark = q.cursor
     result = command()
     seconds = time.monotonic() - started
     out = q.output[mark:q.cursor]
     cpu = cpu_times(q)
+    settle(q, vcpus)
     after = statistics(q, at_once)
+    unsettle(q, vcpus)
     after["cpu"] = cpu
     return before, after, baseline, seconds, out, result
 
 
-def ptstress(q, workers, rounds, at_once):
+def ptstress(q, workers, rounds, vcpus):
     """ptstress x workers at once; the PASS count."""
     def command():
         q.send(f"i=0; while [ $i -lt {workers} ]; do /tests/ptstress {rounds} > /tmp/ptstress.$i 2>&1 & "
                f"i=$((i+1)); done; wait; cat /tmp/ptstress.*; rm -f /tmp/ptstress.*; echo stress-done\n")
         q.expect(r"\nstress-done", timeout=600 * workers)
         q.expect(PROMPT, timeout=60)
-    before, after, baseline, seconds, out, _ = around(q, command, at_once)
+    before, after, baseline, seconds, out, _ = around(q, command, vcpus)
     passed = len(re.findall(r"PTSTRESS result=PASS", out))
     title = f"ptstress x{workers} ({rounds} rounds, {seconds:.1f} s): {passed}/{workers} PASS"
     problems = [] if passed == workers else [f"ptstress x{workers}: {passed} of {workers} runs passed"]
     return title, before, after, baseline, problems
 
 
-def stress_ng(q, workers, stressors, seconds_each, at_once):
+def stress_ng(q, workers, stressors, seconds_each, vcpus):
     """The stress-ng stressors in turn, x workers each; their results too."""
     before, after, baseline, seconds, _, results = around(
-        q, lambda: stressng.run(q, stressors, workers, seconds_each), at_once)
+        q, lambda: stressng.run(q, stressors, workers, seconds_each), vcpus)
     title = (f"stress-ng x{workers} ({len(stressors)} stressors, {seconds_each} s each, "
              f"{seconds:.1f} s): all completed")
     return title, before, after, baseline, [], results
@@ -288,10 +319,9 @@ def main():
         for program in ("ptstress", "stress-ng") if stressors else ("ptstress",):
             for w in workers:
                 if program == "ptstress":
-                    title, before, after, baseline, found = ptstress(q, w, args.rounds, args.vcpus > 1)
+                    title, before, after, baseline, found = ptstress(q, w, args.rounds, args.vcpus)
                 else:
-                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds,
-                                                                            args.vcpus > 1)
+                    title, before, after, baseline, found, hv[w] = stress_ng(q, w, stressors, args.seconds, args.vcpus)
                 found, d = report(title, before, after, baseline, found, w, args.vcpus)
                 problems += found
                 totals = {k: totals.get(k, 0) + v for k, v in d.items()}
