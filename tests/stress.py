@@ -17,7 +17,8 @@ instances each, SECONDS each; tests/lib/stressng.py).  For each run, from
 the hypervisor's statistics (Ctrl-] s) before and after: the page-table
 operations by kind, the audits run, the entries checked, the mismatches,
 and the shadow pages at the baseline (the peak is restarted there with
-Ctrl-] r), at the peak and at the end.  Then the same stress-ng runs
+Ctrl-] r), at the peak and at the end (both counts taken with every CPU
+settled, settle() below).  Then the same stress-ng runs
 natively (QEMU -kernel bzImage, no hypervisor) and a table gives each
 stressor's bogo-ops both ways.  Exit status 1 on a mismatch, a guest stop,
 a ptstress or stress-ng failure or shadow pages that do not come back to
