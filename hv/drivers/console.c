@@ -28,11 +28,6 @@ static uint64_t hv_line_opened;	/* rdtsc() when it opened */
  * console_enter() then takes nothing. */
 static struct spinlock console_lock = SPINLOCK_INIT("console_lock", LOCK_RANK_CONSOLE);
 
-struct console_hold {
-	bool taken;
-	uint32_t eflags;
-};
-
 static struct console_hold console_enter(void)
 {
 	struct console_hold h = { false, read_eflags() };
@@ -51,6 +46,16 @@ static void console_leave(struct console_hold h)
 		spin_unlock(&console_lock);
 	if (h.eflags & X86_EFLAGS_IF)
 		irq_enable();
+}
+
+struct console_hold console_report_begin(void)
+{
+	return console_enter();
+}
+
+void console_report_end(struct console_hold h)
+{
+	console_leave(h);
 }
 
 void console_locked_call(void (*fn)(void))

@@ -24,6 +24,21 @@ void console_putc(char c);
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vkprintf(const char *fmt, va_list ap);
 
+/*
+ * A report of several lines (a guest's stop or end, its activation, the
+ * statistics of Ctrl-] s) goes out whole: console_lock is held from
+ * console_report_begin() to console_report_end(), so that what other CPUs
+ * print (another guest's report, a guest's line) comes before or after it,
+ * never between its lines or inside one printed in pieces.  console_lock
+ * ranks last: no other lock may be taken in between.
+ */
+struct console_hold {
+	bool taken;
+	uint32_t eflags;
+};
+struct console_hold console_report_begin(void);
+void console_report_end(struct console_hold h);
+
 /* One line each, newline added: "vmi-hv: error: ...", "vmi-hv: warning:
  * ...", "vmi-hv: ...", "vmi-hv: debug: ...". */
 void log_msg(enum log_level level, const char *fmt, ...)

@@ -225,11 +225,15 @@ void console_keys_poll(struct console_keys *r)
 		if (c == CONSOLE_ESCAPE) {
 			guest_receive(g, (uint8_t)c);
 		} else if (c == 's') {
+			struct console_hold hold;
+
+			spin_lock(&g->lock);
+			hold = console_report_begin();
 			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
 				(unsigned long long)hv_uptime_ms(),
 				(unsigned long long)hv_timer_interrupts());
-			spin_lock(&g->lock);
 			vcpu_print_counters(g->vcpus[0]);
+			console_report_end(hold);
 			spin_unlock(&g->lock);
 			print_times(r);
 			print_cpus();

@@ -168,14 +168,19 @@ static void report_end(const struct vcpu *v, const char *what)
 
 void guest_report_end(struct guest *g)
 {
+	struct console_hold hold;
+
 	if (g->end_reported || g->state == GUEST_RUNNING)
 		return;
 	g->end_reported = true;
+	hold = console_report_begin();
 	if (g->state == GUEST_STOPPED)
 		report_stop(g->ended_by);
 	else
 		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off");
-	/* After the report, whose statistics show its shadows and audit. */
+	console_report_end(hold);
+	/* After the report, whose statistics show its shadows and audit;
+	 * outside it, as frames_lock ranks before console_lock. */
 	guest_frames_release(g);
 }
 

@@ -70,15 +70,18 @@ static void must(struct vcpu *v, unsigned call, enum emul_result r, const struct
 static uint32_t activate(struct vcpu *v)
 {
 	uint64_t now = rdtsc();
+	struct console_hold hold;
 
 	v->paravirtual = true;
 	vcpu_mmu_activate(v);
+	hold = console_report_begin();
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",
 		(unsigned long long)v->stats.emulated,
 		(unsigned long long)v->stats.hidden_faults,
 		(unsigned long long)(tsc_to_us(now - hv_start_tsc) / 1000),
 		(unsigned long long)(tsc_to_us(now - v->start_tsc) / 1000));
 	vcpu_print_counters(v);
+	console_report_end(hold);
 	return 0;
 }
 

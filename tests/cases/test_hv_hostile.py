@@ -742,9 +742,31 @@ def run_case(t, name, what, diagnostic, end, options="", smp=1):
     t.check(not stray, f"{name}: a row starts with an escape sequence, not its label: {stray.group(0)!r}" if stray else "")
     t.check(re.search(END_LINE[end], q.output), f"{name}: the guest did not end {end}")
     second_guest_answers(t, q, name, statistics=True)
+    cut = report_not_whole(q.output)
+    t.check(not cut, f"{name}: {cut}")
     line = m.group(0).strip().splitlines()[-1] if m else "?"
     t.output = q.output
     return re.sub(r"^(\[guest1\] )", "", line)
+
+
+def report_not_whole(output):
+    """A hypervisor report cut by what another CPU printed, or None.  On
+    -smp 2 the offender's stop report and the second guest's own lines (its
+    activation report, a row of its text) are printed at the same time; the
+    report goes out whole (console_report_begin), so a stop's reason is
+    followed by its instruction or EIP, then the registers, and no
+    hypervisor line begins inside another row (the counters of two guests
+    mixed in one "emulated by kind:" line, as the console once printed)."""
+    lines = output.replace("\r", "").split("\n")
+    for i, line in enumerate(lines):
+        if not line.startswith("[guest") and line.find("vmi-hv: ", 1) > 0:
+            return f"a hypervisor line begins inside another row: {line!r}"
+        if line.startswith("vmi-hv: guest stopped: "):
+            after = lines[i + 1:i + 3]
+            if len(after) < 2 or not re.match(r"vmi-hv: (instruction )?at guest eip ", after[0]) or \
+                    not after[1].startswith("vmi-hv: guest registers "):
+                return f"the stop report {line!r} goes on with {after!r}"
+    return None
 
 
 def case_options(what):
