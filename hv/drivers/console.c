@@ -23,8 +23,10 @@ static struct guest_console *guest_line_owner;
 static bool hv_line_open;
 static uint64_t hv_line_opened;	/* rdtsc() when it opened */
 
-/* One CPU's output at a time, a whole log line at once.  Its holder may
- * print again inside (a report inside a report, a panic inside a print):
+/* One CPU's output at a time: a kprintf call, a guest's byte or line, or
+ * a whole report (console_report_begin; a line printed in pieces by
+ * several kprintf calls is whole only inside one).  Its holder may print
+ * again inside (a report inside a report, a panic inside a print):
  * console_enter() then takes nothing. */
 static struct spinlock console_lock = SPINLOCK_INIT("console_lock", LOCK_RANK_CONSOLE);
 
