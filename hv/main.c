@@ -92,17 +92,16 @@ static void calibrate_tsc(void)
 
 /* lock_selftest=invert: sched_lock (rank 10) taken inside console_lock
  * (rank 40), the wrong order; locks=check stops the hypervisor. */
-static void take_sched_lock(void)
-{
-	spin_lock(&sched_lock);
-	spin_unlock(&sched_lock);
-}
-
 static void lock_order_selftest(void)
 {
+	struct console_hold hold;
+
 	log_info("lock_selftest: taking sched_lock while holding console_lock, against the lock order");
 	irq_disable();
-	console_locked_call(take_sched_lock);
+	hold = console_enter();
+	spin_lock(&sched_lock);
+	spin_unlock(&sched_lock);
+	console_leave(hold);
 	irq_enable();
 	log_info("lock_selftest: the inversion went unnoticed (locks=check is off)");
 }

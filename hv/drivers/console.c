@@ -24,13 +24,13 @@ static bool hv_line_open;
 static uint64_t hv_line_opened;	/* rdtsc() when it opened */
 
 /* One CPU's output at a time: a kprintf call, a guest's byte or line, or
- * a whole report (console_report_begin; a line printed in pieces by
+ * a whole report (console_enter in console.h; a line printed in pieces by
  * several kprintf calls is whole only inside one).  Its holder may print
  * again inside (a report inside a report, a panic inside a print):
  * console_enter() then takes nothing. */
 static struct spinlock console_lock = SPINLOCK_INIT("console_lock", LOCK_RANK_CONSOLE);
 
-static struct console_hold console_enter(void)
+struct console_hold console_enter(void)
 {
 	struct console_hold h = { false, read_eflags() };
 
@@ -42,30 +42,12 @@ static struct console_hold console_enter(void)
 	return h;
 }
 
-static void console_leave(struct console_hold h)
+void console_leave(struct console_hold h)
 {
 	if (h.taken)
 		spin_unlock(&console_lock);
 	if (h.eflags & X86_EFLAGS_IF)
 		irq_enable();
-}
-
-struct console_hold console_report_begin(void)
-{
-	return console_enter();
-}
-
-void console_report_end(struct console_hold h)
-{
-	console_leave(h);
-}
-
-void console_locked_call(void (*fn)(void))
-{
-	struct console_hold h = console_enter();
-
-	fn();
-	console_leave(h);
 }
 
 static void serial_out(char c, void *ctx)

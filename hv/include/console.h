@@ -27,7 +27,7 @@ void vkprintf(const char *fmt, va_list ap);
 /*
  * A report of several lines (a guest's stop or end, its activation, the
  * statistics of Ctrl-] s) goes out whole: console_lock is held from
- * console_report_begin() to console_report_end(), so that what other CPUs
+ * console_enter() to console_leave(), so that what other CPUs
  * print (another guest's report, a guest's line) comes before or after it,
  * never between its lines or inside one printed in pieces.  console_lock
  * ranks last: no other lock may be taken in between.
@@ -36,8 +36,8 @@ struct console_hold {
 	bool taken;
 	uint32_t eflags;
 };
-struct console_hold console_report_begin(void);
-void console_report_end(struct console_hold h);
+struct console_hold console_enter(void);
+void console_leave(struct console_hold h);
 
 /* One line each, newline added: "vmi-hv: error: ...", "vmi-hv: warning:
  * ...", "vmi-hv: ...", "vmi-hv: debug: ...". */
@@ -132,9 +132,5 @@ void vga_show(struct vga_screen *s);
 void console_show(struct vga_screen *s);
 bool vga_shown(const struct vga_screen *s);
 void vga_guest_putc_on(struct vga_screen *s, char c);
-
-/* fn() with console_lock held (lock_selftest=invert takes sched_lock inside
- * it, the wrong order, for locks=check to catch). */
-void console_locked_call(void (*fn)(void));
 
 #endif

@@ -228,12 +228,12 @@ void console_keys_poll(struct console_keys *r)
 			struct console_hold hold;
 
 			spin_lock(&g->lock);
-			hold = console_report_begin();
+			hold = console_enter();
 			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
 				(unsigned long long)hv_uptime_ms(),
 				(unsigned long long)hv_timer_interrupts());
 			vcpu_print_counters(g->vcpus[0]);
-			console_report_end(hold);
+			console_leave(hold);
 			spin_unlock(&g->lock);
 			print_times(r);
 			print_cpus();

@@ -173,12 +173,12 @@ void guest_report_end(struct guest *g)
 	if (g->end_reported || g->state == GUEST_RUNNING)
 		return;
 	g->end_reported = true;
-	hold = console_report_begin();
+	hold = console_enter();
 	if (g->state == GUEST_STOPPED)
 		report_stop(g->ended_by);
 	else
 		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off");
-	console_report_end(hold);
+	console_leave(hold);
 	/* After the report, whose statistics show its shadows and audit;
 	 * outside it, as frames_lock ranks before console_lock. */
 	guest_frames_release(g);

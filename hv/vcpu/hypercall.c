@@ -74,14 +74,14 @@ static uint32_t activate(struct vcpu *v)
 
 	v->paravirtual = true;
 	vcpu_mmu_activate(v);
-	hold = console_report_begin();
+	hold = console_enter();
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",
 		(unsigned long long)v->stats.emulated,
 		(unsigned long long)v->stats.hidden_faults,
 		(unsigned long long)(tsc_to_us(now - hv_start_tsc) / 1000),
 		(unsigned long long)(tsc_to_us(now - v->start_tsc) / 1000));
 	vcpu_print_counters(v);
-	console_report_end(hold);
+	console_leave(hold);
 	return 0;
 }
 

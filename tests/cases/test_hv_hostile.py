@@ -753,7 +753,7 @@ def report_not_whole(output):
     """A hypervisor report cut by what another CPU printed, or None.  On
     -smp 2 the offender's stop report and the second guest's own lines (its
     activation report, a row of its text) are printed at the same time; the
-    report goes out whole (console_report_begin), so a stop's reason is
+    report goes out whole (console_enter), so a stop's reason is
     followed by its instruction or EIP, then the registers, and no
     hypervisor line begins inside another row (the counters of two guests
     mixed in one "emulated by kind:" line, as the console once printed)."""
