@@ -155,11 +155,11 @@ def hv_stolen(q, vcpus):
 
 
 def steal_window(t, q, seconds, label):
-    """Over `seconds` at the shell (sleep): each CPU's /proc/stat steal as a
-    share of the guest's uptime, and its user ticks, beside the
-    hypervisor's STOLEN share of the same vCPU over the same window
-    (Ctrl-] s before and after).  Returns {cpu: (steal share, STOLEN
-    share, user ticks)}."""
+    """Over `seconds` at the shell (sleep), for the four CPUs of a vcpus=4
+    guest: each CPU's /proc/stat steal as a share of the guest's uptime,
+    and its user ticks, beside the hypervisor's STOLEN share of the same
+    vCPU over the same window (Ctrl-] s before and after).  Returns
+    {cpu: (steal share, STOLEN share, user ticks)}."""
     hv_before = hv_stolen(q, 4)
     t0, before = cpu_stat(t, q, "B")
     q.send(f"sleep {seconds}\n")
@@ -200,10 +200,11 @@ STEAL_AGREEMENT = 0.10
 # steal stays near zero.  A steal clock that read one vCPU's STOLEN for
 # every CPU would give all four the same share; the four busy vCPUs of the
 # first window cannot tell (theirs are all about a half, often to the tick).
-# The shell, pinned to CPU 0 with a loop, leaves CPU 3 nothing to run; its
-# vCPU still wakes now and then (an IPI, a timer) and may wait for a CPU
-# while the three busy ones hold both: 1-8% was seen.  Half the least
-# busy CPU's share keeps the verdict clear of both.
+# The shell, pinned to CPU 0 beside a loop, leaves CPU 3 nothing to run;
+# its vCPU still wakes now and then (an IPI, a timer) and may wait for a
+# CPU while the three busy ones hold both: 5-7% was seen (its STOLEN
+# 7-12%), the busy CPUs' 35-36%.  Half the least busy CPU's share keeps
+# the verdict clear of both.
 IDLE_WINDOW_S = 6
 BUSY_OF_THREE_RANGE = (0.20, 0.50)
 
