@@ -435,6 +435,7 @@ static void after_death(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
 
+	vcpu_exit_handling_end(c);
 	for (unsigned i = 0; i < r->n; i++)
 		if (spin_held(&r->guests[i]->lock))
 			spin_unlock(&r->guests[i]->lock);
@@ -471,6 +472,8 @@ static void run_vcpu(struct vcpu *v)
 			break;
 		v->stats.quiet_exits++;
 	}
+	/* Exit handling in parallel counts only under the guest's lock. */
+	vcpu_exit_handling_end(this_pcpu());
 	spin_unlock(&g->lock);
 }
 
