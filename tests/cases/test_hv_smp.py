@@ -63,14 +63,16 @@ def smp_locks_check(t):
     takes sched_lock inside console_lock, and the hypervisor stops naming both;
     without locks=check the same inversion goes unnoticed.  A guest boots
     under locks=check on -smp 2 (every take and entry checked)."""
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD, TGUEST)
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "locks=check lock_selftest=invert",
                fatal=[])
     q.expect(r"locks=check: lock order inversion: sched_lock \(rank 10\) taken while holding "
              r"console_lock \(rank 40\)", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == PANIC, f"exit status {status}, expected {PANIC} (internal error)")
-    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "lock_selftest=invert after_load=stop")
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "lock_selftest=invert after_load=stop",
+               "-initrd", f"{TGUEST} tguest=idle,{tiny}")
     q.expect(r"lock_selftest: the inversion went unnoticed \(locks=check is off\)", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == DONE, f"exit status {status}, expected {DONE} (after_load=stop)")
