@@ -451,10 +451,11 @@ def bench_smp_guest_speedup(t):
             f"{waiting[2]:.0%} of vcpus=2's CPU time was steal or idle while two processes were busy (at most "
             f"{WAITING_AT_ONCE:.0%}): its vCPUs did not run at once")
     if moved > QUIET_SPREAD or host[2] < HOST_CPUS_TO_JUDGE:
-        t.note(f"asserted: the vCPUs ran at once only; the speedup is not judged: the host is too noisy (its "
+        # The vCPUs ran at once (checked above); the floor itself is a
+        # counted skip, so the tally shows how often it went unjudged.
+        t.skip(f"the speedup floor is not judged (the vCPUs running at once is): the host is too noisy (its "
                f"speed moved {moved:.2f}x, at most {QUIET_SPREAD}x to judge; the vcpus=2 machine had "
                f"{host[2]:.2f} host CPUs, at least {HOST_CPUS_TO_JUDGE} to judge)")
-        return
     t.note(f"asserted: speedup >= {SPEEDUP_FLOOR}x on this quiet host; the target {SPEEDUP_TARGET}x was "
            + ("met" if ratio >= SPEEDUP_TARGET else "not met") + f" ({ratio:.2f}x, host capacity {capacity:.2f}x)")
     t.check(ratio >= SPEEDUP_FLOOR,
