@@ -28,6 +28,7 @@
 #include "pcpu.h"
 #include "spinlock.h"
 #include "run_loop.h"
+#include "lock_selftest.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
 uint64_t hv_start_tsc;
@@ -88,20 +89,6 @@ static void calibrate_tsc(void)
 		 udiv64(r.hz, 1000000), udiv64(r.hz, 1000) % 1000, r.clean, r.window_ms, r.tries);
 	if (r.cpuid_hz)
 		log_info("CPUID.15h says TSC %llu Hz", r.cpuid_hz);
-}
-
-/* lock_selftest=invert: sched_lock (rank 10) taken inside console_lock
- * (rank 40), the wrong order; locks=check stops the hypervisor. */
-static void lock_order_selftest(void)
-{
-	struct console_hold hold;
-
-	log_info("lock_selftest: taking sched_lock while holding console_lock, against the lock order");
-	hold = console_enter();	/* interrupts off inside, as for any print */
-	spin_lock(&sched_lock);
-	spin_unlock(&sched_lock);
-	console_leave(hold);
-	log_info("lock_selftest: the inversion went unnoticed (locks=check is off)");
 }
 
 /* The PS/2 keyboard is optional: say once which console input there is. */
@@ -308,8 +295,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 
 	if (opt.fault != FAULT_NONE)
 		selftest_fault(opt.fault);
-	if (opt.lock_selftest)
-		lock_order_selftest();
+	lock_selftest_arm(opt.lock_selftest);
 	if (opt.two_guests)
 		two_guests_selftest(mbi, &opt);
 

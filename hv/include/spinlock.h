@@ -38,6 +38,7 @@ enum lock_rank {
 struct lock_stack {
 	unsigned n;
 	const struct spinlock *held[LOCKS_HELD_MAX];
+	uint64_t checked;	/* takes checked on this CPU (locks=check) */
 };
 
 void spin_lock(struct spinlock *l);

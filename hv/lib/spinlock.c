@@ -31,8 +31,8 @@ static void check_take(struct spinlock *l, struct lock_stack *s)
 	if (read_eflags() & X86_EFLAGS_IF)
 		hv_panic("locks=check: %s taken with interrupts on", l->name);
 	if (top && top->rank >= l->rank)
-		hv_panic("locks=check: lock order inversion: %s (rank %u) taken while holding %s (rank %u)",
-			 l->name, l->rank, top->name, top->rank);
+		hv_panic("locks=check: lock order inversion: %s (rank %u) taken while holding %s (rank %u) on CPU %u",
+			 l->name, l->rank, top->name, top->rank, this_pcpu()->index);
 	if (s->n == LOCKS_HELD_MAX)
 		hv_panic("locks=check: more than %u locks held", LOCKS_HELD_MAX);
 }
@@ -45,6 +45,7 @@ void spin_lock(struct spinlock *l)
 		if (l->owner == (int)c->index)
 			hv_panic("locks=check: %s taken again by CPU %u, which holds it", l->name, c->index);
 		check_take(l, &c->locks);
+		c->locks.checked++;
 	}
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 		while (l->locked)

@@ -208,7 +208,8 @@ struct option_spec {
 #define PARSED(key, fn) { key, NULL, 0, 0, fn, NULL }
 
 _Static_assert(sizeof(enum after_load) == sizeof(int) &&
-	       sizeof(enum selftest_fault) == sizeof(int),
+	       sizeof(enum selftest_fault) == sizeof(int) &&
+	       sizeof(enum lock_selftest) == sizeof(int),
 	       "store_word() writes enum fields as int");
 
 static bool store_word(const struct option_spec *s, const struct option_arg *a, void *opts)
@@ -501,7 +502,10 @@ static const struct option_word fault_words[] = {
 };
 static const struct option_word on_off_words[] = { { "on", true }, { "off", false }, { NULL, 0 } };
 static const struct option_word locks_words[] = { { "check", true }, { "off", false }, { NULL, 0 } };
-static const struct option_word lock_selftest_words[] = { { "invert", true }, { "off", false }, { NULL, 0 } };
+static const struct option_word lock_selftest_words[] = {
+	{ "invert", LOCK_SELFTEST_INVERT }, { "invert-ap", LOCK_SELFTEST_INVERT_AP },
+	{ "entry-ap", LOCK_SELFTEST_ENTRY_AP }, { "off", LOCK_SELFTEST_OFF }, { NULL, 0 }
+};
 static const struct option_word two_guests_words[] = { { "two-guests", true }, { NULL, 0 } };
 static const struct option_word audit_action_words[] = { { "stop", false }, { "log", true }, { NULL, 0 } };
 
@@ -528,7 +532,7 @@ static const struct option_spec options_table[] = {
 	CHOICE("vcpus_at_once", struct hv_options, vcpus_at_once, on_off_words, "vcpus_at_once is on or off"),
 	CHOICE("locks", struct hv_options, locks_check, locks_words, "locks is check or off"),
 	CHOICE("lock_selftest", struct hv_options, lock_selftest, lock_selftest_words,
-	       "lock_selftest is invert or off"),
+	       "lock_selftest is invert, invert-ap, entry-ap or off"),
 };
 #define NR_OPTIONS (sizeof(options_table) / sizeof(options_table[0]))
 

@@ -44,8 +44,10 @@
  *                         "Concurrent vCPUs")
  *   locks=check|off       check the lock order at every take and that no
  *                         lock is held across a guest entry (default off)
- *   lock_selftest=invert  debug: take two locks in the wrong order at boot
- *                         (locks=check must catch it)
+ *   lock_selftest=invert|invert-ap|entry-ap  debug: take two locks in the
+ *                         wrong order at boot (on CPU 0), or when CPU 1 joins
+ *                         the run, or hold a lock into a guest entry on CPU 1
+ *                         (locks=check must catch each)
  *   strict_pt=on|off      every page the guest announced as a page table is
  *                         read-only in the shadows: a direct write to it (not
  *                         through the ROM's calls) stops the guest with the
@@ -83,6 +85,11 @@ enum selftest_fault {
 };
 
 enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
+
+/* lock_selftest=: a lock rule broken on purpose (vcpu/lock_selftest.c). */
+enum lock_selftest {
+	LOCK_SELFTEST_OFF, LOCK_SELFTEST_INVERT, LOCK_SELFTEST_INVERT_AP, LOCK_SELFTEST_ENTRY_AP
+};
 
 /* The most guests one hypervisor runs (module pairs). */
 #define HV_MAX_GUESTS 16
@@ -143,7 +150,7 @@ struct hv_options {
 	unsigned vcpus;			/* vcpus=: every guest's vCPUs; 0: not given (1) */
 	bool vcpus_at_once;		/* vcpus_at_once=on: a guest's vCPUs run at once */
 	bool locks_check;		/* locks=check */
-	bool lock_selftest;		/* lock_selftest=invert */
+	enum lock_selftest lock_selftest;	/* lock_selftest= */
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

@@ -52,6 +52,8 @@
 #include "exit_codes.h"
 #include "vmi_abi.h"
 #include "smp.h"
+#include "spinlock.h"
+#include "lock_selftest.h"
 
 struct spinlock sched_lock = SPINLOCK_INIT("sched_lock", LOCK_RANK_SCHED);
 /* The run the other CPUs join, once the boot CPU has set it up. */
@@ -317,6 +319,10 @@ __attribute__((noreturn)) static void no_guest_left(struct run *r)
 
 	for (unsigned i = 0; i < r->n; i++)
 		stopped |= r->guests[i]->state == GUEST_STOPPED;
+	if (locks_checking())
+		for (unsigned i = 0; i < nr_online_cpus; i++)
+			log_info("locks=check: CPU %u checked %llu lock takes", i,
+				 (unsigned long long)pcpus[i].locks.checked);
 	if (stopped || !r->last_ended)
 		guests_after_stop(r->guests, r->n);
 	if (r->last_ended->state == GUEST_REBOOTED)
@@ -579,6 +585,7 @@ void run_cpu(struct pcpu *c)
 	/* Parked until the boot CPU has the guests running (its IPI). */
 	while (!(r = published_run))
 		__asm__ volatile("sti; hlt; cli" ::: "memory");
+	lock_selftest_ap(c);
 	spin_lock(&sched_lock);
 	c->joined_tsc = rdtsc();
 	for (;;)

@@ -61,13 +61,16 @@ def smp_cpus_limit(t):
 def smp_locks_check(t):
     """locks=check catches a lock taken against the order: lock_selftest=invert
     takes sched_lock inside console_lock, and the hypervisor stops naming both;
-    without locks=check the same inversion goes unnoticed.  A guest boots
-    under locks=check on -smp 2 (every take and entry checked)."""
+    without locks=check the same inversion goes unnoticed.  On -smp 2 CPU 1
+    breaks the order (invert-ap) or holds a lock into a guest entry
+    (entry-ap) and is caught too: the checks are per CPU.  A guest boots
+    under locks=check on -smp 2 (every take and entry checked; the
+    exit-heavy pair of hv-smp-parallel-exits shows each CPU's count)."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD, TGUEST)
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "locks=check lock_selftest=invert",
                fatal=[])
     q.expect(r"locks=check: lock order inversion: sched_lock \(rank 10\) taken while holding "
-             r"console_lock \(rank 40\)", timeout=60)
+             r"console_lock \(rank 40\) on CPU 0", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == PANIC, f"exit status {status}, expected {PANIC} (internal error)")
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
@@ -76,6 +79,16 @@ def smp_locks_check(t):
     q.expect(r"lock_selftest: the inversion went unnoticed \(locks=check is off\)", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == DONE, f"exit status {status}, expected {DONE} (after_load=stop)")
+    # On an AP: CPU 1 breaks each per-CPU rule when it joins the run loop.
+    for kind, caught in (("invert-ap", r"lock order inversion: sched_lock \(rank 10\) taken while holding "
+                                       r"console_lock \(rank 40\) on CPU 1"),
+                         ("entry-ap", r"lock_selftest_lock held across a guest entry on CPU 1")):
+        q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+                   f"locks=check lock_selftest={kind}", "-initrd", f"{TGUEST} tguest=idle,{tiny}",
+                   accel=MTTCG, fatal=[])
+        q.expect(r"vmi-hv: PANIC: locks=check: " + caught, timeout=60)
+        status = q.wait_exit(timeout=60)
+        t.check(status == PANIC, f"lock_selftest={kind}: exit status {status}, expected {PANIC}")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-initrd",
                f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}", "-append", "locks=check",
                accel=MTTCG)
@@ -145,6 +158,9 @@ def exit_heavy_pair(t, smp):
     parallel = [(int(m.group(1)), int(m.group(2))) for m in
                 (re.search(r"vmi-hv: exits handled while another CPU was handling one: (\d+) of (\d+)", e)
                  for e in ends) if m]
+    checked = [int(n) for n in re.findall(r"vmi-hv: locks=check: CPU \d+ checked (\d+) lock takes", q.output)]
+    t.check(len(checked) == smp and min(checked) > 0,
+            f"locks=check takes checked per CPU: {checked}, wanted {smp} CPUs each above 0")
     t.check(sorted(calls) == ["guest1", "guest2"], f"windows seen for {sorted(calls)}")
     t.check(len(parallel) == 2, f"{len(parallel)} parallel-exit counts in the end reports")
     rate = {name: sum(c) / (0.2 * len(c)) for name, c in calls.items()}
