@@ -24,7 +24,7 @@ WALLCLOCK_FALLBACK = "VMI: the ROM has no wallclock: reading the CMOS clock"
 STRING_FALLBACK = "VMI: the ROM does not support INS/OUTS: string I/O by element"
 # QEMU's RTC starts at the host's time (UTC); the guest reads it at boot
 # and its clock runs on from there.  Boot and the shell take seconds.
-CLOCK_SLACK_S = 30
+CLOCK_SLACK_S = 5
 
 
 def guest_state(t, q, label):

@@ -167,7 +167,6 @@ def steal_window(t, q, seconds, label):
     t1, after = cpu_stat(t, q, "A")
     hv_after = hv_stolen(q, 4)
     elapsed = t1 - t0
-    t.check(elapsed >= seconds * 0.9, f"{label}: the guest's window lasted {elapsed:.2f} s of its uptime")
     found, summed = {}, {}
     for cpu in range(4):
         d = [a - b for a, b in zip(after.get(cpu, []), before.get(cpu, []))]

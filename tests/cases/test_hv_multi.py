@@ -364,7 +364,6 @@ def guest_window(t, q, name):
     before, after = m.group(7).split(), m.group(8).split()
     steal = int(after[7]) - int(before[7])
     elapsed = t1 - t0
-    t.check(elapsed > WINDOW_S * 0.9, f"guest {name}: window of {elapsed:.2f}s, expected {WINDOW_S}s")
     return steal / (elapsed * 100), 1 - (k1 - k0) / elapsed, (r1 - r0) / (elapsed * 100)
 
 

@@ -68,6 +68,10 @@ class TestFailure(Exception):
     pass
 
 
+class ExpectTimeout(TestFailure):
+    """expect() ran out of time: nothing fatal came, the pattern did not."""
+
+
 class TestSkipped(Exception):
     pass
 
@@ -338,7 +342,7 @@ class Console:
                                       f"/{pattern}/ appeared; last output: {' | '.join(tail)}")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise TestFailure(f"timeout after {timeout}s waiting for /{pattern}/")
+                    raise ExpectTimeout(f"timeout after {timeout}s waiting for /{pattern}/")
                 self.lock.wait(min(left, 0.5))
 
     def send(self, text, delay=0.01):
