@@ -73,6 +73,9 @@ struct guest {
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
 	uint32_t ap_refused;	/* SetInitialAPState calls refused (vcpu_apstart.c) */
+	/* Where SetInitialAPState builds a vCPU's state before it becomes
+	 * the vCPU's (vcpu_apstart.c); with a second vCPU, under the lock. */
+	struct vcpu *ap_scratch;
 	uint32_t apic_refused;	/* APICRead/APICWrite calls refused (vcpu_lapic.c) */
 	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */
 	/* vcpus_at_once=on: its vCPUs run at once on several CPUs (docs/HV.md,

@@ -57,6 +57,8 @@ struct vcpu *vcpu_create(struct guest *g)
 	v->index = g->nr_vcpus;
 	vcpu_init(v, g);
 	g->vcpus[g->nr_vcpus++] = v;
+	if (v->index == 1)
+		g->ap_scratch = guest_alloc_at_load(g, sizeof(*v), "SetInitialAPState's scratch vCPU");
 	return v;
 }
 

@@ -314,14 +314,19 @@ uint32_t vcpu_mmu_cr3(const struct vcpu *v)
 	return v->shadows_active ? shadow_cr3(&v->guest->shadow, v->index) : vtlb_shadow_cr3(&v->vtlb);
 }
 
-void vcpu_paging_changed(struct vcpu *v, bool force_flush)
+struct guest_paging vcpu_guest_paging(const struct vcpu *v)
 {
-	struct guest_paging gp = {
+	return (struct guest_paging){
 		.pg = (v->cr0 & X86_CR0_PG) != 0,
 		.wp = (v->cr0 & X86_CR0_WP) != 0,
 		.pse = (v->cr4 & X86_CR4_PSE) != 0,
 		.cr3 = v->cr3,
 	};
+}
+
+void vcpu_paging_changed(struct vcpu *v, bool force_flush)
+{
+	struct guest_paging gp = vcpu_guest_paging(v);
 	struct vtlb_outcome out;
 
 	if (v->shadows_active) {

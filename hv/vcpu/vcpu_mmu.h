@@ -18,6 +18,8 @@ uint32_t vcpu_mmu_cr3(const struct vcpu *v);
 /* Recompute v->paging from cr0/cr3/cr4: flush the vTLB when it changed,
  * or load the page directory's shadow. */
 void vcpu_paging_changed(struct vcpu *v, bool force_flush);
+/* The paging its CR0/CR3/CR4 describe, as vcpu_paging_changed derives it. */
+struct guest_paging vcpu_guest_paging(const struct vcpu *v);
 void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl);
 /* strict_pt=on (vcpu_strict.c), before vcpu_mmu_fault: a write fault to
  * an announced page table stops the guest with where and what; any

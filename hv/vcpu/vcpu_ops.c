@@ -74,14 +74,25 @@ static enum emul_result unsupported(struct emul_outcome *out, const char *fmt, u
 	return EMUL_UNSUPPORTED;
 }
 
+enum emul_result vcpu_check_cr(int n, uint32_t val, struct emul_outcome *out)
+{
+	if (n == 0 && !(val & X86_CR0_PE))
+		return unsupported(out, "mov to cr0 %08x: leaving protected mode", val);
+	if (n == 4 && (val & X86_CR4_PAE))
+		return unsupported(out, "mov to cr4 %08x: PAE (vmi-hv guests are non-PAE)", val);
+	if (n != 0 && n != 2 && n != 3 && n != 4)
+		return unsupported(out, "mov to cr%u", (uint32_t)n);
+	return EMUL_OK;
+}
+
 enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_outcome *out)
 {
+	enum emul_result r = vcpu_check_cr(n, val, out);
+
+	if (r != EMUL_OK)
+		return r;
 	switch (n) {
 	case 0:
-		if (!(val & X86_CR0_PE))
-			return unsupported(out, "mov to cr0 %08x: leaving protected mode", val);
-		if ((val & X86_CR0_PG) && !(val & X86_CR0_PE))
-			return unsupported(out, "mov to cr0 %08x: paging without protection", val);
 		v->cr0 = val | X86_CR0_ET;
 		vcpu_paging_changed(v, false);
 		return EMUL_OK;
@@ -93,8 +104,6 @@ enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_
 		vcpu_paging_changed(v, true);	/* a CR3 write flushes the TLB */
 		return EMUL_OK;
 	case 4:
-		if (val & X86_CR4_PAE)
-			return unsupported(out, "mov to cr4 %08x: PAE (vmi-hv guests are non-PAE)", val);
 		/* SSE needs the real OSFXSR/OSXMMEXCPT: the guest owns the
 		 * FPU/SSE state (the hypervisor is built without them), so
 		 * they may simply stay on once the guest asks for them. */

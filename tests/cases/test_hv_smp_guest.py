@@ -86,7 +86,9 @@ APIC_GARBAGE = [("APICWrite LVT timer", r"vCPU 0: APICWrite register 320 value 0
 def smp_guest_boot(t, vcpus, smp):
     """tguest=smp with vcpus=N on -smp SMP: the garbage SetInitialAPState
     calls each answer VMI_ERROR_INVALID; vCPU 0 starts the others; each
-    prints its APIC ID and counts itself in; IPI ping-pong through
+    prints its APIC ID, takes a tick of a one-shot alarm wired to its LVT
+    timer (the last one after the refused starts: no fault in the
+    hypervisor) and counts itself in; IPI ping-pong through
     APICWrite(ICR) for ROUNDS rounds, EOI in each handler; the vLAPIC's
     garbage answered VMI_ERROR_INVALID; the guest powers off cleanly."""
     t.require(paths.HV_ELF, TGUEST)
@@ -120,6 +122,10 @@ def smp_guest_boot(t, vcpus, smp):
     # of that hello: the console then shows the hello again whole after it.
     ids = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP up, APIC ID ([0-9a-f]{8})", q.output))
     t.check(ids == list(range(1, vcpus)), f"APs that said hello: {ids}")
+    # Each AP's one-shot LVTT alarm ticked, the last AP's too: it went
+    # through the refused starts above, which must leave it whole.
+    ticked = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP ticked, APIC ID ([0-9a-f]{8})", q.output))
+    t.check(ticked == list(range(1, vcpus)), f"APs whose LVTT alarm ticked: {ticked}")
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
     t.check("guest stopped" not in q.output, "the guest was stopped")
 

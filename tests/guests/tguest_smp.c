@@ -3,7 +3,9 @@
  * again as smp_vcpus=N on the guest's command line).  vCPU 0 starts each
  * other vCPU with SetInitialAPState at ap_entry, flat ring-1 segments of
  * entry.S's GDT, a stack of its own and its APIC ID in eax; each prints
- * that ID, adds one to a shared counter and halts for good.  vCPU 0
+ * that ID, takes one tick of a one-shot alarm wired to its LVT timer
+ * (the last AP after the refused starts of the garbage below), adds one
+ * to a shared counter and halts for good.  vCPU 0
  * waits for the counter, then tries the garbage the hypervisor must
  * refuse without harm (docs/HV.md, "A guest of several vCPUs"), prints
  * each answer, plays IPI ping-pong through the virtual local APICs
@@ -53,7 +55,7 @@
 extern char gdt[], gdt_end[];		/* entry.S: 0x10 flat code, 0x18 flat data */
 
 static volatile uint32_t started, pongs, pings[MAX_APS], ticks[MAX_APS];
-static volatile int tick_mode;
+static volatile int tick_mode, tick_once;
 static uint64_t smp_idt[TICK + 1];
 
 static uint32_t apic_read(uint32_t reg)
@@ -145,6 +147,18 @@ static void arm_tick(void)
 		  (uint32_t)expiry, (uint32_t)(expiry >> 32), (uint32_t)period, (uint32_t)(period >> 32));
 }
 
+/* One tick through LVTT, as an AP's first alarm: the one that went
+ * through a refused SetInitialAPState first must have a whole alarm
+ * device (its LVTT wire to its local APIC) like the others. */
+static void arm_tick_once(void)
+{
+	uint64_t expiry = available_cycles() + tick_cycles();
+
+	apic_write(APIC_LVTT, TICK);
+	vmi_call5(VMI_CALL_SetAlarm, VMI_ALARM_WIRED_LVTT | VMI_CYCLES_AVAILABLE,
+		  (uint32_t)expiry, (uint32_t)(expiry >> 32), 0, 0);
+}
+
 static void set_smp_gate(unsigned v, const char *fn)
 {
 	uint32_t off = (uint32_t)fn;
@@ -167,6 +181,12 @@ void ap_main(uint32_t id)
 	apic_write(APIC_SVR, 0x1ff);
 	if (tick_mode)
 		arm_tick();
+	if (tick_once) {
+		arm_tick_once();
+		while (!ticks[id % MAX_APS])
+			halt();
+		say_value("tguest: smp: ", "AP ticked, APIC ID", id);
+	}
 	__atomic_fetch_add(&started, 1, __ATOMIC_SEQ_CST);
 	for (;;)
 		halt();				/* woken by each ping or tick */
@@ -337,8 +357,11 @@ int smp_main(const char *cmdline)
 		smp_storm();
 		return 1;
 	}
-	/* The last AP waits through the garbage, then starts as the others. */
+	/* The last AP waits through the garbage, then starts as the others;
+	 * each AP takes one LVTT tick before it counts itself in. */
 	uint32_t last = n - 1;
+
+	tick_once = 1;
 
 	s = flat_state(1);
 	garbage("bad pointer", 0xfffff000u, last);
