@@ -91,6 +91,18 @@ static enum vtlb_result walk_physical(struct vtlb *v, uint32_t lin, bool write, 
 	return VTLB_FILLED;
 }
 
+/* One guest page-table entry, read once (another vCPU may be writing it). */
+static uint32_t read_entry(const struct vtlb *v, uint32_t *entry)
+{
+	uint32_t val = __atomic_load_n(entry, __ATOMIC_RELAXED);
+
+#ifdef VTLB_TEST_SEAMS
+	if (v->env.after_entry_read)
+		v->env.after_entry_read(entry);
+#endif
+	return val;
+}
+
 /* Where a walk found lin's entries: the PDE, and the PTE unless the PDE
  * maps a 4 MiB page (then the PDE is the leaf). */
 struct entries {
@@ -109,7 +121,7 @@ static enum vtlb_result find_entries(struct vtlb *v, const struct guest_paging *
 	if (pte_frame(gp->cr3) >= npages)
 		return violation(v, out, "guest CR3 0x%08x is outside its 0x%x pages", gp->cr3, npages);
 	e->pdep = (uint32_t *)guest_page(v, pte_frame(gp->cr3)) + pde_index(lin);
-	e->pde = *e->pdep;
+	e->pde = read_entry(v, e->pdep);
 	if (!(e->pde & PTE_P))
 		return guest_fault(v, out, lin, access);
 	if (gp->pse && (e->pde & PTE_PS)) {
@@ -133,7 +145,7 @@ static enum vtlb_result find_entries(struct vtlb *v, const struct guest_paging *
 				 e->pde, lin, pte_frame(e->pde), npages);
 	e->ptep = (uint32_t *)guest_page(v, pte_frame(e->pde)) + pte_index(lin);
 	e->leafp = e->ptep;
-	e->leaf = *e->ptep;
+	e->leaf = read_entry(v, e->ptep);
 	if (!(e->leaf & PTE_P))
 		return guest_fault(v, out, lin, access);
 	e->gfn = pte_frame(e->leaf);
@@ -172,34 +184,55 @@ static enum vtlb_result check_ad_writable(struct vtlb *v, const struct guest_pag
 	return VTLB_FILLED;
 }
 
-/* A in the PDE and the leaf, D in the leaf for a write, as the CPU sets them. */
-static void set_accessed_dirty(struct walk *w, struct entries *e, bool write)
+/*
+ * Set bits in the guest entry at p, read as *val, as the CPU does: a
+ * locked compare-and-exchange on the value read.  Another vCPU may be
+ * writing the entry at this moment without an exit (the ROM's SwapPxE is
+ * an xchg); a plain write-back of *val would undo its write (a cleared
+ * PTE present again, its page freed by the guest kernel).  false, nothing
+ * written, if the entry is no longer *val.
+ */
+static bool set_bits(uint32_t *p, uint32_t *val, uint32_t bits)
 {
-	if (!(e->pde & PTE_A)) {
-		e->pde |= PTE_A;
-		*e->pdep = e->pde;
-	}
+	uint32_t expect = *val;
+
+	if ((expect & bits) == bits)
+		return true;
+	if (!__atomic_compare_exchange_n(p, &expect, expect | bits, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return false;
+	*val |= bits;
+	return true;
+}
+
+/* A in the PDE and the leaf, D in the leaf for a write, as the CPU sets
+ * them.  false if an entry changed since the walk read it (see set_bits):
+ * the walk is to be made again on what is there now. */
+static bool set_accessed_dirty(struct walk *w, struct entries *e, bool write)
+{
+	const uint32_t dirty = write ? PTE_D : 0;
+
+	w->set_dirty = write && !(e->leaf & PTE_D);
 	if (w->large) {
+		if (!set_bits(e->pdep, &e->pde, PTE_A | dirty))
+			return false;
 		e->leaf = e->pde;
-	} else if (!(e->leaf & PTE_A)) {
-		e->leaf |= PTE_A;
-		*e->ptep = e->leaf;
+		return true;
 	}
-	if (write && !(e->leaf & PTE_D)) {
-		*e->leafp = e->leaf | PTE_D;
-		w->set_dirty = true;
-	}
+	return set_bits(e->pdep, &e->pde, PTE_A) && set_bits(e->ptep, &e->leaf, PTE_A | dirty);
 }
 
 /*
- * Walk the guest's page tables for an access to lin, as the CPU would:
- * presence, then U/S and R/W of PDE and PTE together, with CR0.WP deciding
- * whether supervisor writes honour R/W.  On success set A in the PDE and
- * PTE (and D in the leaf for a write).  A fault has no side effects: the
- * A bits are set only for translations that complete.
+ * One walk of the guest's page tables for an access to lin, as the CPU
+ * would: presence, then U/S and R/W of PDE and PTE together, with CR0.WP
+ * deciding whether supervisor writes honour R/W.  On success set A in the
+ * PDE and PTE (and D in the leaf for a write).  A fault has no side
+ * effects: the A bits are set only for translations that complete.
+ * *changed: an entry changed under the walk before its bits were set.
  */
-static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
-			     bool write, bool user, struct walk *w, struct vtlb_outcome *out)
+static enum vtlb_result walk_once(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
+				  bool write, bool user, struct walk *w, bool *changed,
+				  struct vtlb_outcome *out)
 {
 	const uint32_t access = (write ? X86_PF_W : 0) | (user ? X86_PF_U : 0);
 	struct entries e = { 0 };
@@ -207,6 +240,7 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 
 	w->large = false;
 	w->set_dirty = false;
+	*changed = false;
 	if (!gp->pg)
 		return walk_physical(v, lin, write, w, out);
 	r = find_entries(v, gp, lin, access, w, &e, out);
@@ -225,13 +259,37 @@ static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint
 	r = check_ad_writable(v, gp, write, w, &e, out);
 	if (r != VTLB_FILLED)
 		return r;
-	set_accessed_dirty(w, &e, write);
+	if (!set_accessed_dirty(w, &e, write)) {
+		*changed = true;
+		return VTLB_FILLED;
+	}
 	/* Read-only shadow until the guest's D bit is set, so the first
 	 * write comes back to us: fold "not yet dirty" into write_ok. */
 	if ((!write && !(e.leaf & PTE_D)) || guest_gfn_is_rom(e.gfn))
 		w->write_ok = false;
 	w->gpa = frame_addr(e.gfn) | page_offset(lin);
 	return VTLB_FILLED;
+}
+
+/*
+ * The walk, made again while another vCPU changes an entry under it, as
+ * the CPU's own walk would be.  Only a guest that rewrites one entry
+ * without pause keeps that up; after VTLB_WALK_ROUNDS the access faults
+ * as not present, a fault the guest retries (it finds its entry changing
+ * as it looks), rather than the hypervisor looping.
+ */
+static enum vtlb_result walk(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
+			     bool write, bool user, struct walk *w, struct vtlb_outcome *out)
+{
+	for (unsigned round = 0; round < VTLB_WALK_ROUNDS; round++) {
+		bool changed;
+		enum vtlb_result r = walk_once(v, gp, lin, write, user, w, &changed, out);
+
+		if (!changed)
+			return r;
+		v->stats.walks_again++;
+	}
+	return guest_fault(v, out, lin, (write ? X86_PF_W : 0) | (user ? X86_PF_U : 0));
 }
 
 static uint32_t *shadow_pt(struct vtlb *v, unsigned pdx)

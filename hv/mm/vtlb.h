@@ -16,7 +16,10 @@
  *
  * Accessed and dirty bits: a fill sets A in the guest's PDE and PTE; a
  * shadow PTE is writable only once the guest's D bit is set, so the first
- * write faults (hidden), sets D and upgrades the shadow entry.
+ * write faults (hidden), sets D and upgrades the shadow entry.  The bits
+ * are set as the CPU sets them, with a locked compare-and-exchange on the
+ * value the walk read: another vCPU may change the entry meanwhile, and
+ * then the walk is made again on what it wrote.
  *
  * Requirements on the caller (the world switch, hv/):
  *   - CR0.WP = 1 while the guest runs.  The guest kernel runs in ring 1,
@@ -67,6 +70,13 @@ struct vtlb_env {
 	 * wait until each has; 0: nothing to do (unit tests, the vTLB). */
 	void (*remote_flush)(void *ctx);
 	void *ctx;
+#ifdef VTLB_TEST_SEAMS
+	/* Unit tests only (hv/Makefile defines VTLB_TEST_SEAMS for them; the
+	 * hypervisor has no such field and no call): run right after the
+	 * walker reads the guest entry at entry, where another vCPU's write
+	 * (the ROM's xchg) can land before the walker sets A/D in it. */
+	void (*after_entry_read)(uint32_t *entry);
+#endif
 };
 
 /* A frame for the shadows (contents garbage), charged to env->budget:
@@ -109,9 +119,14 @@ struct vtlb_stats {
 	uint64_t flushes;
 	uint64_t invlpgs;
 	uint64_t translates;         /* vtlb_translate calls that succeeded */
+	uint64_t walks_again;        /* walks made again: another vCPU changed an entry under one */
 	uint32_t shadow_pages_in_use; /* shadow page tables now allocated (not counting the PD) */
 	uint32_t shadow_pages_peak;
 };
+
+/* Walks of one access while another vCPU keeps changing an entry under
+ * them (vtlb.c, walk); then the access faults as not present. */
+#define VTLB_WALK_ROUNDS 8u
 
 /* Shadow PDE slots that guest mappings may fill: below HV_TOP_RESERVED_BASE. */
 #define VTLB_GUEST_PDES  (HV_TOP_RESERVED_BASE >> PDE_SHIFT)   /* 1008 */

@@ -23,6 +23,7 @@
 #include "vcpu_state.h"
 #include "guest_frames.h"
 #include "guest_report.h"
+#include "vcpu_shootdown.h"
 #include "machine_mem.h"
 #include "console.h"
 #include "hvlib.h"
@@ -50,12 +51,22 @@ void *guest_alloc_at_load(struct guest *g, size_t bytes, const char *what)
 	return alloc_zeroed(bytes);
 }
 
-/* The guest's caches give back what they can: every shadow the loaded
- * directory does not need, every vTLB table (rebuilt on demand). */
+/*
+ * The guest's caches give back what they can: every shadow the loaded
+ * directories do not need, every vTLB table (rebuilt on demand).  Another
+ * vCPU may be in guest mode on another CPU, on its vTLB, its TLB and
+ * paging-structure caches reaching those tables: it leaves the guest
+ * first (guest_shootdown), and cannot enter again before the tables are
+ * gone, since its entry needs the guest's lock that this exit holds.
+ * Otherwise a table frame back in the pool, taken by another guest,
+ * could still be walked by that CPU.
+ */
 static void trim_caches(struct guest *g)
 {
 	if (g->shadow_ready)
 		shadow_trim(&g->shadow);
+	if (g->nr_vcpus > 1)
+		guest_shootdown(g);
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		vtlb_flush(&g->vcpus[i]->vtlb);
 }

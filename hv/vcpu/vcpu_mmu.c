@@ -691,6 +691,8 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		(unsigned long long)t->fills, (unsigned long long)t->dirty_faults,
 		(unsigned long long)t->guest_faults, (unsigned long long)t->flushes,
 		(unsigned long long)t->invlpgs, t->shadow_pages_in_use, t->shadow_pages_peak);
+	kprintf("vmi-hv: guest page-table walks made again (another vCPU changed an entry under one): %llu\n",
+		(unsigned long long)t->walks_again);
 	guest_budget_print(v->guest);
 	if (!v->shadows_active)
 		return;

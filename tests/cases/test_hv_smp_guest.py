@@ -295,3 +295,62 @@ def smp_guest_own_directories_at_once(t):
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
     t.check("guest stopped" not in q.output, "the guest was stopped")
     check_invariants(t, q.output, "two vCPUs at once on their own directories")
+
+
+# smpmmu_trim: vCPU 1's vTLB holds a table for each of 1004 regions and
+# one for its code; vCPU 0's holds one for its code and one per region it
+# touches; the LDT copy then finds fewer than its 16 frames left.
+TRIM_VCPU1_TABLES = 1 + 1004
+TRIM_LEFT = 8
+
+
+def vtlb_trim(t, smp):
+    """tguest=smpmmu smpmmu_trim=N, vcpus=2 before VMI Init, -smp SMP: both
+    vCPUs on their virtual TLBs, vCPU 1 reading 1004 regions in a loop;
+    vCPU 0 fills the frame budget with vTLB tables (N from the budget left
+    after load, read from a first boot of the same configuration) and
+    loads an LDT, whose copy finds the budget spent: the caches are
+    trimmed, vCPU 1's vTLB with them.  Its tables go back to the pool only
+    after vCPU 1 has left the guest (a shootdown; on -smp 2 an IPI to the
+    CPU it runs on), never while that CPU may still walk them; vCPU 1 reads
+    on correctly through its rebuilt vTLB and no frame is lost."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    args = ["-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+            "guest_mem=16M vcpus=2 vcpus_at_once=on locks=check"]
+    accel = MTTCG if smp > 1 else "tcg"
+    q = t.qemu(*args, "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_trim=1,{tiny}", accel=accel)
+    m = q.expect(r"machine frames free before the guests run: \d+ \((\d+) promised", timeout=60)
+    q.kill()
+    n = int(m.group(1)) - TRIM_VCPU1_TABLES - 1 - TRIM_LEFT
+    t.note(f"{m.group(1)} frames of the budget left after load: vCPU 0 touches {n} regions")
+    q = t.qemu(*args, "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_trim={n},{tiny}", accel=accel)
+    q.expect(r"tguest: smpmmu: SetInitialAPState on the fan directory 00000000\n", timeout=60)
+    q.expect(r"tguest: smpmmu: LDT loaded, vCPU 1 rounds so far at least one 00000001\n", timeout=120)
+    q.expect(r"tguest: smpmmu: vCPU 1 done 00000001\n", timeout=120)
+    q.expect(r"tguest: smpmmu: vCPU 0 wrong reads 00000000\n", timeout=30)
+    q.expect(r"tguest: smpmmu: vCPU 1 wrong reads 00000000\n", timeout=30)
+    m = q.expect(r"vmi-hv: frame budget: \d+ of (\d+) frames in use \([^)]*; peak (\d+)\), (\d+) takes refused", timeout=60)
+    limit, peak, refused = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    t.check(peak == limit and refused > 0,
+            f"the budget was not spent at the LDT (peak {peak} of {limit}, {refused} takes refused): no trim")
+    m = q.expect(r"vmi-hv: vCPUs at once: (\d+) shootdowns of the guest's other CPUs \((\d+) IPIs\)", timeout=60)
+    shootdowns, ipis = int(m.group(1)), int(m.group(2))
+    t.note(f"{shootdowns} shootdowns, {ipis} IPIs")
+    t.check(shootdowns > 0, "vCPU 1's vTLB tables were freed with no shootdown of the guest's other CPUs")
+    if smp > 1:
+        t.check(ipis > 0, "vCPU 1's vTLB tables were freed while it ran on the other CPU, with no IPI to it")
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    check_invariants(t, q.output, "a trim of a running sibling's vTLB")
+
+
+@test("hv-smp-guest-vtlb-trim")
+def smp_guest_vtlb_trim(t):
+    vtlb_trim(t, 1)
+
+
+@test("hv-smp-guest-vtlb-trim-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_vtlb_trim_smp2(t):
+    """The same on -smp 2: vCPU 1 runs on the other CPU at the trim."""
+    vtlb_trim(t, 2)

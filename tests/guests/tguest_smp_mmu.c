@@ -33,6 +33,17 @@
  * queued in its shared page, no exit), then FlushTLB through the ROM, as
  * a guest must before it reuses a page it unmapped (the ROM makes that
  * call an exit while its queue holds entries, and the exit drains it).
+ *
+ * tguest=smpmmu smpmmu_trim=N (vcpus=2, before VMI Init: both vCPUs on
+ * their virtual TLBs): a directory maps each 4 MiB region of PDEs
+ * 4-1007 through one table to one page (MARK), so each region a vCPU
+ * touches costs its vTLB one table from the guest's frame budget.  vCPU
+ * 1 touches all 1004 and then reads them in a loop without an exit;
+ * vCPU 0 touches N (the test computes N from the budget so that fewer
+ * than the LDT copy's 16 frames are left), then loads an LDT: its copy
+ * finds the budget spent and the caches are trimmed, vCPU 1's vTLB with
+ * them, while vCPU 1 may be running on it on another CPU.  vCPU 1's
+ * reads must all read MARK; the test reads the shootdowns in the report.
  */
 #include <stdint.h>
 #include "tguest.h"
@@ -190,12 +201,96 @@ static void set_up(void)
 	hc(VMI_CALL_SetCR3, (uint32_t)dir[0], 0, 0, 0, 0);
 }
 
+#define FAN_FIRST 4u		/* PDEs 4-1007: the regions of smpmmu_trim */
+#define FAN_LAST 1007u
+
+static uint32_t fan_pd[1024] PAGE;
+static uint64_t trim_gdt[8] __attribute__((aligned(8)));
+static uint64_t trim_ldt[2] __attribute__((aligned(8)));
+static volatile uint32_t fan_filled, fan_stop, fan_bad, fan_rounds;
+
+static uint32_t fan_read(uint32_t pde)
+{
+	return *(volatile uint32_t *)(pde << 22);
+}
+
+/* vCPU 1 of smpmmu_trim: every region, then round after round of them. */
+static void fan_reader(uint32_t id)
+{
+	for (uint32_t i = FAN_FIRST; i <= FAN_LAST; i++)
+		fan_bad += fan_read(i) != MARK;
+	fan_filled = 1;
+	while (!fan_stop) {
+		for (uint32_t i = FAN_FIRST; i <= FAN_LAST; i++)
+			fan_bad += fan_read(i) != MARK;
+		fan_rounds++;
+	}
+	done[id] = 1;
+	for (;;)
+		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+}
+
+/* The LDT (selector 0x38) of a GDT like entry.S's: the copy's frames. */
+static void load_an_ldt(void)
+{
+	extern char gdt[];
+	uint32_t base = (uint32_t)trim_ldt, limit = sizeof(trim_ldt) - 1;
+	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } d = { sizeof(trim_gdt) - 1, (uint32_t)trim_gdt };
+
+	for (unsigned i = 0; i < 4; i++)
+		trim_gdt[i] = ((uint64_t *)gdt)[i];
+	trim_gdt[7] = (limit & 0xffffu) | (uint64_t)(base & 0xffffffu) << 16 | 0x82ull << 40 |
+		      (uint64_t)(base >> 24) << 56;
+	trim_ldt[1] = 0x00cff2000000ffffull;	/* flat data, DPL 3 */
+	__asm__ volatile("lgdt %0" : : "m"(d));
+	__asm__ volatile("lldt %w0" : : "r"(0x38) : "memory");
+}
+
+static void smp_trim(uint32_t n)
+{
+	uint32_t bad0 = 0, spins = 0;
+
+	for (unsigned t = 0; t < 4; t++)
+		for (unsigned i = 0; i < 1024; i++)
+			id_pt[t][i] = (t << 22 | i << 12) | PTE_P | PTE_W | PTE_A | PTE_D;
+	page[0][0] = MARK;
+	table[0][0] = (uint32_t)page[0] | PTE_P | PTE_W | PTE_A | PTE_D;
+	for (unsigned t = 0; t < 4; t++)
+		fan_pd[t] = (uint32_t)id_pt[t] | PTE_P | PTE_W | PTE_A;
+	for (unsigned i = FAN_FIRST; i <= FAN_LAST; i++)
+		fan_pd[i] = (uint32_t)table[0] | PTE_P | PTE_W | PTE_A;
+	__asm__ volatile("movl %0, %%cr3" : : "r"(fan_pd));
+	__asm__ volatile("movl %0, %%cr0" : : "r"(CR0_PG_WP_PE_ET));
+	say_value("tguest: smpmmu: ", "SetInitialAPState on the fan directory",
+		  smp_start_ap(1, fan_reader, CR0_PG_WP_PE_ET, (uint32_t)fan_pd));
+	while (!fan_filled)
+		__asm__ volatile("pause");
+	for (uint32_t i = FAN_FIRST; i < FAN_FIRST + n && i <= FAN_LAST; i++)
+		bad0 += fan_read(i) != MARK;
+	load_an_ldt();
+	say_value("tguest: smpmmu: ", "LDT loaded, vCPU 1 rounds so far at least one", fan_rounds > 0);
+	/* vCPU 1 goes on through its trimmed vTLB for a while. */
+	for (uint32_t r = fan_rounds; fan_rounds < r + 3 && ++spins < 200000000u;)
+		__asm__ volatile("pause");
+	fan_stop = 1;
+	while (!done[1] && ++spins < 400000000u)
+		__asm__ volatile("pause");
+	say_value("tguest: smpmmu: ", "vCPU 1 done", done[1]);
+	say_value("tguest: smpmmu: ", "vCPU 0 wrong reads", bad0);
+	say_value("tguest: smpmmu: ", "vCPU 1 wrong reads", fan_bad);
+	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+}
+
 int smp_mmu_main(const char *cmdline)
 {
 	uint32_t spins = 0;
 
 	if (!has_word(cmdline, "tguest=smpmmu"))
 		return 0;
+	if (cmdline_number(cmdline, "smpmmu_trim=", 0)) {
+		smp_trim(cmdline_number(cmdline, "smpmmu_trim=", 0));
+		return 1;
+	}
 	set_up();
 	say_value("tguest: smpmmu: ", "read through A on vCPU 0", *(volatile uint32_t *)LIN);
 	if (has_word(cmdline, "smpmmu_remap")) {
