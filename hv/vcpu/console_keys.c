@@ -226,13 +226,16 @@ void console_keys_poll(struct console_keys *r)
 			guest_receive(g, (uint8_t)c);
 		} else if (c == 's') {
 			struct console_hold hold;
+			struct shadow_audit a;
+			const struct shadow_audit *audit;
 
 			spin_lock(&g->lock);
+			audit = vcpu_report_audit(g->vcpus[0], &a);	/* outside console_lock */
 			hold = console_enter();
 			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
 				(unsigned long long)hv_uptime_ms(),
 				(unsigned long long)hv_timer_interrupts());
-			vcpu_print_counters(g->vcpus[0]);
+			vcpu_print_counters(g->vcpus[0], audit);
 			console_leave(hold);
 			spin_unlock(&g->lock);
 			print_times(r);

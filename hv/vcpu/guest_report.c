@@ -23,7 +23,12 @@ static uint64_t reflected(const struct vcpu_stats *s)
 	return n;
 }
 
-void vcpu_print_counters(const struct vcpu *v)
+const struct shadow_audit *vcpu_report_audit(const struct vcpu *v, struct shadow_audit *a)
+{
+	return vcpu_mmu_audit(v, a) ? a : 0;
+}
+
+void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
 {
 	const struct vcpu_stats *s = &v->stats;
 
@@ -81,13 +86,14 @@ void vcpu_print_counters(const struct vcpu *v)
 		(unsigned long long)s->refused_answered);
 	kprintf("vmi-hv: VMI calls with no code answered unsupported: %llu\n",
 		(unsigned long long)s->unsupported_answered);
+	kprintf("vmi-hv: VMI Init calls refused (VMI active already): %llu\n", (unsigned long long)s->init_refused);
 	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
 		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",
 		v->int80_direct ? "installed" : "not installed", (unsigned long long)s->int80_entry_window);
 	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
-	vcpu_mmu_print_stats(v);
+	vcpu_mmu_print_stats(v, audit);
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late, %llu us on average)\n",
 		(unsigned long long)s->injected, (unsigned long long)v->valarm.count,
 		(unsigned long long)tsc_to_us(v->valarm.max_late),
@@ -111,7 +117,7 @@ void vcpu_print_counters(const struct vcpu *v)
 	}
 }
 
-static void print_guest_state(const struct vcpu *v)
+static void print_guest_state(const struct vcpu *v, const struct shadow_audit *audit)
 {
 	const struct trap_frame *f = v->frame;
 
@@ -131,10 +137,10 @@ static void print_guest_state(const struct vcpu *v)
 			v->last_call.ebx, v->last_call.esi);
 	else
 		kprintf("  last VMI call: none (the guest has made no VMI call)\n");
-	vcpu_print_counters(v);
+	vcpu_print_counters(v, audit);
 }
 
-static void report_stop(const struct vcpu *v)
+static void report_stop(const struct vcpu *v, const struct shadow_audit *audit)
 {
 	kprintf("\nvmi-hv: guest stopped: %s\n", v->stop_why);
 	if (!v->stop_has_insn) {
@@ -147,7 +153,7 @@ static void report_stop(const struct vcpu *v)
 			kprintf(" (not fetched)");
 		kprintf("\n");
 	}
-	print_guest_state(v);
+	print_guest_state(v, audit);
 }
 
 /*
@@ -155,12 +161,12 @@ static void report_stop(const struct vcpu *v)
  * register dump; the statistics and the exit rate.  A reboot's guest is
  * then started again (guest_restart.c), with its counters from zero.
  */
-static void report_end(const struct vcpu *v, const char *what)
+static void report_end(const struct vcpu *v, const char *what, const struct shadow_audit *audit)
 {
 	uint64_t ms = tsc_to_us(rdtsc() - v->start_tsc) / 1000;
 
 	kprintf("\nvmi-hv: guest %s: %s\n", what, v->stop_why);
-	vcpu_print_counters(v);
+	vcpu_print_counters(v, audit);
 	kprintf("vmi-hv: guest ran %llu ms: %llu exits, %llu exits/s\n",
 		(unsigned long long)ms, (unsigned long long)v->stats.exits,
 		(unsigned long long)(ms ? udiv64(v->stats.exits * 1000, (uint32_t)ms) : 0));
@@ -169,15 +175,18 @@ static void report_end(const struct vcpu *v, const char *what)
 void guest_report_end(struct guest *g)
 {
 	struct console_hold hold;
+	struct shadow_audit a;
+	const struct shadow_audit *audit;
 
 	if (g->end_reported || g->state == GUEST_RUNNING)
 		return;
 	g->end_reported = true;
+	audit = vcpu_report_audit(g->ended_by, &a);
 	hold = console_enter();
 	if (g->state == GUEST_STOPPED)
-		report_stop(g->ended_by);
+		report_stop(g->ended_by, audit);
 	else
-		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off");
+		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off", audit);
 	console_leave(hold);
 	/* After the report, whose statistics show its shadows and audit;
 	 * outside it, as frames_lock ranks before console_lock. */
@@ -195,9 +204,13 @@ void guests_after_stop(struct guest **guests, unsigned n)
 			kprintf("vmi-hv: statistics (guest stopped, hypervisor up %llu ms, %llu timer interrupts):\n",
 				(unsigned long long)hv_uptime_ms(),
 				(unsigned long long)hv_timer_interrupts());
-			for (unsigned i = 0; i < n; i++)
+			for (unsigned i = 0; i < n; i++) {
+				struct shadow_audit a;
+
 				if (guests[i]->state == GUEST_STOPPED)
-					vcpu_print_counters(guests[i]->ended_by);
+					vcpu_print_counters(guests[i]->ended_by,
+							    vcpu_report_audit(guests[i]->ended_by, &a));
+			}
 		} else if (c == 'q') {
 			hv_stop(HV_EXIT_GUEST_STOPPED, "guest stopped; 'q' typed on the console");
 		}

@@ -9,9 +9,15 @@
 
 struct vcpu;
 struct guest;
+struct shadow_audit;
 
-/* The counters of v (Ctrl-] s, and every end report). */
-void vcpu_print_counters(const struct vcpu *v);
+/* The counters of v (Ctrl-] s, and every end report), with audit's line
+ * if not null.  The audit walks every shadow page, so it is run before
+ * console_lock is taken (vcpu_report_audit), never inside the report. */
+void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit);
+/* The full shadow audit of v's guest into *a, or null when its shadows
+ * do not serve (the vTLB does). */
+const struct shadow_audit *vcpu_report_audit(const struct vcpu *v, struct shadow_audit *a);
 /* The run loop's report of a guest that died (guest_report.c): the stop
  * diagnostic, or the end statistics. */
 void guest_report_end(struct guest *g);

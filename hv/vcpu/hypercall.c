@@ -66,21 +66,38 @@ static void must(struct vcpu *v, unsigned call, enum emul_result r, const struct
 	vcpu_stop(v, "VMI call %u (%s): %s", call, vmi_call_name(call), out->why);
 }
 
-/* Init: the guest is paravirtual from now on. */
+/* Refused Inits logged per vCPU; the rest are only counted. */
+#define INIT_REFUSALS_LOGGED 2
+
+/*
+ * Init: the guest is paravirtual from now on.  Once per vCPU (a vCPU
+ * started by a paravirtual one is paravirtual already): a second Init
+ * would change nothing but print the activation report again, so it is
+ * refused with VMI_ERROR_INVALID, logged twice and then only counted.
+ * The report's shadow audit runs before console_lock is taken.
+ */
 static uint32_t activate(struct vcpu *v)
 {
 	uint64_t now = rdtsc();
 	struct console_hold hold;
+	struct shadow_audit a;
+	const struct shadow_audit *audit;
 
+	if (v->paravirtual) {
+		if (v->stats.init_refused++ < INIT_REFUSALS_LOGGED)
+			log_warn("guest %s: vCPU %u: VMI Init refused: VMI is active already", v->guest->name, v->index);
+		return VMI_ERROR_INVALID;
+	}
 	v->paravirtual = true;
 	vcpu_mmu_activate(v);
+	audit = vcpu_report_audit(v, &a);
 	hold = console_enter();
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",
 		(unsigned long long)v->stats.emulated,
 		(unsigned long long)v->stats.hidden_faults,
 		(unsigned long long)(tsc_to_us(now - hv_start_tsc) / 1000),
 		(unsigned long long)(tsc_to_us(now - v->start_tsc) / 1000));
-	vcpu_print_counters(v);
+	vcpu_print_counters(v, audit);
 	console_leave(hold);
 	return 0;
 }

@@ -680,11 +680,18 @@ void vcpu_mmu_reset_peaks(struct vcpu *v)
 		v->guest->shadow.stats.pages_in_use, v->vtlb.stats.shadow_pages_in_use);
 }
 
-void vcpu_mmu_print_stats(const struct vcpu *v)
+bool vcpu_mmu_audit(const struct vcpu *v, struct shadow_audit *a)
+{
+	if (!v->shadows_active)
+		return false;
+	shadow_audit(&v->guest->shadow, a);
+	return true;
+}
+
+void vcpu_mmu_print_stats(const struct vcpu *v, const struct shadow_audit *a)
 {
 	const struct vtlb_stats *t = &v->vtlb.stats;
 	const struct shadow_stats *s = &v->guest->shadow.stats;
-	struct shadow_audit a;
 	char mode[24];
 
 	kprintf("vmi-hv: vTLB (before activation): %llu fills, %llu dirty-bit faults, %llu guest-visible faults, %llu flushes, %llu invlpg, %u shadow page tables in use (peak %u)\n",
@@ -724,7 +731,7 @@ void vcpu_mmu_print_stats(const struct vcpu *v)
 		kprintf("vmi-hv: continuous audit: %llu audits set aside (stale entries a sibling vCPU's queued write "
 			"may explain; every shadow checked again at the next)\n",
 			(unsigned long long)v->guest->audit.inconclusive);
-	shadow_audit(&v->guest->shadow, &a);
-	kprintf("vmi-hv: shadow audit: %u page directories, %u page tables, %u entries checked, %u mismatches%s%s\n",
-		a.pds, a.pts, a.entries, a.mismatches, a.mismatches ? "; first: " : "", a.first);
+	if (a)
+		kprintf("vmi-hv: shadow audit: %u page directories, %u page tables, %u entries checked, %u mismatches%s%s\n",
+			a->pds, a->pts, a->entries, a->mismatches, a->mismatches ? "; first: " : "", a->first);
 }

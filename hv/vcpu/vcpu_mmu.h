@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 struct vcpu;
+struct shadow_audit;
 
 /* Shadow paging (vcpu_mmu.c): the vTLB before activation, the
  * notification-driven shadows after it. */
@@ -40,7 +41,10 @@ void vcpu_mmu_drain(struct vcpu *v);
 void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
 		       uint32_t base, uint32_t count);
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn);
-void vcpu_mmu_print_stats(const struct vcpu *v);
+/* The full shadow audit (false: the vTLB serves, nothing to audit); run
+ * before a report takes console_lock, printed by vcpu_mmu_print_stats. */
+bool vcpu_mmu_audit(const struct vcpu *v, struct shadow_audit *a);
+void vcpu_mmu_print_stats(const struct vcpu *v, const struct shadow_audit *a);
 /* audit=exit: at every exit, audit the shadows changed since the last. */
 void vcpu_mmu_audit_exit(struct vcpu *v);
 /* Restart the shadow-page peaks at the pages in use now (Ctrl-] r), so

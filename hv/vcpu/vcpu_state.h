@@ -91,6 +91,7 @@ struct vcpu_stats {
 	 * the ROM had changed since the entry (vcpu_shared.c). */
 	uint64_t rom_pic_changes;
 	uint64_t unsupported_answered;	/* calls with no code answered unsupported */
+	uint64_t init_refused;	/* VMI Init made again, refused (hypercall.c) */
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted

@@ -1005,3 +1005,37 @@ def hv_vmi_refuse_bad_option(t):
         status = q.wait_exit(timeout=30)
         t.check(status == BAD_INPUT, f"{opt}: exit status {status}, expected {BAD_INPUT}")
         t.note(m.group(0).strip())
+
+
+# ---- the work of one exit (docs/HV.md, "Rates a guest controls") -----------
+
+def init_again(t, smp):
+    """tguest=h:vmi-init-again beside the second guest on -smp smp: its
+    five Inits after the activation each answer VMI_ERROR_INVALID; no
+    second activation report is printed (one per guest: the offender's
+    and the second guest's), two refusals are logged and all five are
+    counted in the offender's end report."""
+    options = "locks=check" if smp > 1 else ""
+    run_case(t, f"vmi-init-again-smp{smp}", h("vmi-init-again"), r"hostile: survived", SHUTDOWN, options, smp)
+    out = re.sub(r"\[guest[12]\] ", "", t.output)
+    answers = re.findall(r"hostile: Init again returned ([0-9a-f]{8})\n", out)
+    t.check(answers == ["ffffffea"] * 5, f"-smp {smp}: the Inits after the first answered {answers}, expected ffffffea x5")
+    reports = len(re.findall(r"vmi-hv: guest activated VMI after ", out))
+    t.check(reports == 2, f"-smp {smp}: {reports} activation reports, expected 2 (one per guest)")
+    logged = len(re.findall(r"guest guest1: vCPU 0: VMI Init refused: VMI is active already", out))
+    t.check(logged == 2, f"-smp {smp}: {logged} refusals logged, expected 2 (the rest counted)")
+    end = out.find("after guest guest1's end")
+    counted = re.findall(r"VMI Init calls refused \(VMI active already\): (\d+)\n", out[:end])
+    t.check(counted and counted[-1] == "5", f"-smp {smp}: refusals counted in guest 1's end report: "
+            f"{counted[-1] if counted else 'no line'}, expected 5")
+    t.note(f"-smp {smp}: Inits after the first answered {answers}; {reports} activation reports")
+
+
+@test("hv-vmi-init-again", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_vmi_init_again(t):
+    """VMI Init made again after the activation is refused (eax =
+    VMI_ERROR_INVALID, -22): it used to print the whole activation report
+    again, with a full shadow audit, inside console_lock, as often as the
+    guest liked.  On -smp 1 and -smp 2, beside the second guest."""
+    init_again(t, 1)
+    init_again(t, 2)

@@ -1345,6 +1345,20 @@ static void c_vmi_wallclock(void)
 	survived();
 }
 
+/* VMI Init made again and again after the activation (h_env's): each
+ * one is refused (VMI_ERROR_INVALID) and prints no second activation
+ * report with its full shadow audit. */
+static void c_vmi_init_again(void)
+{
+	for (unsigned i = 0; i < 5; i++) {
+		uint32_t r;
+
+		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+		say("Init again returned", r);
+	}
+	survived();
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -1495,6 +1509,8 @@ static const struct h_case cases[] = {
 	{ "vmi-wallclock", 0, c_vmi_wallclock },
 	/* ---- round 5: the PMU's instruction ---- */
 	{ "insn-rdpmc", 0, c_insn_rdpmc },
+	/* ---- the work of one exit ---- */
+	{ "vmi-init-again", 1, c_vmi_init_again },
 };
 
 /* ---- tguest=idle ------------------------------------------------------------ */
