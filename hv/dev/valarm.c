@@ -16,7 +16,7 @@
  * distance to the first expiry are at least VALARM_MIN_US, and while
  * IRQ0's request is still latched (masked, or the guest's interrupts
  * off) expiries wake nobody: their edge would be lost on an 8259 too;
- * so with the LVTT vector still requested.
+ * so with the LVTT vector still requested or LVTT masked (latched()).
  */
 #include "valarm.h"
 #include "vpic.h"
@@ -30,23 +30,32 @@ void valarm_init(struct valarm *a, struct vpic *pic, struct vlapic *lapic)
 	*a = (struct valarm){ .pic = pic, .lapic = lapic };
 }
 
-/* Is counter i's wire still requested (another edge changes nothing)? */
+/* Would counter i's expiry change nothing now?  IRQ0 still requested
+ * (masked in the vPIC, or the guest's interrupts off): another edge adds
+ * nothing, as on an 8259.  The LVT timer masked, or its vector still
+ * requested: nothing is delivered.  Such an alarm costs no timer
+ * interrupt (valarm_next); unmasking or taking the vector ends it, and
+ * an exit that does so makes the run loop re-arm its timer, so an expiry
+ * that passed meanwhile fires then, once. */
 static bool latched(const struct valarm *a, unsigned i)
 {
 	if (a->alarms[i].lvtt)
-		return vlapic_timer_requested(a->lapic);
+		return vlapic_timer_latched(a->lapic);
 	return a->pic && vpic_requested(a->pic, 0);
 }
 
 /* Counter i's alarm expired: its IRQ0 or LVTT vector. */
 static void raise(struct valarm *a, unsigned i)
 {
-	if (latched(a, i))
-		a->skipped++;
-	if (!a->alarms[i].lvtt)
+	if (!a->alarms[i].lvtt) {
+		if (latched(a, i))
+			a->skipped++;
 		vpic_pulse(a->pic, 0);
-	else if (!vlapic_timer_fire(a->lapic))
+	} else if (vlapic_timer_requested(a->lapic)) {
+		a->skipped++;
+	} else if (!vlapic_timer_fire(a->lapic)) {
 		a->masked++;
+	}
 }
 
 bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val)

@@ -175,3 +175,8 @@ bool vlapic_timer_requested(const struct vlapic *l)
 
 	return !(l->lvtt & VLAPIC_LVT_MASKED) && (l->irr[v / 32] >> (v % 32) & 1);
 }
+
+bool vlapic_timer_latched(const struct vlapic *l)
+{
+	return (l->lvtt & VLAPIC_LVT_MASKED) || vlapic_timer_requested(l);
+}

@@ -79,6 +79,10 @@ bool vlapic_timer_fire(struct vlapic *l);
 /* Is the LVT timer's vector requested and not yet taken?  (Another
  * expiry would change nothing then.) */
 bool vlapic_timer_requested(const struct vlapic *l);
+/* Would an expiry of the LVT timer change nothing: LVTT masked (nothing
+ * is delivered) or its vector still requested?  Its alarms then cost no
+ * timer interrupt (dev/valarm.c, latched()). */
+bool vlapic_timer_latched(const struct vlapic *l);
 /* The highest vector requested (IRR) and in service (ISR), -1 for none:
  * what Ctrl-] s shows of a vCPU that does not wake. */
 int vlapic_highest_requested(const struct vlapic *l);

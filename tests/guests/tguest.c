@@ -774,7 +774,7 @@ void tguest_main(const uint8_t *boot_params)
 	puts("\n");
 
 	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
-	    smp_main(cmdline) || smp_mmu_main(cmdline)) {
+	    smp_main(cmdline) || smp_mmu_main(cmdline) || rates_main(cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();

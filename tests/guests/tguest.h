@@ -58,4 +58,14 @@ int smp_main(const char *cmdline);
 uint32_t smp_start_ap(uint32_t id, void (*fn)(uint32_t), uint32_t cr0, uint32_t cr3);
 /* tguest_smp_mmu.c: tguest=smpmmu[:remap]; 0 if the command line does not name it. */
 int smp_mmu_main(const char *cmdline);
+/* tguest_rates.c: tguest=victim and the phased attackers tguest=rates:*;
+ * 0 if the command line names none.  Windows of RATES_WINDOW_MS of TSC
+ * time on a grid every guest sees alike, RATES_PHASE_WINDOWS of them a
+ * phase: idle, busy, attack in turn (tests/lib/victim.py reads them so). */
+#define RATES_WINDOW_MS 100
+#define RATES_PHASE_WINDOWS 3
+int rates_main(const char *cmdline);
+/* The phase (0 idle, 1 busy, 2 attack) at TSC time tsc, and its end. */
+uint32_t rates_phase(uint64_t tsc);
+uint64_t rates_phase_end(uint64_t tsc);
 #endif

@@ -49,6 +49,7 @@ static void lvt_timer(void **state)
 	assert_int_equal(v, VLAPIC_LVT_MASKED);
 	assert_false(vlapic_timer_fire(&l));		/* masked: nothing */
 	assert_int_equal(l.irr[0] | l.irr[1] | l.irr[7], 0);
+	assert_true(vlapic_timer_latched(&l));		/* so an expiry costs nothing */
 	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, 0xef, 1, &ipi), VLAPIC_OK);
 	assert_true(vlapic_read(&l, VLAPIC_LVTT, &v));
 	assert_int_equal(v, 0xef);
@@ -60,16 +61,20 @@ static void lvt_timer(void **state)
 	assert_true(vlapic_read(&l, VLAPIC_LVTT, &v));
 	assert_int_equal(v, 0x200ef);
 	assert_false(vlapic_timer_requested(&l));
+	assert_false(vlapic_timer_latched(&l));		/* unmasked, nothing requested */
 	assert_true(vlapic_timer_fire(&l));
 	assert_true(vlapic_timer_requested(&l));
+	assert_true(vlapic_timer_latched(&l));		/* requested: another adds nothing */
 	assert_int_equal(vlapic_pending(&l), -1);	/* the APIC is software-disabled */
 	vlapic_write(&l, VLAPIC_SVR, 0x1ff, 1, &ipi);
 	assert_int_equal(vlapic_pending(&l), 0xef);
 	vlapic_ack(&l, 0xef);
 	assert_false(vlapic_timer_requested(&l));
+	assert_false(vlapic_timer_latched(&l));
 	/* Masked with a vector below 16: taken (Linux masks with 0). */
 	assert_int_equal(vlapic_write(&l, VLAPIC_LVTT, VLAPIC_LVT_MASKED, 1, &ipi), VLAPIC_OK);
 	assert_false(vlapic_timer_fire(&l));
+	assert_true(vlapic_timer_latched(&l));
 }
 
 static void icr_decoding(void **state)
