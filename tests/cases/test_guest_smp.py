@@ -206,6 +206,10 @@ STEAL_AGREEMENT = 0.10
 # the verdict clear of both.
 IDLE_WINDOW_S = 6
 BUSY_OF_THREE_RANGE = (0.20, 0.50)
+# The idle CPU's steal at least this far below the busy CPUs' mean: a
+# third each, against 5-7% seen on the idle one on a quiet host and 15.7%
+# beside six other QEMU runs; one counter read for all would give 0.
+IDLE_BELOW_BUSY = 0.10
 
 
 @test("hv-smp-linux-4-steal", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares")
@@ -240,10 +244,13 @@ def hv_smp_linux_4_steal(t):
     for cpu in range(3):
         t.check(low <= three[cpu][0] <= high,
                 f"busy CPU {cpu}'s steal was {three[cpu][0]:.1%} of its time, not {low:.0%}-{high:.0%}")
-    least_busy = min(three[cpu][0] for cpu in range(3))
-    t.check(three[3][0] < least_busy / 2,
-            f"idle CPU 3's steal was {three[3][0]:.1%} of its time, not less than half the least busy CPU's "
-            f"{least_busy:.1%}: its steal clock did not read its own vCPU's STOLEN")
+    # The idle vCPU's steal is its wake-ups waiting for a CPU, which grows
+    # as the host slows (5-7% seen); the agreement of each CPU with its own
+    # vCPU's STOLEN (steal_window) is what shows it reads its own counter.
+    mean_busy = sum(three[cpu][0] for cpu in range(3)) / 3
+    t.check(mean_busy - three[3][0] >= IDLE_BELOW_BUSY,
+            f"idle CPU 3's steal was {three[3][0]:.1%} of its time, not {IDLE_BELOW_BUSY:.0%} below the busy "
+            f"CPUs' mean {mean_busy:.1%}: its steal clock did not read its own vCPU's STOLEN")
 
 
 # Steal taken out of task runtimes, per CPU (PARAVIRT_TIME_ACCOUNTING,

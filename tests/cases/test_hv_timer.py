@@ -17,6 +17,10 @@ STATS = r"vmi-hv: statistics \(guest running, hypervisor up (\d+) ms, (\d+) time
 # 97 ms late (this one, alone, 7 ms; with two guests on a CPU, up to 445).
 MEAN_LATE_US = 5000
 WORST_LATE_US = 1000000
+# Under -icount the PIT and the TSC follow executed instructions, so the
+# host's load cannot make an alarm late: 8 ns of machine time per
+# instruction, the clock jumping to the next timer when every CPU halts.
+ICOUNT = ("-icount", "shift=3,sleep=off")
 ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired \(at worst (\d+) us late, (\d+) us on average\)"
 
 
@@ -24,7 +28,7 @@ ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired \(at wo
 def hv_timer_pit_fallback(t):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
-    q = t.qemu("-cpu", "qemu32,-apic", "-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
+    q = t.qemu(*ICOUNT, "-cpu", "qemu32,-apic", "-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
                fatal=GUEST_FATAL)
     q.expect(r"hypervisor timer: the PIT, at most 54\.9 ms a shot: the CPU has no local APIC", timeout=30)
     q.expect(r"hypervisor timer: one-shot IRQ0 \(PIT mode 0\), armed for the next event; "
