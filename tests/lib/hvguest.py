@@ -185,11 +185,11 @@ def boot_native(t, fatal=GUEST_FATAL, memory="128"):
     return q
 
 
-def boot_hv(t, hv_args="", guest_args=SERIAL_CMDLINE, fatal=GUEST_FATAL, memory="256"):
+def boot_hv(t, hv_args="", guest_args=SERIAL_CMDLINE, fatal=GUEST_FATAL, memory="256", qemu_args=()):
     """The same bzImage under the hypervisor (QEMU multiboot) to its init
-    marker, in paravirtual mode."""
+    marker, in paravirtual mode; qemu_args go before the rest (-icount)."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    args = ["-m", memory, "-kernel", paths.HV_ELF, "-initrd", hv_modules(guest_args)]
+    args = [*qemu_args, "-m", memory, "-kernel", paths.HV_ELF, "-initrd", hv_modules(guest_args)]
     if hv_args:
         args += ["-append", hv_args]
     q = t.qemu(*args, fatal=fatal)
