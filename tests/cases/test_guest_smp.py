@@ -279,12 +279,16 @@ RUNTIME_ABOVE, RUNTIME_BELOW = 0.03, 0.15
 
 def runtime_sample(t, q, tag, cpu):
     """At the shell: (uptime s, CPU cpu's /proc/stat steal ticks, the
-    se.sum_exec_runtime ms of the processes $M and $N, /proc/PID/sched)."""
-    uptime, cpus = cpu_stat(t, q, tag)
-    q.send(f"echo {tag}-R $(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched) "
-           f"{tag}-$((6*7))\n")
-    m = q.expect(r"\n%s-R ([\d.]+) ([\d.]+) %s-42\r?\n" % (tag, tag), timeout=60)
-    return uptime, cpus[cpu][7], (float(m.group(1)), float(m.group(2)))
+    se.sum_exec_runtime ms of the processes $M and $N, /proc/PID/sched),
+    read by one command, adjacent, so that the three share one instant
+    (two commands put a typing latency that varies with the host's load
+    between the uptime and the runtimes)."""
+    q.send(f"echo {tag}-up $(cut -d' ' -f1 /proc/uptime) "
+           f"$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched); "
+           f"grep '^cpu{cpu} ' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
+    m = q.expect(r"\n%s-up ([\d.]+) ([\d.]+) ([\d.]+)\r?\n%s-cpu%d ([\d ]+)\r?\n%s-42\r?\n"
+                 % (tag, tag, cpu, tag), timeout=60)
+    return float(m.group(1)), int(m.group(4).split()[7]), (float(m.group(2)), float(m.group(3)))
 
 
 @test("hv-smp-linux-2-steal-runtime", alone="steal and runtime shares of vCPUs that take turns")
@@ -331,8 +335,6 @@ def hv_smp_linux_2_steal_runtime(t):
         runtime, free = sum(each), 1 - steal
         t.note(f"CPU {cpu}: over {elapsed:.2f} s of uptime, steal {steal:.1%}; its two busy loops ran "
                f"{each[0]:.1%} + {each[1]:.1%} = {runtime:.1%} of the time (expected 1 - steal = {free:.1%})")
-        if elapsed < RUNTIME_WINDOW_S * 0.9:
-            wrong.append(f"CPU {cpu}: the window lasted {elapsed:.2f} s of uptime")
         if not low <= steal <= high:
             wrong.append(f"CPU {cpu}: steal {steal:.1%} of its time, not {low:.0%}-{high:.0%}: its vCPU did not "
                          "take turns with the other")

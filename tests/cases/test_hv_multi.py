@@ -342,8 +342,11 @@ def steal_cmd(printk_probe=True):
          "sed 's/^.[ ]*\\([0-9.]*\\)].*/\\1/'; }; "
          "r() { read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u s _ < /proc/$!/stat; echo $((u + s)); }; "
          if printk_probe else "k() { echo 0; }; r() { echo 0; }; ")
-    return (k + "a=$(head -1 /proc/stat); t0=$(cut -d' ' -f1 /proc/uptime); k0=$(k); r0=$(r); sleep %d; "
-            "b=$(head -1 /proc/stat); t1=$(cut -d' ' -f1 /proc/uptime); k1=$(k); r1=$(r); "
+    # The runtime read beside the uptime and /proc/stat, before the probe's
+    # pipeline: a pipeline between them shifts the runtime window by a
+    # latency that grows with the host's load.
+    return (k + "a=$(head -1 /proc/stat); t0=$(cut -d' ' -f1 /proc/uptime); r0=$(r); k0=$(k); sleep %d; "
+            "b=$(head -1 /proc/stat); t1=$(cut -d' ' -f1 /proc/uptime); r1=$(r); k1=$(k); "
             "echo \"steal-window: $t0 $t1 $k0 $k1 $r0 $r1 | $a | $b\"\n" % WINDOW_S)
 STEAL_LINE = (r"\[%s\] steal-window: ([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+) (\d+) (\d+) "
               r"\| cpu +([\d ]+)\| cpu +([\d ]+)\n")
