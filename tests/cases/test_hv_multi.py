@@ -300,11 +300,11 @@ class Sample:
         self.guests = {}
         for _ in range(guests):
             m = q.expect(TIME_LINE, timeout=60)
-            real, avail, stolen, running, halted, real_ms, alarms, late, mean_late, wakeups, _ = \
+            real, avail, stolen, running, halted, real_ms, alarms, late, mean_late, wakeups, at_once = \
                 map(int, m.groups()[2:])
             self.guests[m.group(2)] = dict(real=real, avail=avail, stolen=stolen, running=running,
                                            real_ms=real_ms, alarms=alarms, late_us=late,
-                                           mean_late_us=mean_late, wakeups=wakeups)
+                                           mean_late_us=mean_late, wakeups=wakeups, at_once=at_once)
 
     def since(self, before, name):
         """The guest's counters over the window before -> self.  Its REAL
@@ -317,7 +317,7 @@ class Sample:
                          ("the hypervisor's uptime", self.ms - before.ms)):
             self.t.check(abs(ms - host_ms) <= 0.10 * host_ms + 500,
                          f"{what} advanced {ms} ms while the host's clock advanced {host_ms:.0f} ms")
-        return {k: a[k] - b[k] for k in ("real", "avail", "stolen", "running", "alarms", "wakeups")}
+        return {k: a[k] - b[k] for k in ("real", "avail", "stolen", "running", "alarms", "wakeups", "at_once")}
 
 
 def start_busy(q, n, name):
@@ -828,6 +828,10 @@ def hv_multi_weights(t):
     stays_responsive(t, q)
 
 
+# The share of an idle guest's wake-ups that preempt a busy guest at once.
+AT_ONCE_SHARE = 0.9
+
+
 @test("hv-multi-idle-busy", alone="idle cost: timer interrupts per second")
 def hv_multi_idle_busy(t):
     """Guest one idles at its shell while guest two spins: two gets >= 80%
@@ -871,12 +875,16 @@ def hv_multi_idle_busy(t):
         t.note(f"alarm lateness since guest {name} started: {g['mean_late_us']} us on average, "
                f"{g['late_us']} us at worst")
     t.check(busy_share >= 0.80, f"the busy guest ran only {busy_share:.1%} of the time")
-    # Each wake-up waits for the hypervisor's switch, host time that
-    # grows as the host slows (0.63% and 1.37% printed on a loaded host);
-    # wake-ups that waited for the busy guest's 10 ms slice to end would
-    # lose about a quarter of the time at these 50 a second.
-    t.check(idle_stolen < 0.05, f"the idle guest had {idle_stolen:.2%} of its time stolen")
-    t.check(one_guest_steal < 0.05, f"the idle guest's /proc/stat shows {one_guest_steal:.2%} steal")
+    # The idle guest's wake-ups take the CPU from the busy one at once: a
+    # count the host's speed cannot move (its stolen share, each wake-up's
+    # wait for the switch, grows as the host slows: 0.63% and 1.37% were
+    # printed on a loaded host).  Wake-ups that waited for the busy
+    # guest's slice to end would lose about a quarter of the time.
+    at_once = one["at_once"] / max(1, one["wakeups"])
+    t.note(f"the idle guest's wake-ups: {one['at_once']} of {one['wakeups']} took the CPU at once")
+    t.check(one["wakeups"] > 0 and at_once >= AT_ONCE_SHARE,
+            f"{one['at_once']} of the idle guest's {one['wakeups']} wake-ups took the CPU at once, "
+            f"not {AT_ONCE_SHARE:.0%}")
     end_both(q)
     stays_responsive(t, q)
 
