@@ -381,11 +381,13 @@ SPEEDUP_ROUNDS = 5
 # vcpus=2 machine's QEMU had at least HOST_CPUS_TO_JUDGE host CPUs: its
 # process's CPU time over the host's time): at least SPEEDUP_FLOOR, well
 # above the 1.0x of vCPUs that take turns and well below what the design
-# gives.  Always: at most WAITING_AT_ONCE of the vcpus=2 guest's CPU time
-# steal or idle (median).
+# gives, and at most WAITING_AT_ONCE of the vcpus=2 guest's CPU time steal
+# or idle (median).  Always: at most STEAL_AT_ONCE of it steal (vCPUs that
+# take turns: about half).
 SPEEDUP_TARGET, SPEEDUP_FLOOR = 1.7, 1.3
 HOST_CPUS_TO_JUDGE = 1.7
 WAITING_AT_ONCE = 0.35
+STEAL_AT_ONCE = 0.20
 VCPUS_AT_ONCE = "vcpus_at_once=on"
 
 
@@ -399,8 +401,9 @@ def qemu_cpu_seconds(q):
 def par_work(t, q, vcpus):
     """The workload at q's shell (PAR_DEFINE typed there before): its
     seconds of the guest's uptime, the share of its vcpus CPUs' time that
-    was steal or idle meanwhile, and how many host CPUs QEMU had (its
-    process's CPU time over the host's time)."""
+    was steal or idle meanwhile, how many host CPUs QEMU had (its
+    process's CPU time over the host's time), and the share that was steal
+    alone."""
     q.send("par\n")
     q.expect(PAR_GO, timeout=60)
     cpu0, t0 = qemu_cpu_seconds(q), time.monotonic()
@@ -410,7 +413,9 @@ def par_work(t, q, vcpus):
     elapsed = float(m.group(2)) - float(m.group(1))
     d = [int(a) - int(b) for a, b in zip(m.group(4).split(), m.group(3).split())]
     waiting = d[3] + d[4] + d[7]            # idle, iowait, steal
-    return elapsed, waiting / (elapsed * 100 * vcpus) if elapsed > 0 else 1, (cpu1 - cpu0) / (t1 - t0)
+    ticks = elapsed * 100 * vcpus
+    return (elapsed, waiting / ticks if elapsed > 0 else 1, (cpu1 - cpu0) / (t1 - t0),
+            d[7] / ticks if elapsed > 0 else 1)
 
 
 @test("bench-smp-guest-speedup", bench=True)
@@ -424,8 +429,8 @@ def bench_smp_guest_speedup(t):
     alone, and vcpus=1's times: one CPU's work each) and the host CPUs
     each machine's QEMU had.  The ratio must be at least SPEEDUP_FLOOR
     when the host can be judged (above); SPEEDUP_TARGET is printed, met
-    or not.  The vcpus=2 guest's CPUs at most WAITING_AT_ONCE steal or
-    idle, always."""
+    or not, and so is the vcpus=2 guest's idle share; its steal share at
+    most STEAL_AT_ONCE, always."""
     if (os.cpu_count() or 1) < 2:
         t.skip(f"the host has {os.cpu_count()} CPU: MTTCG cannot run two guest CPUs at once")
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
@@ -446,6 +451,7 @@ def bench_smp_guest_speedup(t):
     ratio, capacity = median_of(pairs), median_of(capacity_pairs)
     waiting = {v: statistics.median(run[v - 1][1] for run in runs) for v in (1, 2)}
     host = {v: statistics.median(run[v - 1][2] for run in runs) for v in (1, 2)}
+    steal = {v: statistics.median(run[v - 1][3] for run in runs) for v in (1, 2)}
     moved = max(spread([b for _, b in capacity_pairs]), spread([one for one, _ in pairs]))
     t.note("two processes of %d shell loop iterations each, seconds of the guest's uptime (share of its CPUs' "
            "time steal or idle, host CPUs its QEMU had): %s" % (
@@ -453,17 +459,25 @@ def bench_smp_guest_speedup(t):
                                          f"({b[1]:.0%}, {b[2]:.2f}): {a[0] / b[0]:.2f}x" for a, b in runs)))
     t.note(capacity_note(capacity_pairs))
     t.note(f"medians: vcpus=1 / vcpus=2 {ratio:.2f}x (target {SPEEDUP_TARGET}x); steal or idle {waiting[1]:.0%} "
-           f"and {waiting[2]:.0%}; host CPUs QEMU had {host[1]:.2f} and {host[2]:.2f}; host capacity "
+           f"and {waiting[2]:.0%}, steal {steal[1]:.0%} and {steal[2]:.0%}; host CPUs QEMU had {host[1]:.2f} and {host[2]:.2f}; host capacity "
            f"{capacity:.2f}x; the host's own speed moved {moved:.2f}x between windows (quiet: at most {QUIET_SPREAD}x)")
-    t.check(waiting[2] <= WAITING_AT_ONCE,
-            f"{waiting[2]:.0%} of vcpus=2's CPU time was steal or idle while two processes were busy (at most "
-            f"{WAITING_AT_ONCE:.0%}): its vCPUs did not run at once")
+    # Steal is the hypervisor's STOLEN, which a host setting a QEMU thread
+    # aside cannot move: judged always.  Idle is the host's to make (one
+    # vCPU thread slower, its partner's process done first): judged with
+    # the speedup, on a host that gave the machine its CPUs.
+    t.check(steal[2] <= STEAL_AT_ONCE,
+            f"{steal[2]:.0%} of vcpus=2's CPU time was steal while two processes were busy (at most "
+            f"{STEAL_AT_ONCE:.0%}): its vCPUs did not run at once")
     if moved > QUIET_SPREAD or host[2] < HOST_CPUS_TO_JUDGE:
         # The vCPUs ran at once (checked above); the floor itself is a
         # counted skip, so the tally shows how often it went unjudged.
-        t.skip(f"the speedup floor is not judged (the vCPUs running at once is): the host is too noisy (its "
+        t.skip(f"the speedup floor and the idle share are not judged (the steal share is): the host is too "
+               f"noisy (its "
                f"speed moved {moved:.2f}x, at most {QUIET_SPREAD}x to judge; the vcpus=2 machine had "
                f"{host[2]:.2f} host CPUs, at least {HOST_CPUS_TO_JUDGE} to judge)")
+    t.check(waiting[2] <= WAITING_AT_ONCE,
+            f"{waiting[2]:.0%} of vcpus=2's CPU time was steal or idle while two processes were busy on a "
+            f"quiet host (at most {WAITING_AT_ONCE:.0%}): its vCPUs did not run at once")
     t.note(f"asserted: speedup >= {SPEEDUP_FLOOR}x on this quiet host; the target {SPEEDUP_TARGET}x was "
            + ("met" if ratio >= SPEEDUP_TARGET else "not met") + f" ({ratio:.2f}x, host capacity {capacity:.2f}x)")
     t.check(ratio >= SPEEDUP_FLOOR,

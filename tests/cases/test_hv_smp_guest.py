@@ -355,3 +355,35 @@ def smp_guest_vtlb_trim(t):
 def smp_guest_vtlb_trim_smp2(t):
     """The same on -smp 2: vCPU 1 runs on the other CPU at the trim."""
     vtlb_trim(t, 2)
+
+
+@test("hv-smp4-two-guests-remap", alone="QEMU on -smp 4 with MTTCG: four host threads")
+def smp4_two_guests_remap(t):
+    """Four CPUs running two guests of two vCPUs each at once (-smp 4,
+    vcpus_at_once=on, audit=every=1, locks=check), each tguest=smpmmu
+    smpmmu_remap (at_once_remap above): every CPU runs guest code and
+    takes its timer, the scheduler balances four queues, and each
+    guest's shootdowns reach its other CPU while the other guest runs on
+    the remaining two; every read a current mark, every audit clean, the
+    frames all back at the end."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    guest = f"{TGUEST} tguest=smpmmu smpmmu_remap,{tiny}"
+    q = t.qemu("-smp", "4", "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=32M vcpus=2 vcpus_at_once=on audit=every=1 locks=check",
+               "-initrd", f"{guest},{guest}", accel=MTTCG)
+    status = q.wait_exit(timeout=600)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected both guests' power-off")
+    for name in ("guest1", "guest2"):
+        for line in (r"generations 00000bb8", r"poisoned reads 00000000", r"stale reads 00000000"):
+            t.check(re.search(r"\[%s\] tguest: smpmmu: %s\n" % (name, line), q.output),
+                    f"{name} did not print 'smpmmu: {line}'")
+    # The activation reports print the counters too (then 0): the end
+    # reports are the last two.
+    ipis = [int(n) for n in re.findall(r"vmi-hv: vCPUs at once: \d+ shootdowns of the guest's other CPUs "
+                                       r"\((\d+) IPIs\)", q.output)][-2:]
+    t.check(len(ipis) == 2 and min(ipis) > 0, f"IPIs of each guest's shootdowns: {ipis}")
+    takes = [int(n) for n in re.findall(r"vmi-hv: locks=check: CPU \d+ checked (\d+) lock takes", q.output)]
+    t.check(len(takes) == 4 and min(takes) > 0, f"lock takes checked per CPU: {takes}")
+    t.note(f"shootdown IPIs per guest {ipis}; lock takes per CPU {takes}")
+    check_invariants(t, q.output, "two two-vCPU guests on four CPUs")
