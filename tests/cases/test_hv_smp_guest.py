@@ -231,6 +231,21 @@ def smp_guest_release_loaded_elsewhere(t):
     check_invariants(t, q.output, "release of another vCPU's directory")
 
 
+@test("hv-smp-guest-stop-beside-running-sibling", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_stop_beside_running_sibling(t):
+    """The same rule break by vCPU 0 while vCPU 1 spins in guest mode on the
+    other CPU (vcpus_at_once=on, smpmmu_ap_spins: no exit of its own): the
+    stop kicks it out, the guest is reaped once no CPU is inside it, its
+    frames all come back and the hypervisor still answers."""
+    q = smp_guest_mmu(t, 2, "smpmmu_final=release smpmmu_ap_spins", options="vcpus_at_once=on")
+    q.expect(r"tguest: smpmmu: releasing vCPU 1's directory", timeout=30)
+    q.expect(r"ReleasePage breaks the rules: ReleasePage: page directory 0x[0-9a-f]+ is loaded in CR3",
+             timeout=30)
+    t.check("still running after the release" not in q.output, "the release was taken")
+    stays_responsive(t, q)
+    check_invariants(t, q.output, "a stop while the sibling vCPU ran on the other CPU")
+
+
 @test("hv-smp-guest-own-directories-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_guest_own_directories_smp2(t):
     """The two vCPUs one at a time (vcpus_at_once=off) on -smp 2: the

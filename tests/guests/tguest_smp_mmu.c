@@ -119,9 +119,15 @@ static void rounds(uint32_t k)
 	done[k] = 1;
 }
 
+/* smpmmu_ap_spins: vCPU 1 stays in guest mode after its rounds, spinning
+ * without an exit, so that a stop of the guest finds it running. */
+static volatile uint32_t ap_spins;
+
 static void ap_rounds(uint32_t id)
 {
 	rounds(id);
+	while (ap_spins)
+		__asm__ volatile("pause");
 	for (;;)
 		hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 }
@@ -313,6 +319,7 @@ int smp_mmu_main(const char *cmdline)
 		say_value("tguest: smpmmu: garbage ", "CR3 outside guest memory",
 			  smp_start_ap(1, ap_rounds, CR0_PG_WP_PE_ET, 0xfff00000u));
 	}
+	ap_spins = has_word(cmdline, "smpmmu_ap_spins");
 	say_value("tguest: smpmmu: ", "SetInitialAPState on B",
 		  smp_start_ap(1, ap_rounds, CR0_PG_WP_PE_ET, (uint32_t)dir[1]));
 	rounds(0);
