@@ -402,3 +402,29 @@ def smp4_two_guests_remap(t):
     t.check(len(takes) == 4 and min(takes) > 0, f"lock takes checked per CPU: {takes}")
     t.note(f"shootdown IPIs per guest {ipis}; lock takes per CPU {takes}")
     check_invariants(t, q.output, "two two-vCPU guests on four CPUs")
+
+
+@test("hv-smp-guest-start-8-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_start_8_smp2(t):
+    """The most vCPUs a guest may have (vcpus=8) booted, not only the
+    ninth refused: tguest=smp with all eight on -smp 2."""
+    smp_guest_boot(t, 8, 2)
+
+
+@test("hv-smp-sixteen-vcpus", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_sixteen_vcpus(t):
+    """Sixteen vCPUs in all, the scheduler's most: two tguest=smp guests of
+    eight vCPUs each on -smp 2, every AP started, ticked and counted in,
+    the IPI rounds done, both powered off cleanly."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    guest = f"{TGUEST} tguest=smp smp_vcpus=8,{tiny}"
+    q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M vcpus=8 locks=check", "-initrd", f"{guest},{guest}", accel=MTTCG)
+    status = q.wait_exit(timeout=300)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected both guests' power-off")
+    for name in ("guest1", "guest2"):
+        for line in (r"APs started 00000007", r"rounds %08x" % ROUNDS, r"survived, APs 00000007"):
+            t.check(re.search(r"\[%s\] tguest: smp: %s\n" % (name, line), q.output),
+                    f"{name} did not print 'smp: {line}'")
+    check_invariants(t, q.output, "two guests of eight vCPUs")
