@@ -15,7 +15,7 @@ import time
 
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
 from vmitest import paths, test
 
 MTTCG = "tcg,thread=multi"
@@ -483,3 +483,34 @@ def bench_smp_guest_speedup(t):
     t.check(ratio >= SPEEDUP_FLOOR,
             f"vcpus=2 ran the workload {ratio:.2f}x as fast as vcpus=1, not {SPEEDUP_FLOOR}x: its vCPUs did not gain "
             "from the host's second CPU")
+
+
+@test("hv-smp-linux-reboot-twice-halt")
+def hv_smp_linux_reboot_twice_halt(t):
+    """A guest of two vCPUs (-smp 1) rebooted twice in a row, each time
+    back with both CPUs (the second reboot reuses what the first already
+    reused: stacks, shared pages, vTLB directories, indexes), then `halt`
+    (under VMI the kernel's halt is Shutdown): the hypervisor ends with
+    the guest's power-off (ACPI: QEMU runs without isa-debug-exit, which
+    would end the run at the first reboot), no guest stopped."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "vcpus=2", "-initrd", hv_modules(),
+               fatal=GUEST_FATAL, debug_exit=False)
+    q.expect(r"vmi-hv: guest guest1: vCPU 1 started by vCPU 0", timeout=300)
+    q.expect(MARKER, timeout=300)
+    for n in (1, 2):
+        expect_cpus(t, q, 2, f"before reboot {n}")
+        quiet_console(q)
+        q.send("reboot\n")
+        q.expect(r"vmi-hv: guest reboot: the guest called Reboot", timeout=60)
+        q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot %d\)" % n, timeout=60)
+        q.expect(r"vmi-hv: guest guest1: vCPU 1 started by vCPU 0", timeout=300)
+        m = q.expect(MARKER, timeout=300)
+        t.check(m.group(3) == "vmi", f"after reboot {n} the guest reports mode {m.group(3)}")
+    expect_cpus(t, q, 2, "after two reboots")
+    q.send("halt\n")
+    q.expect(r"init: halt: asking the kernel", timeout=60)
+    q.expect(r"vmi-hv: guest powered off: the guest called Shutdown", timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == 0, f"exit status {status}, expected 0 (ACPI power-off)")
+    t.check("guest stopped" not in q.output, "a 'guest stopped' line")
