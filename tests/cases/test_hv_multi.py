@@ -654,6 +654,29 @@ def smp_pinned(t):
     expect_error(t, q, r"guest 2 \(guest2\): guest2.cpus= names no CPU the hypervisor runs on \(CPUs 0-0\)")
 
 
+@test("hv-smp-pinned-ap", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_pinned_ap(t):
+    """guest1.cpus=1 guest2.cpus=1 on -smp 2: both guests live on the AP
+    alone, so what the boot CPU takes for them (console input, their
+    alarms' timer) reaches them by IPI: each answers what is typed to it,
+    sleeps a second of its own uptime on its alarms, and Ctrl-] l names
+    CPU 1 for both, with no migration."""
+    q = at_shells(t, append="guest1.cpus=1 guest2.cpus=1", smp=2)
+    for n, name in ((1, "one"), (2, "two")):
+        type_into(t, q, n, name, f"pinned{n}")
+        q.send("read u0 r < /proc/uptime; sleep 1; read u1 r < /proc/uptime; echo slept $u0 $u1\n")
+        m = q.expect(r"\[%s\] slept (\d+\.\d\d) (\d+\.\d\d)\n" % name, timeout=60)
+        slept = float(m.group(2)) - float(m.group(1))
+        t.check(0.95 <= slept <= 1.5, f"guest {name}: sleep 1 took {slept:.2f} s of its uptime")
+    q.send("\x1dl")
+    on = expect_all(q, [r"  1 one +\w+ +weight 1, \d+ exits, (?:on|last on) CPU (\d), (\d+) migrations",
+                        r"\* 2 two +\w+ +weight 1, \d+ exits, (?:on|last on) CPU (\d), (\d+) migrations"], timeout=60)
+    t.check([m.group(1) for m in on] == ["1", "1"] and [m.group(2) for m in on] == ["0", "0"],
+            f"guests pinned to CPU 1 seen on CPUs {[m.group(1) for m in on]}, "
+            f"migrations {[m.group(2) for m in on]}")
+    end_both(q)
+
+
 @test("hv-smp-eight-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
 def smp_eight_guests(t):
     """Eight Linux guests on -smp 2 in a 512 MiB machine: each boots to

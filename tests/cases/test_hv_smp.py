@@ -191,3 +191,20 @@ def smp_parallel_exits(t):
     rate1, _ = exit_heavy_pair(t, 1)
     t.note(f"-smp 1: VMI calls/s {', '.join(f'{n} {r:.0f}' for n, r in sorted(rate1.items()))}; "
            f"-smp 2 / -smp 1 total: {sum(rate2.values()) / max(1, sum(rate1.values())):.2f}")
+
+
+@test("hv-smp-mp-table-only", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_mp_table_only(t):
+    """No ACPI (-machine pc,acpi=off): the CPUs come from the MP table alone
+    (SeaBIOS lists one per package, hence sockets=2), CPU 1 is started, and
+    a guest of two vCPUs (tguest=smp) runs on both and powers off."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-machine", "pc,acpi=off", "-smp", "2,sockets=2", "-m", "128", "-kernel", paths.HV_ELF,
+               "-append", "vcpus=2", "-initrd", f"{TGUEST} tguest=smp smp_vcpus=2,{tiny}", accel=MTTCG)
+    q.expect(r"vmi-hv: CPU found \(MP table\): APIC ID 1\n", timeout=60)
+    q.expect(r"vmi-hv: CPU 1 started: APIC ID 1", timeout=60)
+    q.expect(r"tguest: smp: survived, APs 00000001\n", timeout=120)
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected the guest's power-off")
+    t.check("ACPI MADT" not in q.output, "the CPUs were read from an ACPI MADT, not the MP table")
