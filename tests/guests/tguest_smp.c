@@ -81,11 +81,18 @@ static void halt(void)
 	vmi_call5(VMI_CALL_Halt, 0, 0, 0, 0, 0);
 }
 
+/* smp_ap_dies: the AP this names halts with interrupts off at its next
+ * ping (a privileged hlt at ring 1, as Linux's stop_this_cpu). */
+static volatile uint32_t dying_ap;
+
 /* Vector 0x40 on an AP: count it, EOI, answer vCPU 0. */
 void ping_handler(void)
 {
 	uint32_t id = apic_read(APIC_ID) >> 24;
 
+	if (dying_ap && id == dying_ap)
+		for (;;)
+			__asm__ volatile("cli; hlt");
 	pings[id % MAX_APS]++;
 	apic_write(APIC_EOI, 0);
 	send_ipi(0, PONG);
@@ -324,6 +331,31 @@ static void smp_storm(void)
 	}
 }
 
+/* AP `id` halts with interrupts off; vCPU 0 goes on: a ping to the dead
+ * AP is never taken, the other APs still answer theirs. */
+static void ap_dies(uint32_t id)
+{
+	uint32_t before = pings[id], others = 0;
+
+	dying_ap = id;
+	send_ipi(id, PING);
+	for (volatile uint32_t spin = 0; spin < 20000000u; spin++)
+		;
+	send_ipi(id, PING);
+	for (volatile uint32_t spin = 0; spin < 20000000u; spin++)
+		;
+	for (uint32_t ap = 1; ap < id; ap++) {
+		uint32_t had = pings[ap], spins = 0;
+
+		send_ipi(ap, PING);
+		while (pings[ap] == had && ++spins < 100000)
+			halt();
+		others += pings[ap] > had;
+	}
+	say_value("tguest: smp: ", "pings the dead AP took", pings[id] - before);
+	say_value("tguest: smp: ", "other APs still answering", others);
+}
+
 int smp_main(const char *cmdline)
 {
 	uint32_t n, spins = 0;
@@ -417,6 +449,8 @@ int smp_main(const char *cmdline)
 	say_value("tguest: smp: garbage ", "INIT IPI", send_ipi(1, 0x500));
 	say_value("tguest: smp: garbage ", "vector 3 IPI", send_ipi(1, 0x03));
 	say_value("tguest: smp: ", "survived, APs", started);
+	if (has_word(cmdline, "smp_ap_dies") && n > 1)
+		ap_dies(n - 1);
 	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 	return 1;
 }
