@@ -11,10 +11,17 @@
  *
  * A vCPU that wakes from a halt is placed at most half a slice behind the
  * least vruntime of the others, so sleeping banks no credit beyond that;
- * it goes to an idle CPU if there is one, else, if that puts it behind a
- * running one, it preempts it at once.  An interactive or idle guest
- * therefore runs as soon as its interrupt arrives, and its steal stays
- * near 0 beside a busy guest.
+ * it goes to an idle CPU if there is one, else, if that puts it more than
+ * a quarter slice (the wake-up granularity) behind a running one, it
+ * preempts it at once.  An interactive or idle guest therefore runs as
+ * soon as its interrupt arrives, and its steal stays near 0 beside a busy
+ * guest.  But a vCPU woken while a vCPU of its own guest runs takes that
+ * one's CPU, not another guest's, and one guest's wake-ups take other
+ * guests' CPUs at most once per quarter slice (the wake-up interval; a
+ * later one waits for its end): each costs the vCPU it preempts a world
+ * switch and an IPI, which a guest waking its own vCPUs without pause
+ * (IPI ping-pong, alarms) would otherwise make its neighbours pay
+ * thousands of times a second.
  *
  * Each CPU has its own run queue: every vCPU belongs to exactly one (its
  * rq), and a CPU picks from its own, so a vCPU stays on the CPU whose
@@ -128,7 +135,7 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 		if (s->e[i] != e)
 			continue;
 		uint32_t allowed = e->allowed;	/* its guest's CPUs stay its own */
-		const void *group = e->group;	/* and its guest */
+		const void *group = e->group, *guest = e->guest;	/* and its guest */
 
 		if (!weight)
 			weight = 1;
@@ -136,7 +143,8 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 					    .inv_weight = (1u << WEIGHT_SHIFT) / weight,
 					    .vruntime = s->min_vruntime,
 					    .state = SCHED_READY, .start = now, .since = now,
-					    .cpu = -1, .rq = -1, .allowed = allowed, .group = group };
+					    .cpu = -1, .rq = -1, .allowed = allowed, .group = group,
+					    .guest = guest };
 		e->rq = lightest_cpu(s, e);
 		return true;
 	}
@@ -160,15 +168,131 @@ void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now)
 		leave_cpu(s, e, SCHED_HALTED, now);
 }
 
+/* When e's guest last took another guest's CPU by a wake-up (*at); false
+ * if it never did.  An entity without a guest is a guest of its own. */
+static bool guest_preempted_at(const struct sched *s, const struct sched_entity *e, uint64_t *at)
+{
+	bool any = false;
+
+	*at = 0;
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sched_entity *o = s->e[i];
+
+		if ((o == e || (e->guest && o->guest == e->guest)) && o->has_preempted &&
+		    (!any || o->preempted_at > *at)) {
+			*at = o->preempted_at;
+			any = true;
+		}
+	}
+	return any;
+}
+
+/* Make cpu look at its queue once in its current slice, so that it arms
+ * its timer for the slice's end: the CPU to tell, or -1 (told already). */
+static int tell(struct sched *s, int cpu)
+{
+	if (cpu < 0 || (unsigned)cpu >= s->ncpus || s->cpu[cpu].told)
+		return -1;
+	s->cpu[cpu].told = true;
+	return cpu;
+}
+
+/* The CPU e may run on whose running vCPU is furthest ahead (*vr its
+ * vruntime), among those running a vCPU of e's guest if own; or -1. */
+static int furthest_ahead(const struct sched *s, const struct sched_entity *e, uint64_t now, bool own,
+			  uint64_t *vr)
+{
+	int worst = -1;
+
+	*vr = 0;
+	for (unsigned c = 0; c < s->ncpus; c++) {
+		const struct sched_entity *r;
+		uint64_t v;
+
+		if (!allowed_on(e, c) || s->cpu[c].current < 0)
+			continue;
+		r = s->e[s->cpu[c].current];
+		if (own && (!e->guest || r->guest != e->guest))
+			continue;
+		v = vruntime(r, now);
+		if (worst < 0 || v > *vr) {
+			worst = (int)c;
+			*vr = v;
+		}
+	}
+	return worst;
+}
+
+/*
+ * Woken e takes cpu from its running vCPU and joins cpu's queue.  At once,
+ * unless that vCPU is another guest's and e's guest took a CPU by a
+ * wake-up less than an interval ago: then at that interval's end (or at
+ * the slice's end, if sooner).  A guest whose vCPUs wake each other
+ * without pause (IPI ping-pong) so costs another guest's vCPU a world
+ * switch and an IPI at most once per interval.
+ */
+static int preempt(struct sched *s, struct sched_entity *e, int cpu, uint64_t now)
+{
+	struct sched_cpu *c = &s->cpu[cpu];
+	const struct sched_entity *cur = s->e[c->current];
+	uint64_t at = now, last, every = s->slice / SCHED_WAKE_EVERY_DIV;
+	bool other = !e->guest || cur->guest != e->guest;
+
+	e->rq = cpu;
+	if (other && guest_preempted_at(s, e, &last) && now < last + every)
+		at = last + every;
+	if (at > now && at >= c->slice_end)
+		return tell(s, cpu);	/* handed over at the slice's end anyway */
+	c->slice_end = at;		/* its sched_pick() then hands over */
+	if (other) {
+		e->preempted_at = at;
+		e->has_preempted = true;
+	}
+	if (at == now)
+		e->preemptions++;
+	else
+		e->wakes_held++;
+	c->told = true;
+	return cpu;
+}
+
+/*
+ * min_vruntime up to the least vruntime of the runnable vCPUs but skip,
+ * runs in progress counted.  sched_pick() moves it only when it picks: a
+ * vCPU running alone without an exit leaves it behind by all that run,
+ * and a vCPU woken then would be placed behind by as much (its sleep
+ * banked as credit: it would then hold the CPU as long as it slept).
+ */
+static void follow_min_vruntime(struct sched *s, const struct sched_entity *skip, uint64_t now)
+{
+	uint64_t least = 0;
+	bool any = false;
+
+	for (unsigned i = 0; i < s->n; i++) {
+		const struct sched_entity *x = s->e[i];
+		uint64_t v;
+
+		if (x == skip || (x->state != SCHED_RUNNING && x->state != SCHED_READY))
+			continue;
+		v = vruntime(x, now);
+		if (!any || v < least)
+			least = v;
+		any = true;
+	}
+	if (any && least > s->min_vruntime)
+		s->min_vruntime = least;
+}
+
 int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
 {
-	uint64_t credit = s->slice / 2, floor, worst_vr = 0;
-	int worst = -1;
+	uint64_t credit = s->slice / 2, floor, worst_vr;
+	int worst;
 
 	if (e->state != SCHED_HALTED)
 		return -1;
 	set_state(e, SCHED_READY, now);
 	e->wakeups++;
+	follow_min_vruntime(s, e, now);
 	floor = s->min_vruntime > credit ? s->min_vruntime - credit : 0;
 	if (e->vruntime < floor)
 		e->vruntime = floor;
@@ -182,28 +306,22 @@ int sched_wake(struct sched *s, struct sched_entity *e, uint64_t now)
 			e->rq = (int)c;
 			return (int)c;
 		}
-	/* Else it preempts the running vCPU furthest ahead on a CPU it may
-	 * run on, if it is behind that one, and joins that CPU's queue;
-	 * otherwise it waits in its own queue (or is pulled). */
-	for (unsigned c = 0; c < s->ncpus; c++) {
-		uint64_t vr;
-
-		if (!allowed_on(e, c) || s->cpu[c].current < 0)
-			continue;
-		vr = vruntime(s->e[s->cpu[c].current], now);
-
-		if (worst < 0 || vr > worst_vr) {
-			worst = (int)c;
-			worst_vr = vr;
-		}
-	}
-	if (worst >= 0 && e->vruntime < worst_vr) {
-		s->cpu[worst].slice_end = now;	/* its next sched_pick() hands over */
+	/* Else, if a vCPU of its own guest runs, it joins that CPU's queue:
+	 * what it costs is its guest's own (an IPI to a halted sibling while
+	 * the sender runs: the sender usually halts next). */
+	worst = furthest_ahead(s, e, now, true, &worst_vr);
+	if (worst < 0)
+		worst = furthest_ahead(s, e, now, false, &worst_vr);
+	/* It preempts the running vCPU furthest ahead on a CPU it may run
+	 * on if it is behind that one by more than the wake-up granularity
+	 * (so two vCPUs near each other do not take turns at every wake-up);
+	 * otherwise it waits in that queue (its own guest's) or its own (or
+	 * is pulled), whose CPU arms its timer for its slice's end. */
+	if (worst >= 0 && e->vruntime + s->slice / SCHED_WAKE_GRAN_DIV < worst_vr)
+		return preempt(s, e, worst, now);
+	if (worst >= 0 && e->guest && s->e[s->cpu[worst].current]->guest == e->guest)
 		e->rq = worst;
-		e->preemptions++;
-		return worst;
-	}
-	return -1;
+	return tell(s, e->rq);
 }
 
 void sched_gone(struct sched *s, struct sched_entity *e, uint64_t now)
@@ -227,6 +345,7 @@ static struct sched_entity *give_cpu(struct sched *s, unsigned cpu, int i, uint6
 	c->current = i;
 	c->last = i;
 	c->slice_end = now + s->slice;
+	c->told = false;
 	return e;
 }
 

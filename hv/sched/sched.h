@@ -1,5 +1,6 @@
 /*
- * sched.h - the vCPU scheduler (sched.c, pure, tests/unit/test_sched.c):
+ * sched.h - the vCPU scheduler (sched.c, pure, tests/unit/test_sched.c and
+ * test_sched_wake.c):
  * preemptive and weighted-fair (by virtual runtime, with wake-up
  * preemption) over the physical CPUs, a run queue per CPU with a balancer
  * that pulls a vCPU to a CPU where it would run sooner, and each vCPU's
@@ -48,9 +49,24 @@ struct sched_entity {
 	 * moment (docs/ARCHITECTURE.md, "Who owns what on several CPUs");
 	 * 0: no group. */
 	const void *group;
+	/* Its guest, whatever its group: one guest's wake-ups preempt other
+	 * guests' vCPUs at most once per wake-up interval (sched.c,
+	 * sched_wake); 0: the entity alone. */
+	const void *guest;
+	uint64_t preempted_at;		/* its last wake-up preemption of another guest */
+	bool has_preempted;		/* ... if any */
+	uint64_t wakes_held;		/* wake-ups whose preemption waited for the interval */
 	uint64_t migrations;		/* times it ran on another CPU than the last */
 	uint64_t pulls;			/* times a balancing CPU took it into its queue */
 };
+
+/* A woken vCPU preempts a running one only if it is more than slice /
+ * SCHED_WAKE_GRAN_DIV behind it (the wake-up granularity); and one
+ * guest's wake-ups take another guest's CPU at most once per slice /
+ * SCHED_WAKE_EVERY_DIV (the wake-up interval), a later one at the end of
+ * that interval (docs/HV.md, "Rates a guest controls"). */
+#define SCHED_WAKE_GRAN_DIV 4
+#define SCHED_WAKE_EVERY_DIV 4
 
 #define SCHED_MAX 16
 #define SCHED_MAX_CPUS HV_MAX_CPUS
@@ -61,6 +77,9 @@ struct sched_cpu {
 	int current;			/* index into e[] of the RUNNING one, or -1 */
 	int last;			/* index of the one that ran last */
 	uint64_t slice_end;		/* when the current one's slice ends */
+	/* Told (sched_wake's answer) since the current one got its slice:
+	 * it has looked again and armed its timer for slice_end. */
+	bool told;
 };
 
 struct sched {

@@ -547,6 +547,9 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 			/* One running vCPU per guest, unless they may run
 			 * at once (docs/HV.md, "Concurrent vCPUs"). */
 			guests[i]->vcpus[j]->sched.group = guests[i]->vcpus_at_once ? 0 : guests[i];
+			/* Its wake-ups preempt other guests' vCPUs at most once
+			 * per wake-up interval, all of its vCPUs together. */
+			guests[i]->vcpus[j]->sched.guest = guests[i];
 			park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}

@@ -4,12 +4,15 @@
  * guest (docs/HV.md, "A guest of several vCPUs").
  *
  * An IPI sets the vector in each target's IRR, taken at that vCPU's next
- * entry with its virtual IF set; a halted target is woken
- * (wake_requested, and the exit is not quiet, so the loop wakes it at
- * once).  With one running vCPU per guest no target runs on another CPU,
- * so an IPI never interrupts another CPU: what a guest's IPIs cost is its
- * own exits and its own vCPUs' runs, inside its share, and no other guest
- * pays for them (docs/HV.md, "Rates a guest controls").
+ * entry with its virtual IF set.  A target running on another CPU
+ * (vcpus_at_once=on) is made to leave the guest: an exit of the IPI's own
+ * guest.  A halted target is woken (wake_requested, and the exit is not
+ * quiet, so the loop wakes it at once); a wake-up is what could cost
+ * another guest, preempting the vCPU on the CPU it takes, and the
+ * scheduler bounds it: it queues behind a running vCPU of its own guest
+ * if there is one, and one guest's wake-ups preempt other guests' vCPUs
+ * at most once per wake-up interval (sched.c, sched_wake; docs/HV.md,
+ * "Rates a guest controls", "IPIs").
  */
 #include "vcpu_lapic.h"
 #include "vcpu_shootdown.h"

@@ -549,7 +549,9 @@ CASES = [
     # An ICR write to APIC ID 2 of a guest of two vCPUs (refused), then an
     # IPI storm: vCPU 0 sends IPIs to vCPU 1 without pause, for ever; the
     # second guest answers a key meanwhile (its IPIs cost the offender's
-    # own exits and runs), then the console stops the offender.
+    # own exits and runs), then the console stops the offender.  Its
+    # throughput beside the storm is measured by hv-victim-ipi-storm
+    # (test_hv_victim.py).
     ("smp-ipi-storm", "tguest=smpstorm smp_vcpus=2",
      r"vCPU 0: APICWrite register 300 value 000000ef refused(?s:.*)tguest: smp: garbage IPI to APIC ID 2 of 2 ffffffea\n"
      r"(?s:.*)tguest: smp: storm: IPIs sent, the AP took some 00000001\n", BUSY),

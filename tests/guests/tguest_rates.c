@@ -8,14 +8,17 @@
  * guest sees alike (window k: TSC from k * W to (k + 1) * W; REAL is the
  * TSC).  Window k belongs to phase (k / RATES_PHASE_WINDOWS) % 3:
  *   0  idle:   every vCPU of the attacker halts;
- *   1  busy:   its vCPU 0 spins (a neighbour busy on a CPU of its own:
- *              it loads the host as an attack does), the others halt;
+ *   1  busy:   its vCPU 0 makes hypercalls without pause (APICRead: an
+ *              exit each, waking nobody), the others halt: a neighbour
+ *              busy on a CPU of its own, exiting as often as an attack;
+ *              under TCG another CPU's exits slow the victim's QEMU
+ *              thread too (by 15-20%), whatever the hypervisor does;
  *   2  attack.
  *
- *   tguest=victim       a guest of one vCPU: counts loops in each window
- *                       and prints "victim: window K loops N"; after
- *                       victim_windows=N windows (default 54) it prints
- *                       "victim: done" and calls Shutdown.
+ *   tguest=victim       a guest of one vCPU: counts loops in each window;
+ *                       after victim_windows=N windows (default 54) it
+ *                       prints "victim: window K loops N" for each, then
+ *                       "victim: done", and calls Shutdown.
  *   tguest=rates:ipi    (smp_vcpus=2) the attack is IPI ping-pong: vCPU 0
  *                       sends vCPU 1 a fixed IPI and halts, vCPU 1's
  *                       handler sends one back, and it halts.
@@ -256,7 +259,7 @@ static void attacker(uint32_t n)
 			break;
 		case PHASE_BUSY:
 			while (rdtsc64() < end)
-				__asm__ volatile("pause");
+				vmi_call5(VMI_CALL_APICRead, 0x20, 0, 0, 0, 0);
 			break;
 		default:
 			attack(end, n);
@@ -264,27 +267,38 @@ static void attacker(uint32_t n)
 	}
 }
 
-/* The victim: loops counted per window; a window's line is printed in
- * the next one (alike in every window). */
+/* The victim: loops counted per window, kept, and printed at the end:
+ * the victim makes no exit of its own while it counts (under TCG its
+ * port writes would wait for QEMU's lock behind the other CPU's exits,
+ * which says nothing of the hypervisor). */
+#define VICTIM_MAX_WINDOWS 256
+static uint32_t victim_loops[VICTIM_MAX_WINDOWS];
+
 static void victim(uint32_t windows)
 {
 	uint64_t w = window_cycles();
-	uint32_t k = window_of(rdtsc64(), w) + 1, loops = 0;
+	uint32_t first = window_of(rdtsc64(), w) + 1;
 
-	while (window_of(rdtsc64(), w) < k)
+	if (windows > VICTIM_MAX_WINDOWS)
+		windows = VICTIM_MAX_WINDOWS;
+	while (window_of(rdtsc64(), w) < first)
 		;				/* the first whole window */
-	for (uint32_t done = 0; done < windows; done++, k++, loops = 0) {
-		uint64_t end = (uint64_t)(k + 1) * w;
+	for (uint32_t i = 0; i < windows; i++) {
+		uint64_t end = (uint64_t)(first + i + 1) * w;
+		uint32_t loops = 0;
 
 		while (rdtsc64() < end) {
-			for (volatile unsigned i = 0; i < 200; i++)
+			for (volatile unsigned j = 0; j < 200; j++)
 				;
 			loops++;
 		}
+		victim_loops[i] = loops;
+	}
+	for (uint32_t i = 0; i < windows; i++) {
 		puts("victim: window ");
-		puthex(k);
+		puthex(first + i);
 		puts(" loops ");
-		puthex(loops);
+		puthex(victim_loops[i]);
 		puts("\n");
 	}
 	puts("victim: done\n");
