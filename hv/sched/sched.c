@@ -17,8 +17,8 @@
  * soon as its interrupt arrives, and its steal stays near 0 beside a busy
  * guest.  But a vCPU woken while a vCPU of its own guest runs takes that
  * one's CPU, not another guest's, and one guest's wake-ups take other
- * guests' CPUs at most once per quarter slice (the wake-up interval; a
- * later one waits for its end): each costs the vCPU it preempts a world
+ * guests' CPUs at most SCHED_WAKE_BURST times a slice (a later one
+ * waits for the next slice-long window): each costs the vCPU it preempts a world
  * switch and an IPI, which a guest waking its own vCPUs without pause
  * (IPI ping-pong, alarms) would otherwise make its neighbours pay
  * thousands of times a second.
@@ -170,21 +170,19 @@ void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now)
 
 /* When e's guest last took another guest's CPU by a wake-up (*at); false
  * if it never did.  An entity without a guest is a guest of its own. */
-static bool guest_preempted_at(const struct sched *s, const struct sched_entity *e, uint64_t *at)
+/* How many times e's guest (e alone, if it has none) took another
+ * guest's CPU by a wake-up in wake-up window w. */
+static uint32_t guest_preemptions_in(const struct sched *s, const struct sched_entity *e, uint64_t w)
 {
-	bool any = false;
+	uint32_t n = 0;
 
-	*at = 0;
 	for (unsigned i = 0; i < s->n; i++) {
 		const struct sched_entity *o = s->e[i];
 
-		if ((o == e || (e->guest && o->guest == e->guest)) && o->has_preempted &&
-		    (!any || o->preempted_at > *at)) {
-			*at = o->preempted_at;
-			any = true;
-		}
+		if ((o == e || (e->guest && o->guest == e->guest)) && o->wake_window == w)
+			n += o->wake_count;
 	}
-	return any;
+	return n;
 }
 
 /* Make cpu look at its queue once in its current slice, so that it arms
@@ -225,28 +223,31 @@ static int furthest_ahead(const struct sched *s, const struct sched_entity *e, u
 
 /*
  * Woken e takes cpu from its running vCPU and joins cpu's queue.  At once,
- * unless that vCPU is another guest's and e's guest took a CPU by a
- * wake-up less than an interval ago: then at that interval's end (or at
- * the slice's end, if sooner).  A guest whose vCPUs wake each other
- * without pause (IPI ping-pong) so costs another guest's vCPU a world
- * switch and an IPI at most once per interval.
+ * unless that vCPU is another guest's and e's guest took CPUs by
+ * wake-ups SCHED_WAKE_BURST times in this wake-up window already: then at
+ * the next window's start (or at the slice's end, if sooner).  A guest
+ * whose vCPUs wake each other without pause (IPI ping-pong) so costs
+ * another guest's vCPU a world switch and an IPI at most
+ * SCHED_WAKE_BURST times a slice.
  */
 static int preempt(struct sched *s, struct sched_entity *e, int cpu, uint64_t now)
 {
 	struct sched_cpu *c = &s->cpu[cpu];
 	const struct sched_entity *cur = s->e[c->current];
-	uint64_t at = now, last, every = s->slice / SCHED_WAKE_EVERY_DIV;
+	uint64_t at = now, w = now / s->slice;
 	bool other = !e->guest || cur->guest != e->guest;
 
 	e->rq = cpu;
-	if (other && guest_preempted_at(s, e, &last) && now < last + every)
-		at = last + every;
+	if (other && guest_preemptions_in(s, e, w) >= SCHED_WAKE_BURST)
+		at = ++w * s->slice;
 	if (at > now && at >= c->slice_end)
 		return tell(s, cpu);	/* handed over at the slice's end anyway */
 	c->slice_end = at;		/* its sched_pick() then hands over */
 	if (other) {
-		e->preempted_at = at;
-		e->has_preempted = true;
+		if (e->wake_window != w)
+			e->wake_count = 0;
+		e->wake_window = w;
+		e->wake_count++;
 	}
 	if (at == now)
 		e->preemptions++;

@@ -53,8 +53,8 @@ struct sched_entity {
 	 * guests' vCPUs at most once per wake-up interval (sched.c,
 	 * sched_wake); 0: the entity alone. */
 	const void *guest;
-	uint64_t preempted_at;		/* its last wake-up preemption of another guest */
-	bool has_preempted;		/* ... if any */
+	uint64_t wake_window;		/* the wake-up window of its last preemption of another guest */
+	uint32_t wake_count;		/* ... and how many it made in that window */
 	uint64_t wakes_held;		/* wake-ups whose preemption waited for the interval */
 	uint64_t migrations;		/* times it ran on another CPU than the last */
 	uint64_t pulls;			/* times a balancing CPU took it into its queue */
@@ -62,11 +62,14 @@ struct sched_entity {
 
 /* A woken vCPU preempts a running one only if it is more than slice /
  * SCHED_WAKE_GRAN_DIV behind it (the wake-up granularity); and one
- * guest's wake-ups take another guest's CPU at most once per slice /
- * SCHED_WAKE_EVERY_DIV (the wake-up interval), a later one at the end of
- * that interval (docs/HV.md, "Rates a guest controls"). */
+ * guest's wake-ups take another guest's CPU at most SCHED_WAKE_BURST
+ * times in a wake-up window (a slice, aligned on multiples of it), a
+ * later one at the next window's start (docs/HV.md, "Rates a guest
+ * controls").  A burst, not an even interval: an idle guest's wake-ups
+ * come in clusters (a tick, then the work it woke), and each waiting for
+ * an interval cost it a fifth of them. */
 #define SCHED_WAKE_GRAN_DIV 4
-#define SCHED_WAKE_EVERY_DIV 4
+#define SCHED_WAKE_BURST 4
 
 #define SCHED_MAX 16
 #define SCHED_MAX_CPUS HV_MAX_CPUS

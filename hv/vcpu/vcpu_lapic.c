@@ -11,7 +11,7 @@
  * another guest, preempting the vCPU on the CPU it takes, and the
  * scheduler bounds it: it queues behind a running vCPU of its own guest
  * if there is one, and one guest's wake-ups preempt other guests' vCPUs
- * at most once per wake-up interval (sched.c, sched_wake; docs/HV.md,
+ * at most SCHED_WAKE_BURST times a slice (sched.c, sched_wake; docs/HV.md,
  * "Rates a guest controls", "IPIs").
  */
 #include "vcpu_lapic.h"

@@ -851,8 +851,11 @@ def hv_multi_weights(t):
     stays_responsive(t, q)
 
 
-# The share of an idle guest's wake-ups that preempt a busy guest at once.
-AT_ONCE_SHARE = 0.9
+# The share of an idle guest's wake-ups that preempt a busy guest at once:
+# not all, since a wake-up within the granularity of the busy guest's
+# vruntime, or past its guest's burst of wake-up preemptions, waits (97%
+# seen before those rules, 87-91% with them; none without preemption).
+AT_ONCE_SHARE = 0.75
 
 
 @test("hv-multi-idle-busy", alone="idle cost: timer interrupts per second")
