@@ -218,9 +218,20 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 
 static void free_page(struct shadow *s, struct shadow_page *sp);
 
+/* Every page table that nothing links any more goes. */
+static void free_unlinked_tables(struct shadow *s)
+{
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
+		struct shadow_page *sp = &s->pages[i];
+
+		if (sp->kind == SHADOW_PT && !sp->links)
+			free_page(s, sp);
+	}
+}
+
 /*
  * Out of records or frames: the shadows are a cache.  Drop every
- * directory except the loaded one and the one being built, then every
+ * directory except the loaded ones and the one being built, then every
  * page table that nothing links any more.
  */
 static void evict(struct shadow *s)
@@ -232,12 +243,32 @@ static void evict(struct shadow *s)
 		if (sp->kind == SHADOW_PD && !loaded_by_any(s, (uint16_t)(i + 1)) && i + 1 != s->pinned)
 			free_page(s, sp);
 	}
-	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
-		struct shadow_page *sp = &s->pages[i];
+	free_unlinked_tables(s);
+}
 
-		if (sp->kind == SHADOW_PT && !sp->links)
-			free_page(s, sp);
+/*
+ * Still out after evict(): the tables that the directories left (the
+ * loaded ones, the one being built) link are a cache too.  Every PDE of
+ * theirs is unlinked, in the slots' top-level pages as well (set_pde),
+ * and the tables go, each only after the guest's other CPUs have left it
+ * (free_reached_frame); an access through such a PDE faults and links
+ * its table again (shadow_fault, sync_pde).  So vCPUs whose loaded
+ * directories link more tables together than the frame budget holds
+ * take turns at it instead of stopping the guest.
+ */
+static void unlink_directories(struct shadow *s)
+{
+	s->stats.unlinked++;
+	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
+		struct shadow_page *pd = &s->pages[i];
+
+		if (pd->kind != SHADOW_PD)
+			continue;
+		for (unsigned j = 0; j < VTLB_GUEST_PDES; j++)
+			if (pd_links(s, pd)[j])
+				set_pde(s, pd, j, 0, 0);
 	}
+	free_unlinked_tables(s);
 }
 
 static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
@@ -245,6 +276,20 @@ static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
 	if (!vtlb_env_alloc(&s->env, mfn))
 		return false;
 	memset(s->env.map(*mfn), 0, HV_PAGE_SIZE);
+	return true;
+}
+
+/* Out of frames or records at the attempt-th try: give back what the
+ * cache can spare, first evict(), then unlink_directories(); false once
+ * both have been tried. */
+static bool make_room(struct shadow *s, int attempt)
+{
+	if (attempt == 0)
+		evict(s);
+	else if (attempt == 1)
+		unlink_directories(s);
+	else
+		return false;
 	return true;
 }
 
@@ -262,9 +307,8 @@ static struct shadow_page *new_page(struct shadow *s, uint32_t gfn, enum shadow_
 				break;
 			vtlb_env_free(&s->env, mfn);
 		}
-		if (attempt)
+		if (!make_room(s, attempt))
 			return 0;
-		evict(s);
 	}
 	sp = &s->pages[s->free_stack[--s->nfree]];
 	sp->gfn = gfn;
@@ -465,6 +509,7 @@ void shadow_vcpu_init(struct shadow *s, unsigned k, uint32_t switcher_pde)
 void shadow_trim(struct shadow *s)
 {
 	evict(s);
+	unlink_directories(s);
 }
 
 void shadow_destroy(struct shadow *s)
@@ -609,8 +654,10 @@ static bool fill_top(struct shadow *s, unsigned k, struct vtlb_outcome *out)
 	uint32_t *top;
 	char why[80];
 
-	if (!s->top_mfn[k] && !alloc_zeroed(s, &s->top_mfn[k])) {
+	for (int attempt = 0; !s->top_mfn[k] && !alloc_zeroed(s, &s->top_mfn[k]); attempt++) {
 		s->top_mfn[k] = 0;
+		if (make_room(s, attempt))
+			continue;
 		violation(s, out, "out of shadow memory for vCPU %u's top-level page (%s)", k,
 			  frames_out(s, why, sizeof(why)));
 		return false;

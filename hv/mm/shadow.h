@@ -54,7 +54,8 @@
  * When frames (the guest's frame budget, frame_budget.h) or records run
  * out, the shadows are a cache: every page directory shadow except the
  * loaded ones is dropped, then every page table shadow that nothing
- * links, and they are rebuilt on demand.
+ * links, and they are rebuilt on demand.  Still short, every PDE of the
+ * directories left is unlinked (the tables go; a fault links them again).
  *
  * Each vCPU of the guest (a slot, its index) loads a directory of its
  * own: shadow_load_cr3, shadow_cr3, shadow_fault and shadow_invlpg act on
@@ -192,6 +193,7 @@ struct shadow_stats {
 	uint64_t cr3_loads;
 	uint64_t cr3_hits;	/* CR3 loads that found the directory already shadowed */
 	uint64_t evictions;	/* times the cache was trimmed for lack of space */
+	uint64_t unlinked;	/* of those: times even loaded directories' tables went (still short) */
 	uint64_t invlpgs;
 	uint64_t violations;
 	uint64_t strict_revoked;	/* strict_pt: writable entries made read-only at AllocatePage */
@@ -272,8 +274,8 @@ void shadow_vcpu_init(struct shadow *s, unsigned k, uint32_t switcher_pde);
 /* Free every shadow page (and the slots' top-level pages). */
 void shadow_destroy(struct shadow *s);
 /* Give back what the cache can spare (the guest's frame budget is spent
- * elsewhere): every directory but the loaded ones, then every table that
- * nothing links; rebuilt on demand. */
+ * elsewhere): every directory but the loaded ones, then every table,
+ * unlinked from the loaded ones first; rebuilt on demand. */
 void shadow_trim(struct shadow *s);
 /*
  * Several vCPUs at once (docs/HV.md, "Concurrent vCPUs"): every change

@@ -705,14 +705,14 @@ void vcpu_mmu_print_stats(const struct vcpu *v, const struct shadow_audit *a)
 		return;
 	kprintf("vmi-hv: shadow pages in use: %u (%u page directories; peak %u)\n",
 		s->pages_in_use, s->pds_in_use, s->pages_peak);
-	kprintf("vmi-hv: shadow paging: %llu announced, %llu released, %llu adopted, %llu PTE writes, %llu PDE writes, %llu writes to other pages, %llu fills (%llu dirty), %llu guest faults, %llu CR3 loads (%llu cached), %llu evictions, %llu invlpg, %llu TLB flushes not needed\n",
+	kprintf("vmi-hv: shadow paging: %llu announced, %llu released, %llu adopted, %llu PTE writes, %llu PDE writes, %llu writes to other pages, %llu fills (%llu dirty), %llu guest faults, %llu CR3 loads (%llu cached), %llu evictions (%llu unlinked loaded directories' tables), %llu invlpg, %llu TLB flushes not needed\n",
 		(unsigned long long)s->announced, (unsigned long long)s->released,
 		(unsigned long long)s->adopted, (unsigned long long)s->entry_writes,
 		(unsigned long long)s->pde_writes, (unsigned long long)s->untracked_writes,
 		(unsigned long long)s->fills, (unsigned long long)s->dirty_faults,
 		(unsigned long long)s->guest_faults, (unsigned long long)s->cr3_loads,
 		(unsigned long long)s->cr3_hits, (unsigned long long)s->evictions,
-		(unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
+		(unsigned long long)s->unlinked, (unsigned long long)s->invlpgs, (unsigned long long)v->stats.tlb_flushes_ignored);
 	kprintf("vmi-hv: hidden faults by cause: %llu fills: %llu set D, %llu set A, %llu found the entry derived by the drain at that exit, %llu other; %llu neighbours a prefetch could have filled; %llu old neighbours given A with a first touch\n",
 		(unsigned long long)s->fills, (unsigned long long)s->dirty_faults,
 		(unsigned long long)s->accessed_faults, (unsigned long long)s->drained_faults,

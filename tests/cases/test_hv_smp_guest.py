@@ -8,7 +8,7 @@ import re
 
 from vmitest import paths, test
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
-from guest_end import check_invariants
+from guest_end import HV_BROKEN, check_invariants
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 MTTCG = "tcg,thread=multi"
@@ -450,3 +450,47 @@ def smp_guest_ap_dies_smp2(t):
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected the guest's power-off")
     t.check("guest stopped" not in q.output, "the guest was stopped")
     check_invariants(t, q.output, "an AP halted with interrupts off")
+
+
+def sparse_directories(t, smp):
+    """tguest=smpmmu smpmmu_sparse, vcpus=3 on -smp SMP: three vCPUs each on
+    a directory of its own that links 740 page tables (as three processes
+    touching one page in every 4 MiB of ~3 GiB), all three loaded at once
+    and read through three times: more tables than the guest's frame
+    budget holds, all of them linked from loaded directories.  The guest
+    runs on (tables are unlinked, shot down and linked again on demand),
+    every read is its own directory's page, the shadows audit clean and
+    no frame is lost."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M vcpus=3 vcpus_at_once=on locks=check",
+               "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_sparse,{tiny}",
+               accel=MTTCG if smp > 1 else "tcg", fatal=HV_BROKEN + [r"vmi-hv: guest stopped: [^\n]*"])
+    q.expect(r"tguest: smpmmu: sparse directory 0 loaded, reads 5a5a0000\n", timeout=60)
+    for _ in (1, 2):
+        q.expect(r"tguest: smpmmu: SetInitialAPState on a sparse directory 00000000\n", timeout=60)
+    for _ in range(3):
+        q.expect(r"tguest: smpmmu: sparse reader done 00000001\n", timeout=240)
+    for _ in range(3):
+        q.expect(r"tguest: smpmmu: sparse reader wrong reads 00000000\n", timeout=30)
+    m = q.expect(r"vmi-hv: frame budget: \d+ of (\d+) frames in use \([^)]*; peak (\d+)\), (\d+) takes refused", timeout=60)
+    t.note(f"budget {m.group(1)} frames, peak {m.group(2)}, {m.group(3)} takes refused")
+    t.check(int(m.group(3)) > 0, "the three directories' tables fitted the budget: nothing was tested")
+    m = q.expect(r"(\d+) evictions \((\d+) unlinked loaded directories' tables\)", timeout=30)
+    t.note(f"{m.group(1)} evictions, {m.group(2)} of them unlinking loaded directories' tables")
+    t.check(int(m.group(2)) > 0, "no loaded directory's tables were ever unlinked")
+    status = q.wait_exit(timeout=60)
+    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
+    check_invariants(t, q.output, "three loaded directories beyond the frame budget")
+
+
+@test("hv-smp-guest-sparse-directories")
+def smp_guest_sparse_directories(t):
+    sparse_directories(t, 1)
+
+
+@test("hv-smp-guest-sparse-directories-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_sparse_directories_smp2(t):
+    """The same on -smp 2: the vCPUs fault and evict at once."""
+    sparse_directories(t, 2)

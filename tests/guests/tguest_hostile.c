@@ -989,9 +989,10 @@ static void c_budget_clone_flood(void)
 	survived();
 }
 
-/* Two directories of 1008 tables each: the loaded one (its tables
- * cannot be evicted) and one being announced (nor can its): more than
- * the budget holds, so the announcement is refused and the guest stopped. */
+/* Two directories of 1008 tables each: the loaded one and one being
+ * announced, more than the budget holds.  The loaded directory's tables
+ * are a cache too (unlinked, linked again at a fault): the announcement
+ * is made, and the loaded directory still maps. */
 static void c_budget_two_directories(void)
 {
 	uint32_t *a = (uint32_t *)(MAPPED_BASE << 12), *b = a + 1024;
@@ -1007,6 +1008,8 @@ static void c_budget_two_directories(void)
 	for (unsigned i = 4; i < 1008; i++)
 		b[i] = (next++ << 12) | P | W | A | 4;
 	vmi_call5(VMI_CALL_AllocatePage, MAPPED_BASE + 1, VMI_PAGE_PD, 0, 0, 0);
+	h_page[0] = 0x77;
+	say("second directory of 1008 tables announced; h_page reads", rd((uint32_t)h_page));
 	survived();
 }
 

@@ -44,6 +44,14 @@
  * finds the budget spent and the caches are trimmed, vCPU 1's vTLB with
  * them, while vCPU 1 may be running on it on another CPU.  vCPU 1's
  * reads must all read MARK; the test reads the shootdowns in the report.
+ *
+ * tguest=smpmmu smpmmu_sparse (vcpus=3, after VMI Init): three
+ * directories, each linking SPARSE_TABLES page tables of its own (PDEs
+ * 4-743, each region one page, MARK + the directory's number), as three
+ * processes that touch one page in every 4 MiB of ~3 GiB.  vCPU k loads
+ * directory k and reads all its regions SPARSE_ROUNDS times, the three at
+ * once: together they link more tables than the guest's frame budget
+ * holds, every one of them in a loaded directory.
  */
 #include <stdint.h>
 #include "tguest.h"
@@ -287,6 +295,67 @@ static void smp_trim(uint32_t n)
 	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
 }
 
+#define SPARSE_TABLES 740u
+#define SPARSE_ROUNDS 3u
+#define SPARSE_BASE 0x400u	/* guest frames from 4 MiB: 3 directories, then their tables */
+
+static uint32_t sparse_page[3][1024] PAGE;
+static volatile uint32_t sparse_bad[3], sparse_done[3];
+
+static uint32_t *sparse_frame(uint32_t n)
+{
+	return (uint32_t *)((SPARSE_BASE + n) << 12);
+}
+
+/* Directory d: the identity PDEs 0-3, then SPARSE_TABLES tables of its own. */
+static void sparse_directory(uint32_t d)
+{
+	uint32_t *pd = sparse_frame(d);
+
+	for (unsigned t = 0; t < 4; t++)
+		pd[t] = base_pd[t];
+	for (uint32_t j = 0; j < SPARSE_TABLES; j++) {
+		uint32_t *pt = sparse_frame(3 + d * SPARSE_TABLES + j);
+
+		pt[0] = (uint32_t)sparse_page[d] | PTE_P | PTE_W | PTE_A | PTE_D;
+		pd[4 + j] = (uint32_t)pt | PTE_P | PTE_W | PTE_A;
+	}
+	sparse_page[d][0] = MARK + d;
+}
+
+static void sparse_reader(uint32_t k)
+{
+	for (uint32_t r = 0; r < SPARSE_ROUNDS; r++)
+		for (uint32_t j = 0; j < SPARSE_TABLES; j++)
+			sparse_bad[k] += *(volatile uint32_t *)((4 + j) << 22) != MARK + k;
+	sparse_done[k] = 1;
+	if (k)
+		for (;;)
+			hc(VMI_CALL_Halt, 0, 0, 0, 0, 0);
+}
+
+static void smp_sparse(void)
+{
+	uint32_t spins = 0;
+
+	set_up();
+	for (uint32_t d = 0; d < 3; d++)
+		sparse_directory(d);
+	hc(VMI_CALL_SetCR3, (uint32_t)sparse_frame(0), 0, 0, 0, 0);
+	say_value("tguest: smpmmu: ", "sparse directory 0 loaded, reads", *(volatile uint32_t *)(4u << 22));
+	for (uint32_t k = 1; k < 3; k++)
+		say_value("tguest: smpmmu: ", "SetInitialAPState on a sparse directory",
+			  smp_start_ap(k, sparse_reader, CR0_PG_WP_PE_ET, (uint32_t)sparse_frame(k)));
+	sparse_reader(0);
+	while (!(sparse_done[1] && sparse_done[2]) && ++spins < 400000000u)
+		__asm__ volatile("pause");
+	for (uint32_t k = 0; k < 3; k++)
+		say_value("tguest: smpmmu: ", "sparse reader done", sparse_done[k]);
+	for (uint32_t k = 0; k < 3; k++)
+		say_value("tguest: smpmmu: ", "sparse reader wrong reads", sparse_bad[k]);
+	hc(VMI_CALL_Shutdown, 0, 0, 0, 0, 0);
+}
+
 int smp_mmu_main(const char *cmdline)
 {
 	uint32_t spins = 0;
@@ -295,6 +364,10 @@ int smp_mmu_main(const char *cmdline)
 		return 0;
 	if (cmdline_number(cmdline, "smpmmu_trim=", 0)) {
 		smp_trim(cmdline_number(cmdline, "smpmmu_trim=", 0));
+		return 1;
+	}
+	if (has_word(cmdline, "smpmmu_sparse")) {
+		smp_sparse();
 		return 1;
 	}
 	set_up();

@@ -1312,11 +1312,13 @@ static void a_frame_budget_bounds_the_shadows(void **state)
 	assert_int_equal(b.used, 0);
 }
 
-/* A directory that links more tables than the budget holds cannot be
- * evicted (it is the one being loaded): the load is refused with the
- * budget named, nothing is charged that is not held, and a smaller
- * directory loads afterwards. */
-static void a_directory_beyond_the_budget_is_refused(void **state)
+/* A directory that links more tables than the budget holds: the loaded
+ * directories' tables are a cache too, so the load unlinks the tables it
+ * linked first to link the later ones, the budget is never passed, and a
+ * fault links any of them again.  Only a budget that cannot hold the
+ * directory and one table refuses the load, with the budget named,
+ * nothing charged that is not held. */
+static void a_directory_beyond_the_budget_unlinks_its_tables(void **state)
 {
 	static struct frame_budget b;
 
@@ -1324,15 +1326,32 @@ static void a_directory_beyond_the_budget_is_refused(void **state)
 	const uint32_t big = 20, small = 21;
 
 	s.env.budget = &b;
-	for (uint32_t i = 0; i < 16; i++)
+	for (uint32_t i = 0; i < 16; i++) {
 		gpage(big)[i] = ((30 + i) << 12) | P | W | U | A;	/* 16 tables */
-	assert_int_equal(shadow_load_cr3(&s, 0, big << 12, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "its frame budget is spent: 12 of 12 frames in use"));
+		gpage(30 + i)[0] = ((60 + i) << 12) | P | W | U | A;
+	}
+	assert_int_equal(shadow_load_cr3(&s, 0, big << 12, &out), VTLB_FILLED);
+	assert_true(s.stats.unlinked > 0);
 	assert_true(b.used <= b.limit);
 	assert_int_equal(b.used, shadow_frames());
+	gp.cr3 = big << 12;
+	for (uint32_t i = 0; i < 16; i++) {
+		assert_int_equal(shadow_fault(&s, 0, &gp, i << 22, X86_PF_U, 3, &out), VTLB_FILLED);
+		assert_int_equal(shadow_pte(i << 22) >> 12, p2m[60 + i]);
+		assert_true(b.used <= b.limit);
+	}
 	assert_true(allocs - frees < MACHINE_PAGES - GUEST_PAGES);	/* the pool had frames */
+	assert_frames_consistent();
+	shadow_destroy(&s);
+	assert_int_equal(b.used, 0);
 
+	/* Room for the directory (and its link frame) alone. */
+	b = (struct frame_budget){ .limit = 2 };
 	gpage(small)[0] = (30 << 12) | P | W | U | A;
+	assert_int_equal(shadow_load_cr3(&s, 0, small << 12, &out), VTLB_VIOLATION);
+	assert_non_null(strstr(out.why, "its frame budget is spent: 2 of 2 frames in use"));
+	assert_int_equal(b.used, shadow_frames());
+	b.limit = 3;
 	assert_int_equal(shadow_load_cr3(&s, 0, small << 12, &out), VTLB_FILLED);
 	assert_int_equal(b.used, shadow_frames());
 	assert_frames_consistent();
@@ -1753,7 +1772,9 @@ static void release_of_a_directory_loaded_by_another_vcpu(void **state)
 	assert_frames_consistent();
 }
 
-/* Reclaim keeps every slot's loaded directory, drops the others. */
+/* Reclaim keeps every slot's loaded directory, drops the others; the
+ * tables the loaded ones link go too (unlinked in every top-level page),
+ * and a fault links each again. */
 static void reclaim_keeps_every_loaded_directory(void **state)
 {
 	uint32_t cr3_0, cr3_1;
@@ -1767,8 +1788,16 @@ static void reclaim_keeps_every_loaded_directory(void **state)
 	assert_non_null(rec(PD1));
 	assert_non_null(rec(PD2));
 	assert_null(rec(8));
+	assert_null(rec(UPT));
 	assert_int_equal(shadow_cr3(&s, 0), cr3_0);
 	assert_int_equal(shadow_cr3(&s, 1), cr3_1);
+	assert_int_equal(slot_pte(0, ULIN), 0);
+	assert_int_equal(slot_pte(1, KLIN), 0);
+	assert_int_equal(s.stats.unlinked, 1);
+	gp.cr3 = PD1 << 12;
+	assert_int_equal(shadow_fault(&s, 0, &gp, ULIN, X86_PF_U, 3, &out), VTLB_FILLED);
+	gp.cr3 = PD2 << 12;
+	assert_int_equal(shadow_fault(&s, 1, &gp, ULIN, X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(slot_pte(0, ULIN) >> 12, p2m[10]);
 	assert_int_equal(slot_pte(1, ULIN) >> 12, p2m[20]);
 	assert_frames_consistent();
@@ -1844,7 +1873,7 @@ int main(void)
 		T(audit_finds_an_unnotified_guest_edit),
 		T(running_out_of_frames_evicts_old_directories),
 		T(a_frame_budget_bounds_the_shadows),
-		T(a_directory_beyond_the_budget_is_refused),
+		T(a_directory_beyond_the_budget_unlinks_its_tables),
 		T(link_count_never_wraps),
 		T(release_of_a_heavily_linked_table_leaves_no_stale_link),
 		T(releasing_a_linked_table_does_not_scan_the_directories),
