@@ -58,4 +58,6 @@ int smp_main(const char *cmdline);
 uint32_t smp_start_ap(uint32_t id, void (*fn)(uint32_t), uint32_t cr0, uint32_t cr3);
 /* tguest_smp_mmu.c: tguest=smpmmu[:remap]; 0 if the command line does not name it. */
 int smp_mmu_main(const char *cmdline);
+/* tguest_swscan.c: tguest=swscan; 0 if the command line does not name it. */
+int swscan_main(const char *cmdline);
 #endif
