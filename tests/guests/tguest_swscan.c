@@ -10,18 +10,21 @@
  * 0xFFC00000 up) and printing
  *     swscan: readable A-B on G       each run of pages readable on G
  *     swscan: tables P tss T on G     each page holding a CPU's GDT
- *     swscan: round R gdt G readable N tables K other-cpu O
+ *     swscan: round R gdt G readable N tables K other-cpu O moves M
  * G is the GDT base sgdt gives (the real GDTR: sgdt does not trap
  * without UMIP), which names the CPU we run on; each page is read with
- * the same G before and after, else again.  A page holding a CPU's GDT
+ * the same G before and after, else again (and again after a fault, see
+ * probe).  A page holding a CPU's GDT
  * is recognised by the hypervisor's code and data descriptors at their
  * slots; whose it is, by the base of the TSS descriptor in it (each
  * CPU's TSS sits beside its GDT): one whose TSS is not on G's page is
- * another CPU's.
+ * another CPU's.  M counts the probes that found the vCPU on another CPU
+ * than the probe before.
  * Between rounds it spins a while so that the scheduler may move it to
  * another CPU; after SWSCAN_ROUNDS rounds it goes on, up to
- * SWSCAN_MAX_ROUNDS, until it has run on two CPUs (two GDT bases), so
- * that a scan after a move is seen.  Then Shutdown.
+ * SWSCAN_MAX_ROUNDS, until it has seen itself on another CPU (a move
+ * during a scan, or a round started elsewhere), so that a scan across a
+ * move is seen.  Then Shutdown.
  */
 #include <stdint.h>
 #include "tguest.h"
@@ -110,20 +113,23 @@ static void say_range(uint32_t first, uint32_t end, uint32_t gdt)
 
 /* Read page; *gdt is the CPU it was read on (the same GDT before and
  * after: a move in between reads it again); *tss its TSS descriptor's
- * base if it holds a CPU's GDT, else 1.  Returns 0 if not mapped. */
+ * base if it holds a CPU's GDT, else 1.  Returns 0 if not mapped.  A
+ * read that faults is an exit, where the vCPU may move to another CPU
+ * and back before the GDT is read again; so a fault is believed only
+ * the third time. */
 static int probe(uint32_t page, uint32_t *gdt, uint32_t *tss)
 {
-	for (;;) {
+	for (unsigned faults = 0;;) {
 		uint32_t before = sw_faults, g = own_gdt();
 		int readable;
 
 		(void)sw_read(page);
 		readable = sw_faults == before;
 		*tss = readable ? tables_tss(page) : 1;
-		if (own_gdt() == g) {
-			*gdt = g;
-			return readable;
-		}
+		if (own_gdt() != g || (!readable && ++faults < 3))
+			continue;
+		*gdt = g;
+		return readable;
 	}
 }
 
@@ -131,11 +137,15 @@ static int probe(uint32_t page, uint32_t *gdt, uint32_t *tss)
  * CPU, each page with a CPU's GDT, then the round's counts. */
 static uint32_t scan(uint32_t round)
 {
-	uint32_t start = own_gdt(), readable = 0, tables = 0, other = 0, run = 0, run_gdt = 0;
+	uint32_t start = own_gdt(), last = start, moves = 0;
+	uint32_t readable = 0, tables = 0, other = 0, run = 0, run_gdt = 0;
 
 	for (uint32_t p = 0; p <= SW_PAGES; p++) {
-		uint32_t page = SW_BASE + p * 4096u, gdt = 0, tss = 1;
+		uint32_t page = SW_BASE + p * 4096u, gdt = last, tss = 1;
 		int ok = p < SW_PAGES && probe(page, &gdt, &tss);
+
+		moves += gdt != last;
+		last = gdt;
 
 		if (run && (!ok || gdt != run_gdt)) {
 			say_range(run, page, run_gdt);
@@ -169,23 +179,22 @@ static uint32_t scan(uint32_t round)
 	puthex(tables);
 	puts(" other-cpu ");
 	puthex(other);
+	puts(" moves ");
+	puthex(moves);
 	puts("\n");
-	return start;
+	return moves;
 }
 
 int swscan_main(const char *cmdline)
 {
-	uint32_t first = 0, moved = 0;
+	uint32_t moved = 0, first;
 
 	if (!has_word(cmdline, "tguest=swscan"))
 		return 0;
 	paging_and_idt();
+	first = own_gdt();
 	for (uint32_t r = 0; r < SWSCAN_MAX_ROUNDS && (r < SWSCAN_ROUNDS || !moved); r++) {
-		uint32_t gdt = scan(r);
-
-		if (r == 0)
-			first = gdt;
-		moved |= gdt != first;
+		moved += scan(r) + (own_gdt() != first);
 		for (volatile uint32_t i = 0; i < 3000000; i++)
 			;
 	}
