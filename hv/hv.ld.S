@@ -33,6 +33,10 @@ SECTIONS
 		__switcher_start = .;
 		KEEP(*(.switcher.text))
 		. = ALIGN(4096);
+		/* Below: what every guest's view maps (read-only); above:
+		 * each CPU's tables page, mapped only in the view of the vCPU
+		 * running on that CPU (vcpu_switcher.c). */
+		__switcher_shared_end = .;
 		KEEP(*(.switcher.data))
 		. = ALIGN(4096);
 		__switcher_end = .;
@@ -42,3 +46,5 @@ SECTIONS
 	/DISCARD/ : { *(.note*) *(.comment) *(.eh_frame) }
 }
 ASSERT(SIZEOF(.switcher) <= HV_SWITCHER_IMAGE_MAX, "switcher image too big")
+ASSERT(__switcher_end - __switcher_shared_end == HV_MAX_CPUS * HV_PAGE_SIZE,
+       ".switcher.data holds the CPUs' tables pages and nothing else")

@@ -1,11 +1,13 @@
 /*
- * cpu_tables.c - each physical CPU's GDT, IDT and TSSes (struct pcpu).
+ * cpu_tables.c - each physical CPU's GDT, IDT and TSSes (struct
+ * pcpu_tables, a page each).
  *
- * The per-CPU array lives in the switcher (section .switcher.data),
- * because the CPU reads these tables while a guest's page tables are
- * loaded, when an interrupt or exception leaves the guest.  Every CPU's
- * GDT holds the hypervisor's code and data segments from the start: a
- * started CPU loads its GDT before it runs any C (trampoline.S).
+ * They live in the switcher (section .switcher.data), because the CPU
+ * reads them while a guest's page tables are loaded, when an interrupt or
+ * exception leaves the guest; a guest's view maps only its own CPU's page
+ * (vcpu_switcher.c).  The rest of struct pcpu is ordinary data, here too.
+ * Every CPU's GDT holds the hypervisor's code and data segments from the
+ * start: a started CPU loads its GDT before it runs any C (trampoline.S).
  */
 #include "traps.h"
 #include "segments.h"
@@ -22,15 +24,20 @@
  * accessed bit is set already: the CPU would otherwise write it on the
  * first load, and a trap from a guest loads these while the guest's view
  * of the switcher (read-only, with CR0.WP) is in force. */
-struct pcpu pcpus[HV_NR_PCPUS] SWITCHER_DATA = {
+struct pcpu_tables pcpu_tables[HV_NR_PCPUS] SWITCHER_DATA = {
 	[0 ... HV_NR_PCPUS - 1] = { .gdt = {
 		[HV_GDT_CS_INDEX] = 0x00cf9b000000ffffull,
 		[HV_GDT_DS_INDEX] = 0x00cf93000000ffffull,
 	} },
 };
 
-_Static_assert(offsetof(struct pcpu, host_esp) == PCPU_HOST_ESP, "switcher.S");
-_Static_assert(offsetof(struct pcpu, hv_cr3) == PCPU_HV_CR3, "switcher.S");
+struct pcpu pcpus[HV_NR_PCPUS];
+
+_Static_assert(offsetof(struct pcpu_tables, host_esp) == PCPU_HOST_ESP, "switcher.S");
+_Static_assert(offsetof(struct pcpu_tables, hv_cr3) == PCPU_HV_CR3, "switcher.S");
+/* One page each (the unit a guest's view maps), GDT included: switcher.S
+ * finds the page from GDTR's base. */
+_Static_assert(sizeof(struct pcpu_tables) == HV_PAGE_SIZE, "a page per CPU");
 
 struct dtr {
 	uint16_t limit;
@@ -39,7 +46,7 @@ struct dtr {
 
 /* boot.S loads CPU 0's GDT with this before any C runs. */
 const struct dtr hv_gdt_desc = {
-	sizeof(pcpus[0].gdt) - 1, (uint32_t)pcpus[0].gdt
+	sizeof(pcpu_tables[0].gdt) - 1, (uint32_t)pcpu_tables[0].gdt
 };
 
 extern char trap_stubs[], boot_stack_top[], boot_df_stack[];
@@ -76,44 +83,44 @@ uint32_t trap_stub_address(unsigned vector)
 
 void cpu_tables_set_cr3(uint32_t cr3)
 {
-	struct pcpu *c = this_pcpu();
+	struct pcpu_tables *t = pcpu_tables_of(this_pcpu());
 
-	c->df_tss.cr3 = cr3;
-	c->hv_cr3 = cr3;	/* trap_common loads it on a trap from a guest */
+	t->df_tss.cr3 = cr3;
+	t->hv_cr3 = cr3;	/* trap_common loads it on a trap from a guest */
 }
 
 void cpu_tables_set_ring0_stack(uint32_t esp0)
 {
-	this_pcpu()->tss.esp0 = esp0;
+	pcpu_tables_of(this_pcpu())->tss.esp0 = esp0;
 }
 
 /* The VMI hypercall gate: DPL 1, so the guest kernel (ring 1) may use
  * it and ring 3 gets #GP; an interrupt gate, so we enter with IF clear. */
 void cpu_tables_install_hypercall_gate(unsigned vector)
 {
-	this_pcpu()->idt[vector] = interrupt_gate(trap_stub_address(vector)) | (1ull << 45);
+	pcpu_tables_of(this_pcpu())->idt[vector] = interrupt_gate(trap_stub_address(vector)) | (1ull << 45);
 }
 
 /* A guest's system-call gate (vcpu_syscall.c checked sel and ss1: ring
  * 1, never ours).  A trap gate: the real IF stays 1 in the guest. */
 void cpu_tables_set_direct_gate(unsigned n, uint16_t sel, uint32_t offset, uint32_t ss1, uint32_t esp1)
 {
-	struct pcpu *c = this_pcpu();
+	struct pcpu_tables *t = pcpu_tables_of(this_pcpu());
 
 	HV_ASSERT((sel & 3) == 1 && (ss1 & 3) == 1);
-	c->idt[n] = (uint64_t)(offset & 0xffff) | ((uint64_t)sel << 16) |
+	t->idt[n] = (uint64_t)(offset & 0xffff) | ((uint64_t)sel << 16) |
 		    (0xefull << 40) |			/* present, DPL 3, 32-bit trap gate */
 		    ((uint64_t)(offset >> 16) << 48);
-	c->tss.ss1 = ss1;
-	c->tss.esp1 = esp1;
+	t->tss.ss1 = ss1;
+	t->tss.esp1 = esp1;
 }
 
 void cpu_tables_clear_direct_gate(unsigned n)
 {
-	struct pcpu *c = this_pcpu();
+	struct pcpu_tables *t = pcpu_tables_of(this_pcpu());
 
-	c->idt[n] = interrupt_gate(trap_stub_address(n));
-	c->tss.ss1 = c->tss.esp1 = 0;
+	t->idt[n] = interrupt_gate(trap_stub_address(n));
+	t->tss.ss1 = t->tss.esp1 = 0;
 }
 
 /* CPU c's GDT, TSSes and IDT, loaded: the hypervisor's code and data
@@ -122,8 +129,9 @@ void cpu_tables_clear_direct_gate(unsigned n)
  * stack is unusable), every vector to its stub, #DF to the task. */
 void cpu_tables_init_cpu(struct pcpu *c, uint32_t stack_top, uint32_t df_stack_top)
 {
-	struct dtr gdtr = { sizeof(c->gdt) - 1, (uint32_t)c->gdt };
-	struct dtr idtr = { sizeof(c->idt) - 1, (uint32_t)c->idt };
+	struct pcpu_tables *t = pcpu_tables_of(c);
+	struct dtr gdtr = { sizeof(t->gdt) - 1, (uint32_t)t->gdt };
+	struct dtr idtr = { sizeof(t->idt) - 1, (uint32_t)t->idt };
 
 	__asm__ volatile("lgdt %0" : : "m"(gdtr));
 
@@ -132,27 +140,27 @@ void cpu_tables_init_cpu(struct pcpu *c, uint32_t stack_top, uint32_t df_stack_t
 	 * I/O bitmap (iomap_base beyond the limit): with IOPL 0, every port
 	 * access from ring 1 or 3 traps. */
 	c->host_stack_top = stack_top;
-	c->tss.ss0 = HV_DS;
-	c->tss.esp0 = c->host_stack_top;
-	c->tss.iomap_base = sizeof(struct tss);
+	t->tss.ss0 = HV_DS;
+	t->tss.esp0 = c->host_stack_top;
+	t->tss.iomap_base = sizeof(struct tss);
 
-	c->df_tss.eip = (uint32_t)df_task_entry;
-	c->df_tss.esp = df_stack_top;
-	c->df_tss.cs = HV_CS;
-	c->df_tss.ds = c->df_tss.es = c->df_tss.ss = HV_DS;
-	c->df_tss.fs = c->df_tss.gs = HV_DS;
-	c->df_tss.eflags = 0x2;			/* interrupts off */
-	c->df_tss.cr3 = read_cr3();
-	c->hv_cr3 = read_cr3();
-	c->df_tss.iomap_base = sizeof(struct tss);
+	t->df_tss.eip = (uint32_t)df_task_entry;
+	t->df_tss.esp = df_stack_top;
+	t->df_tss.cs = HV_CS;
+	t->df_tss.ds = t->df_tss.es = t->df_tss.ss = HV_DS;
+	t->df_tss.fs = t->df_tss.gs = HV_DS;
+	t->df_tss.eflags = 0x2;			/* interrupts off */
+	t->df_tss.cr3 = read_cr3();
+	t->hv_cr3 = read_cr3();
+	t->df_tss.iomap_base = sizeof(struct tss);
 
-	c->gdt[HV_GDT_TSS_INDEX] = tss_descriptor(&c->tss);
-	c->gdt[HV_GDT_DFTSS_INDEX] = tss_descriptor(&c->df_tss);
+	t->gdt[HV_GDT_TSS_INDEX] = tss_descriptor(&t->tss);
+	t->gdt[HV_GDT_DFTSS_INDEX] = tss_descriptor(&t->df_tss);
 	__asm__ volatile("ltr %w0" : : "r"(HV_TSS_SEL));
 
 	for (unsigned v = 0; v < 256; v++)
-		c->idt[v] = interrupt_gate(trap_stub_address(v));
-	c->idt[8] = task_gate(HV_DFTSS_SEL);
+		t->idt[v] = interrupt_gate(trap_stub_address(v));
+	t->idt[8] = task_gate(HV_DFTSS_SEL);
 	__asm__ volatile("lidt %0" : : "m"(idtr));
 }
 

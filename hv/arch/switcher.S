@@ -25,6 +25,18 @@
 	iret
 .endm
 
+/* reg = this CPU's struct pcpu_tables (pcpu.h): the page its GDT is in,
+ * from GDTR (sgdt, 6 bytes, onto the stack).  GDTR is the one pointer to
+ * it that holds on either CR3: a guest's view maps this CPU's page at the
+ * same linear address as the hypervisor's does, and no other CPU's. */
+.macro this_cpu_tables reg
+	subl $8, %esp
+	sgdt (%esp)
+	movl 2(%esp), \reg
+	addl $8, %esp
+	andl $~(HV_PAGE_SIZE - 1), \reg
+.endm
+
 	.section .switcher.text, "ax"
 	.balign 16
 	.globl trap_stubs
@@ -73,8 +85,8 @@ trap_common:
 	cld
 	testl $3, HV_TRAP_FRAME_CS(%esp)
 	jnz from_guest
-	/* Every CPU's hv_cr3 is the same page directory: CPU 0's will do. */
-	movl pcpus + PCPU_HV_CR3, %eax
+	this_cpu_tables %eax
+	movl PCPU_HV_CR3(%eax), %eax
 	testl %eax, %eax
 	jz 1f
 	movl %cr3, %ebx
@@ -87,11 +99,13 @@ trap_common:
 	addl $4, %esp
 	iret_from_frame
 
-/* Still on the guest's CR3: this CPU's pcpu is at HV_PCPU_PAGE in the
- * vCPU's view (read-only), so read both before leaving it. */
+/* Still on the guest's CR3, on the vCPU's stack page: this CPU's tables
+ * page is mapped (read-only) in the vCPU's view, so read both words
+ * before leaving it. */
 from_guest:
-	movl HV_PCPU_PAGE + PCPU_HV_CR3, %eax
-	movl HV_PCPU_PAGE + PCPU_HOST_ESP, %ebx
+	this_cpu_tables %ecx
+	movl PCPU_HV_CR3(%ecx), %eax
+	movl PCPU_HOST_ESP(%ecx), %ebx
 	movl %eax, %cr3
 	movl %ebx, %esp
 	popl %edi
@@ -101,7 +115,8 @@ from_guest:
 	ret
 
 /*
- * void switch_to_guest(uint32_t shadow_cr3, struct pcpu *c): run the guest from the
+ * void switch_to_guest(uint32_t shadow_cr3, struct pcpu_tables *t): run
+ * the guest (on the CPU whose tables t are) from the
  * registers in the frame at HV_VCPU_FRAME (vcpu.c filled and checked it)
  * until the next trap or interrupt, then return.  Interrupts must be off
  * on entry; the guest's real EFLAGS.IF is 1 (the frame says so), so the

@@ -177,7 +177,7 @@ void trap_dispatch(struct trap_frame *f)
  */
 __attribute__((noreturn)) void double_fault_task(void)
 {
-	const struct tss *t = &this_pcpu()->tss;
+	const struct tss *t = &pcpu_tables_of(this_pcpu())->tss;
 
 	kprintf("\nvmi-hv: CPU exception 8 (#DF double fault) in the hypervisor\n");
 	kprintf("vmi-hv: faulting instruction at eip 0x%08x, stack at esp 0x%08x (cr2 0x%08x)\n",

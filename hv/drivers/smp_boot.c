@@ -151,7 +151,8 @@ void smp_start_cpus(const struct cpu_list *cpus, unsigned max_cpus,
 		c = &pcpus[nr_online_cpus];
 		c->index = nr_online_cpus;
 		ap_boot = (struct ap_boot){
-			.cr3 = hv_cr3(), .gdt_limit = sizeof(c->gdt) - 1, .gdt_base = (uint32_t)c->gdt,
+			.cr3 = hv_cr3(), .gdt_limit = sizeof(pcpu_tables_of(c)->gdt) - 1,
+			.gdt_base = (uint32_t)pcpu_tables_of(c)->gdt,
 			.stack_top = new_stack(c), .df_stack_top = new_stack(c), .cpu = c,
 			.cpu_main = cpu_main,
 		};

@@ -1,13 +1,22 @@
 /*
- * pcpu.h - what belongs to a physical CPU: its GDT, IDT and TSSes (the CPU
- * reads them while a guest's page tables are loaded, so they live in the
- * switcher), the switcher's saved hypervisor stack, its page table for the
- * guests' view of the switcher, and the vCPU it runs.  pcpus[0] is the
- * boot CPU; the others are started by smp_boot.c.  Everything a guest changes in these tables (its GDT entries,
- * its switcher pages) is kept in its vCPU and copied in when that vCPU is
+ * pcpu.h - what belongs to a physical CPU.  Two parts:
+ *   - struct pcpu_tables, one page per CPU in the switcher (pcpu_tables[],
+ *     .switcher.data): what the CPU itself reads while a guest's page
+ *     tables are loaded, its GDT, IDT and TSSes, and the two words the
+ *     trap path needs to leave the guest (the saved hypervisor stack and
+ *     CR3).  A guest's view maps only the page of the CPU its vCPU runs
+ *     on (pcpu_enter);
+ *   - struct pcpu, ordinary hypervisor data that no guest view maps: the
+ *     vCPU it runs, the run loop's return point, its timer, counters,
+ *     locks.
+ * pcpus[0] is the boot CPU; the others are started by smp_boot.c.
+ * Everything a guest changes in these tables (its GDT entries, its
+ * switcher pages) is kept in its vCPU and copied in when that vCPU is
  * entered (pcpu_enter), as lguest's copy_in_guest_info does.
  *
- * PCPU_HOST_ESP and PCPU_HV_CR3 are the offsets switcher.S uses.
+ * PCPU_HOST_ESP and PCPU_HV_CR3 are the offsets in struct pcpu_tables
+ * that switcher.S uses; it finds the page from GDTR's base (sgdt), which
+ * lies in it.
  */
 #ifndef VMI_HV_PCPU_H
 #define VMI_HV_PCPU_H
@@ -39,10 +48,11 @@ struct hv_jmp {
 	uint32_t ebx, esi, edi, ebp, esp, eip;
 };
 
-/* Page-aligned: a guest's view maps the first page of the running CPU's
- * (HV_PCPU_PAGE, read-only), where trap_common reads host_esp and hv_cr3
- * while the guest's CR3 is still loaded. */
-struct pcpu {
+/* One page: a guest's view maps that of the CPU its vCPU runs on,
+ * read-only, and no other; so it holds nothing but what the CPU must
+ * reach with a guest's CR3 loaded.  The GDT is in it (switcher.S finds
+ * the page from GDTR). */
+struct pcpu_tables {
 	/* Hypervisor stack inside switch_to_guest, restored by trap_common
 	 * on an exit. */
 	uint32_t host_esp;
@@ -52,6 +62,11 @@ struct pcpu {
 	uint64_t idt[256];
 	struct tss tss;
 	struct tss df_tss;
+} __attribute__((aligned(HV_PAGE_SIZE)));
+
+extern struct pcpu_tables pcpu_tables[HV_NR_PCPUS];
+
+struct pcpu {
 	/* The vCPU running on this CPU, or the one that ran last: its GDT
 	 * entries and switcher pages are the ones loaded. */
 	struct vcpu *current;
@@ -88,11 +103,17 @@ struct pcpu {
 	 * for the count to move (vcpu_shootdown.c). */
 	struct vcpu *volatile in_guest;
 	volatile uint32_t guest_exits;
-} __attribute__((aligned(4096)));
+} __attribute__((aligned(64)));
 
 extern struct pcpu pcpus[HV_NR_PCPUS];
 /* How many of pcpus[] are online (the boot CPU and the started ones). */
 extern unsigned nr_online_cpus;
+
+/* CPU c's tables (c->index set: smp_boot.c, cpu_tables_init). */
+static inline struct pcpu_tables *pcpu_tables_of(const struct pcpu *c)
+{
+	return &pcpu_tables[c->index];
+}
 
 /* Every hypervisor stack (the host stack, the double-fault task's) is
  * HV_STACK_SIZE bytes aligned to its size, with its CPU's pcpu in the
@@ -114,8 +135,9 @@ static inline uint32_t pcpu_stack_claim(struct pcpu *c, void *base)
 	return (uint32_t)base + HV_STACK_SIZE;
 }
 
-/* Before entering v on CPU c: its GDT entries into c's GDT, c's page
- * into v's switcher view, its FPU registers loaded (vcpu_switcher.c). */
+/* Before entering v on CPU c: its GDT entries into c's GDT, c's tables
+ * page into v's switcher view (and the last CPU's out of it), its FPU
+ * registers loaded (vcpu_switcher.c). */
 void pcpu_enter(struct pcpu *c, struct vcpu *v);
 /* c stops running its current vCPU (another CPU may take it next): the
  * FPU registers saved into it, nothing of it left loaded on c. */

@@ -24,7 +24,6 @@
  *           entries converted like the GDT's, read-only and supervisor-
  *           only in the guest's view, mapped only when the vCPU has an
  *           LDT (up to 8192 entries, 64 KiB).
- *   page 20: the running CPU's struct pcpu, read-only (HV_PCPU_PAGE).
  *
  * Each vCPU has a page table of its own for this (vcpu_switcher.c), so
  * vCPUs on different CPUs each see their own pages at these addresses;
@@ -49,10 +48,5 @@
 #define HV_VCPU_LDT_BASE     (HV_SWITCHER_VCPU_BASE + 4 * HV_PAGE_SIZE)
 #define HV_VCPU_LDT_PAGES    16
 #define HV_VCPU_LDT_PTE      ((HV_VCPU_LDT_BASE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
-/* After the vCPU's pages: the first page of the struct pcpu of the CPU
- * running it, read-only, where trap_common finds the hypervisor's CR3 and
- * stack before it leaves the guest's address space (pcpu.h). */
-#define HV_PCPU_PAGE         (HV_SWITCHER_VCPU_BASE + HV_SWITCHER_VCPU_PAGES * HV_PAGE_SIZE)
-#define HV_PCPU_PTE          ((HV_PCPU_PAGE - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT)
 
 #endif

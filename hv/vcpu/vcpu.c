@@ -45,7 +45,7 @@
 #include "run_loop.h"
 #include "smp.h"
 
-void switch_to_guest(uint32_t shadow_cr3, struct pcpu *c);
+void switch_to_guest(uint32_t shadow_cr3, struct pcpu_tables *t);
 uint32_t vcpu_switcher_init(struct vcpu *v);
 
 struct vcpu *vcpu_create(struct guest *g)
@@ -103,7 +103,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->eflags = X86_EFLAGS_FIXED;
 	v->vif = false;
 	/* The hypervisor's own slots read as the CPU's GDT has them. */
-	memcpy(v->gdt, this_pcpu()->gdt, sizeof(v->gdt));
+	memcpy(v->gdt, pcpu_tables_of(this_pcpu())->gdt, sizeof(v->gdt));
 	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
 		hv_panic("boot GDT refused: %s", out.why);
 	f->cs = 0x10 | 1;
@@ -414,7 +414,7 @@ void vcpu_run_once(struct vcpu *v)
 	spin_unlock(&v->guest->lock);
 	locks_assert_none_held();
 	entry_tsc = rdtsc();
-	switch_to_guest(cr3, c);
+	switch_to_guest(cr3, pcpu_tables_of(c));
 	/* Interrupts are off: nothing can fault in between. */
 	cr2 = read_cr2();
 	__atomic_store_n(&c->in_guest, 0, __ATOMIC_SEQ_CST);

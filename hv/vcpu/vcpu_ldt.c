@@ -189,7 +189,7 @@ void vcpu_ldt_enter(struct pcpu *c, struct vcpu *v)
 		map_pages(v);
 	if (v->ldt.count) {
 		sel = v->ldtr;
-		c->gdt[sel >> 3] = guest_desc_make_ldt(HV_VCPU_LDT_BASE, v->ldt.count);
+		pcpu_tables_of(c)->gdt[sel >> 3] = guest_desc_make_ldt(HV_VCPU_LDT_BASE, v->ldt.count);
 	}
 	__asm__ volatile("lldt %0" : : "r"(sel) : "memory");
 }

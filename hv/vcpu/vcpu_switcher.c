@@ -3,19 +3,23 @@
  *
  * The switcher page table (PDE 1023) is what the CPU uses to reach the
  * IDT, GDT, TSS and trap stubs when an interrupt leaves the guest.  The
- * hypervisor's own page directory points at switcher_page_table, whose
- * entries are writable (we update the GDT, TSS and IDT through them).
- * A guest's shadow page directory points instead at its vCPU's own
- * switcher_pt (struct vcpu): the same frames, but
- *   - every page read-only, except the vCPU's stack page
- *     (vcpu_layout.h), which the CPU must write when a trap pushes the
- *     guest's registers, and its VMI shared page, which the ROM's fast
- *     paths write; its LDT pages read-only; and, read-only too, the first
- *     page of the struct pcpu of the CPU it runs on (HV_PCPU_PAGE), where
- *     the trap path finds that CPU's stack and CR3.  pcpu_enter points
- *     that entry at the entering CPU's page: vCPUs on different CPUs at
- *     once each see their own pages;
- *   - supervisor-only (no PTE_U), so ring 3 cannot even read it.
+ * hypervisor's own page directory points at switcher_page_table, which
+ * maps the whole switcher image writable (we update the GDT, TSS and IDT
+ * through it).  A guest's shadow page directory points instead at its
+ * vCPU's own switcher_pt (struct vcpu), which maps only
+ *   - the switcher's code, shared by all ([__switcher_start,
+ *     __switcher_shared_end): trap stubs, trap_common, switch_to_guest),
+ *     read-only;
+ *   - the tables page (struct pcpu_tables: GDT, IDT, TSSes, the trap
+ *     path's saved stack and CR3) of the CPU the vCPU runs on, read-only,
+ *     at the same linear address as in the hypervisor's view (GDTR, IDTR
+ *     and TR hold linear addresses).  pcpu_enter maps the entering CPU's
+ *     and unmaps the last one's: no other CPU's tables, which hold other
+ *     guests' descriptors and kernel stacks, are ever readable;
+ *   - the vCPU's own pages (vcpu_layout.h): its stack page, writable (the
+ *     CPU pushes the guest's registers there on a trap), its VMI shared
+ *     page, writable (the ROM's fast paths), its LDT pages, read-only;
+ * all supervisor-only (no PTE_U), so ring 3 cannot even read them.
  * The guest kernel runs in ring 1, which paging treats as supervisor: the
  * read-only bit binds it only because CR0.WP is set (boot.S sets it and
  * vcpu_switcher_init checks it).  Nothing else of the hypervisor is mapped
@@ -44,16 +48,23 @@
 #include "vmi_abi.h"
 
 extern uint32_t switcher_page_table[1024];
+extern char __switcher_start[], __switcher_shared_end[];
 
-/* v's view of the switcher: every page of ours read-only, its own stack
- * and shared pages writable; returns the PDE its address spaces use. */
+static unsigned switcher_pte(const void *p)
+{
+	return ((uint32_t)p - HV_SWITCHER_BASE) >> HV_PAGE_SHIFT;
+}
+
+/* v's view of the switcher: the shared code read-only, its own stack and
+ * shared pages writable, no CPU's tables yet (pcpu_enter); returns the
+ * PDE its address spaces use. */
 uint32_t vcpu_switcher_init(struct vcpu *v);
 uint32_t vcpu_switcher_init(struct vcpu *v)
 {
 	HV_ASSERT(read_cr0() & X86_CR0_WP);
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_STACK_PTE] & PTE_P));
 	HV_ASSERT(!(switcher_page_table[HV_VCPU_SHARED_PTE] & PTE_P));
-	HV_ASSERT(!(switcher_page_table[HV_PCPU_PTE] & PTE_P));
+	HV_ASSERT((char *)pcpu_tables >= __switcher_shared_end);
 	/* A vCPU rebuilt for its guest's reboot has its pages already. */
 	if (!v->stack_page)
 		v->stack_page = guest_alloc_at_load(v->guest, HV_PAGE_SIZE, "a vCPU's stack page");
@@ -64,19 +75,16 @@ uint32_t vcpu_switcher_init(struct vcpu *v)
 	memset(v->stack_page, 0, HV_PAGE_SIZE);
 	memset(v->shared_page, 0, HV_PAGE_SIZE);
 	memset(v->switcher_pt, 0, HV_PAGE_SIZE);
-	for (unsigned i = 0; i < PT_ENTRIES; i++) {
-		uint32_t pte = switcher_page_table[i];
-
-		if (pte & PTE_P)
-			v->switcher_pt[i] = pte & ~(PTE_W | PTE_U | PTE_G);
-	}
+	for (unsigned i = switcher_pte(__switcher_start); i < switcher_pte(__switcher_shared_end); i++)
+		v->switcher_pt[i] = switcher_page_table[i] & ~(PTE_W | PTE_U | PTE_G);
+	v->switcher_cpu = 0;
 	v->switcher_pt[HV_VCPU_STACK_PTE] = virt_to_phys(v->stack_page) | PTE_P | PTE_W;
 	v->switcher_pt[HV_VCPU_SHARED_PTE] = virt_to_phys(v->shared_page) | PTE_P | PTE_W;
 	/* The hypervisor reaches them through its 1:1 map. */
 	v->frame = (struct trap_frame *)((uint8_t *)v->stack_page + HV_PAGE_SIZE - HV_TRAP_FRAME_SIZE);
 	v->shared = v->shared_page;
-	log_info("vcpu: switcher for the guest: %08x-%08x read-only, stack page %08x and VMI shared page %08x writable, CR0.WP on",
-		 HV_SWITCHER_BASE, HV_SWITCHER_BASE + HV_SWITCHER_SIZE - 1,
+	log_info("vcpu: switcher for the guest: code %08x-%08x and its CPU's tables read-only, stack page %08x and VMI shared page %08x writable, CR0.WP on",
+		 (uint32_t)__switcher_start, (uint32_t)__switcher_shared_end - 1,
 		 HV_VCPU_STACK_PAGE, HV_VCPU_SHARED_PAGE);
 	/* The PDE itself is writable: the PTEs decide; no PTE_U: ring 3
 	 * never reaches the switcher. */
@@ -87,7 +95,7 @@ uint32_t vcpu_switcher_init(struct vcpu *v)
  * guest is the vCPU stack page's top, and the VMI call gate is open. */
 static void pcpu_ready_for_guests(struct pcpu *c)
 {
-	c->tss.esp0 = HV_VCPU_STACK_TOP;
+	pcpu_tables_of(c)->tss.esp0 = HV_VCPU_STACK_TOP;
 	cpu_tables_install_hypercall_gate(VMI_HYPERCALL_VECTOR);
 	c->ready_for_guests = true;
 }
@@ -103,6 +111,19 @@ static void sse_bits_for(const struct vcpu *v)
 		__asm__ volatile("mov %0, %%cr4" : : "r"(real | want) : "memory");
 }
 
+/* v's view maps c's tables page, read-only, and no longer the last
+ * CPU's.  v runs on one CPU at a time and the entry's CR3 load flushes
+ * the old translation (no PTE_G in a guest's view). */
+static void switcher_map_tables(struct vcpu *v, struct pcpu *c)
+{
+	const struct pcpu_tables *t = pcpu_tables_of(c);
+
+	if (v->switcher_cpu)
+		v->switcher_pt[switcher_pte(pcpu_tables_of(v->switcher_cpu))] = 0;
+	v->switcher_pt[switcher_pte(t)] = hv_translate((uint32_t)t) | PTE_P;
+	v->switcher_cpu = c;
+}
+
 void pcpu_enter(struct pcpu *c, struct vcpu *v)
 {
 	bool other = c->current != v;
@@ -110,9 +131,7 @@ void pcpu_enter(struct pcpu *c, struct vcpu *v)
 	if (!c->ready_for_guests)
 		pcpu_ready_for_guests(c);
 	if (v->switcher_cpu != c) {
-		/* The entry's CR3 load flushes the old translation. */
-		v->switcher_pt[HV_PCPU_PTE] = hv_translate((uint32_t)c) | PTE_P;
-		v->switcher_cpu = c;
+		switcher_map_tables(v, c);
 		sse_bits_for(v);
 	}
 	if (!other && !v->gdt_changed)
@@ -121,7 +140,7 @@ void pcpu_enter(struct pcpu *c, struct vcpu *v)
 		fpu_switch(c->current ? &c->current->fpu : 0, &v->fpu);
 	for (unsigned i = 0; i < HV_GDT_ENTRIES; i++)
 		if (!guest_desc_hv_slot(i))
-			c->gdt[i] = v->gdt[i];
+			pcpu_tables_of(c)->gdt[i] = v->gdt[i];
 	/* After the copy: the LDT descriptor goes into the slot the copy
 	 * just wrote (0 there in v->gdt), then lldt reads it. */
 	vcpu_ldt_enter(c, v);

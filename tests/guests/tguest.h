@@ -68,4 +68,6 @@ int rates_main(const char *cmdline);
 /* The phase (0 idle, 1 busy, 2 attack) at TSC time tsc, and its end. */
 uint32_t rates_phase(uint64_t tsc);
 uint64_t rates_phase_end(uint64_t tsc);
+/* tguest_swscan.c: tguest=swscan; 0 if the command line does not name it. */
+int swscan_main(const char *cmdline);
 #endif
