@@ -127,8 +127,8 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 	for (unsigned i = 0; i < s->n; i++) {
 		if (s->e[i] != e)
 			continue;
-		uint32_t allowed = e->allowed;	/* its guest's CPUs stay its own */
-		const void *group = e->group;	/* and its guest */
+		uint32_t allowed = e->allowed;	/* its guest's CPUs, as the caller set them */
+		const void *group = e->group;	/* and its group */
 
 		if (!weight)
 			weight = 1;

@@ -187,12 +187,24 @@ static void park_unstarted(struct run *r, struct vcpu *v)
 	sched_halt(&r->sched, &v->sched, rdtsc());
 }
 
-/* A rebooted guest started again: in the scheduler as a new vCPU. */
+/* Where a vCPU may run (guestN.cpus=) and whether beside its siblings
+ * (one running vCPU per guest unless they may run at once: docs/HV.md,
+ * "Concurrent vCPUs"), from its guest's configuration: at load, and again
+ * after each reboot, whose vcpu_init zeroed its scheduler record. */
+static void place(struct vcpu *v)
+{
+	v->sched.allowed = v->guest->cpus;
+	v->sched.group = v->guest->vcpus_at_once ? 0 : v->guest;
+}
+
+/* A rebooted guest started again: in the scheduler as a new vCPU, on
+ * the CPUs it was given. */
 static void rejoin(struct run *r, struct guest *g)
 {
 	guest_restart(g);
 	run_start(g, r->n > 1);
 	for (unsigned j = 0; j < g->nr_vcpus; j++) {
+		place(g->vcpus[j]);
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
 			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
 		park_unstarted(r, g->vcpus[j]);
@@ -534,10 +546,7 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 			if (!sched_add(&r->sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
-			guests[i]->vcpus[j]->sched.allowed = guests[i]->cpus;
-			/* One running vCPU per guest, unless they may run
-			 * at once (docs/HV.md, "Concurrent vCPUs"). */
-			guests[i]->vcpus[j]->sched.group = guests[i]->vcpus_at_once ? 0 : guests[i];
+			place(guests[i]->vcpus[j]);
 			park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}

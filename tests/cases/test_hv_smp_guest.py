@@ -295,3 +295,43 @@ def smp_guest_own_directories_at_once(t):
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
     t.check("guest stopped" not in q.output, "the guest was stopped")
     check_invariants(t, q.output, "two vCPUs at once on their own directories")
+
+
+def reboot_overlaps(t, options):
+    """tguest=smpreboot as guest 1 (two vCPUs) beside tguest=idle, on -smp 2
+    with OPTIONS: the counts of moments both of guest 1's vCPUs ran at once
+    (as its vCPU 0 saw them) in its first boot and in the one after it
+    rebooted (docs/HV.md, "Power-off and reboot": a reboot keeps the
+    guest's CPUs and its vcpus_at_once)."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               f"guest_mem=16M guest1.vcpus=2 locks=check {options}",
+               "-initrd", f"{TGUEST} tguest=smpreboot smp_vcpus=2,{tiny},{TGUEST} tguest=idle,{tiny}",
+               accel=MTTCG)
+    counts = []
+    for boot in range(2):
+        if boot:
+            q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot %d\)" % boot, timeout=120)
+        m = q.expect(r"tguest: smp: reboot test, counts moved while vCPU 0 ran ([0-9a-f]{8})\n", timeout=120)
+        counts.append(int(m.group(1), 16))
+    t.note(f"{options}: moments both vCPUs ran at once, by boot: {counts}")
+    t.check("guest stopped" not in q.output, "a guest was stopped")
+    return counts
+
+
+@test("hv-smp-guest-reboot-keeps-pinning", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_reboot_keeps_pinning(t):
+    """guest1.cpus=1: both vCPUs of guest 1 on CPU 1 alone, so never at
+    once, before and after the reboot (unpinned, they were: with
+    vcpus_at_once=on they run at once on -smp 2)."""
+    counts = reboot_overlaps(t, "vcpus_at_once=on guest1.cpus=1")
+    t.check(counts == [0, 0], f"moments the pinned vCPUs ran at once, by boot: {counts}")
+
+
+@test("hv-smp-guest-reboot-keeps-one-at-a-time", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_reboot_keeps_one_at_a_time(t):
+    """vcpus_at_once=off: guest 1's vCPUs never at once, before and after
+    the reboot."""
+    counts = reboot_overlaps(t, "vcpus_at_once=off")
+    t.check(counts == [0, 0], f"moments the vCPUs ran at once, by boot: {counts}")

@@ -30,6 +30,9 @@
  *   tguest=smpstorm  an IPI to APIC ID 2 (there is none), then vCPU 0
  *                    sends IPIs to vCPU 1 without pause, for ever: the
  *                    guest beside it must keep answering.
+ *
+ * tguest=smpreboot (smp_vcpus=2): whether its two vCPUs ran at once,
+ * then a reboot, again and again (smp_reboot).
  */
 #include <stdint.h>
 #include "vmi_abi.h"
@@ -324,13 +327,54 @@ static void smp_storm(void)
 	}
 }
 
+/* tguest=smpreboot's vCPU 1: counts without end, never exits. */
+static volatile uint32_t spin_count;
+
+static void spin_ap(uint32_t id)
+{
+	(void)id;
+	for (;;)
+		spin_count++;
+}
+
+/*
+ * tguest=smpreboot: vCPU 0 starts vCPU 1 spinning on a counter, then
+ * counts the times the counter moved between two of its own reads less
+ * than 100 us apart: only a vCPU running at that moment on another CPU
+ * moves it so soon (one vCPU at a time, or both on one CPU, vCPU 0 would
+ * be off its CPU for a slice in between).  It prints the count and
+ * reboots, and so on after each reboot, for ever.
+ */
+static void smp_reboot(void)
+{
+	const uint32_t freq = vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0);
+	const uint32_t window = freq / 10000;	/* 100 us */
+	uint32_t overlaps = 0;
+	uint64_t end;
+
+	say_value("tguest: smp: ", "reboot test, SetInitialAPState", smp_start_ap(1, spin_ap, 0x11, 0));
+	while (!spin_count)
+		__asm__ volatile("pause");
+	for (end = rdtsc64() + freq / 2; rdtsc64() < end;) {
+		uint64_t t0 = rdtsc64();
+		uint32_t a = spin_count, b = spin_count;
+
+		overlaps += b != a && rdtsc64() - t0 < window;
+	}
+	say_value("tguest: smp: ", "reboot test, counts moved while vCPU 0 ran", overlaps);
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Reboot) : "memory");
+	for (;;)
+		halt();
+}
+
 int smp_main(const char *cmdline)
 {
 	uint32_t n, spins = 0;
 	APState s;
 
 	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick") &&
-	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm"))
+	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm") &&
+	    !has_word(cmdline, "tguest=smpreboot"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -355,6 +399,10 @@ int smp_main(const char *cmdline)
 	}
 	if (has_word(cmdline, "tguest=smpstorm")) {
 		smp_storm();
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=smpreboot")) {
+		smp_reboot();
 		return 1;
 	}
 	/* The last AP waits through the garbage, then starts as the others;
