@@ -79,6 +79,9 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->index = index;
 	v->awaiting_start = index > 0;
 	vlapic_reset(&v->lapic, index);
+	/* Its alarms wired as guest_devices_reset wires them: no path
+	 * that builds a vCPU leaves its alarm device without its wires. */
+	valarm_init(&v->valarm, index ? 0 : &g->vpic, &v->lapic);
 	fpu_area_reset(&v->fpu);
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
 	f = v->frame;
@@ -102,8 +105,13 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->esi = g->boot.esi;
 	f->eflags = X86_EFLAGS_FIXED;
 	v->vif = false;
-	/* The hypervisor's own slots read as the CPU's GDT has them. */
-	memcpy(v->gdt, this_pcpu()->gdt, sizeof(v->gdt));
+	/* Empty but for the hypervisor's own slots, which read as the CPU's
+	 * GDT has them.  Nothing else of the CPU's: after a reboot it holds
+	 * the descriptors of the vCPU it entered last, of any guest. */
+	memset(v->gdt, 0, sizeof(v->gdt));
+	for (unsigned i = 0; i < HV_GDT_ENTRIES; i++)
+		if (guest_desc_hv_slot(i))
+			v->gdt[i] = this_pcpu()->gdt[i];
 	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
 		hv_panic("boot GDT refused: %s", out.why);
 	f->cs = 0x10 | 1;

@@ -335,3 +335,34 @@ def smp_guest_reboot_keeps_one_at_a_time(t):
     the reboot."""
     counts = reboot_overlaps(t, "vcpus_at_once=off")
     t.check(counts == [0, 0], f"moments the vCPUs ran at once, by boot: {counts}")
+
+
+def gdt_after_reboot(t, smp):
+    """tguest=gdtreboot beside tguest=idle: before its own lgdt the guest
+    counts the loadable slots among 4-9 of the GDT it starts with (lsl),
+    then loads a GDT with data segments in those slots and reboots.  The
+    boot GDT after the reboot holds only the boot protocol's two segments,
+    nothing of the guest's GDT before nor of another guest's (docs/HV.md,
+    "Power-off and reboot")."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
+               "-initrd", f"{TGUEST} tguest=gdtreboot,{tiny},{TGUEST} tguest=idle,{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    counts = []
+    for boot in range(3):
+        if boot:
+            q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot %d\)" % boot, timeout=120)
+        m = q.expect(r"tguest: gdtreboot: boot GDT slots 4-9 loadable ([0-9a-f]{8})\n", timeout=120)
+        counts.append(int(m.group(1), 16))
+    t.check(counts == [0, 0, 0], f"loadable slots 4-9 of the boot GDT, by boot: {counts}")
+
+
+@test("hv-reboot-clean-gdt")
+def reboot_clean_gdt(t):
+    gdt_after_reboot(t, 1)
+
+
+@test("hv-reboot-clean-gdt-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def reboot_clean_gdt_smp2(t):
+    gdt_after_reboot(t, 2)

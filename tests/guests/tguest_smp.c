@@ -32,7 +32,8 @@
  *                    guest beside it must keep answering.
  *
  * tguest=smpreboot (smp_vcpus=2): whether its two vCPUs ran at once,
- * then a reboot, again and again (smp_reboot).
+ * then a reboot, again and again (smp_reboot).  tguest=gdtreboot: what
+ * its boot GDT held, then a reboot, again and again (gdt_reboot).
  */
 #include <stdint.h>
 #include "vmi_abi.h"
@@ -367,6 +368,32 @@ static void smp_reboot(void)
 		halt();
 }
 
+/*
+ * tguest=gdtreboot: the number of slots 4-9 of the boot GDT that were
+ * loadable (entry.S), then a GDT of its own with flat data segments in
+ * slots 4-9, and a reboot; the same again after it, for ever.  After a
+ * reboot the boot GDT must hold nothing of the guest's life before (nor
+ * of whatever else the CPU ran): 0 each time.
+ */
+extern volatile uint32_t boot_gdt_loadable;
+static uint64_t full_gdt[10] __attribute__((aligned(8))) = {
+	0, 0, 0x00cf9a000000ffffull, 0x00cf92000000ffffull,
+	0x00cf92000000ffffull, 0x00cf92000000ffffull, 0x00cf92000000ffffull,
+	0x00cf92000000ffffull, 0x00cf92000000ffffull, 0x00cf92000000ffffull,
+};
+
+static void gdt_reboot(void)
+{
+	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } gdtr =
+		{ sizeof(full_gdt) - 1, (uint32_t)full_gdt };
+
+	say_value("tguest: gdtreboot: ", "boot GDT slots 4-9 loadable", boot_gdt_loadable);
+	__asm__ volatile("lgdt %0" : : "m"(gdtr));
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Reboot) : "memory");
+	for (;;)
+		halt();
+}
+
 int smp_main(const char *cmdline)
 {
 	uint32_t n, spins = 0;
@@ -374,7 +401,7 @@ int smp_main(const char *cmdline)
 
 	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick") &&
 	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm") &&
-	    !has_word(cmdline, "tguest=smpreboot"))
+	    !has_word(cmdline, "tguest=smpreboot") && !has_word(cmdline, "tguest=gdtreboot"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -399,6 +426,10 @@ int smp_main(const char *cmdline)
 	}
 	if (has_word(cmdline, "tguest=smpstorm")) {
 		smp_storm();
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=gdtreboot")) {
+		gdt_reboot();
 		return 1;
 	}
 	if (has_word(cmdline, "tguest=smpreboot")) {
