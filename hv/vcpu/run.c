@@ -39,6 +39,7 @@
  * leave its guest or its halt and look again.
  */
 #include "run.h"
+#include "guest_stop.h"
 #include "run_loop.h"
 #include "vcpu.h"
 #include "guest_report.h"
@@ -527,6 +528,14 @@ void run_step(struct run *r)
 	run_vcpu(v);
 	spin_lock(&sched_lock);
 	rc->ran = v;
+	/* Ctrl-] q asked for while this exit was being handled here (the
+	 * console writes stop_requested under sched_lock too): a vCPU that
+	 * halted or was preempted would not look again before its next
+	 * exit, which may never come. */
+	if (v->stop_requested && guest_alive(v->guest)) {
+		spin_lock(&v->guest->lock);
+		vcpu_stop(v, "%s", v->stop_requested);
+	}
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */

@@ -122,6 +122,11 @@ def smp_guest_boot(t, vcpus, smp):
     # of that hello: the console then shows the hello again whole after it.
     ids = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP up, APIC ID ([0-9a-f]{8})", q.output))
     t.check(ids == list(range(1, vcpus)), f"APs that said hello: {ids}")
+    # Each vCPU's VMI shared page names its owner (vcpu_id, vmi-13.0.def).
+    t.check(re.search(r"tguest: smp: vCPU 0's shared page names vCPU 00000000\n", q.output),
+            "vCPU 0's shared page does not name vCPU 0")
+    own = len(re.findall(r"tguest: smp: AP's shared page names its own vCPU 00000001", q.output))
+    t.check(own == vcpus - 1, f"{own} of {vcpus - 1} APs found their own index in their shared page")
     # Each AP's one-shot LVTT alarm ticked, the last AP's too: it went
     # through the refused starts above, which must leave it whole.
     ticked = sorted(int(x, 16) for x in re.findall(r"tguest: smp: AP ticked, APIC ID ([0-9a-f]{8})", q.output))

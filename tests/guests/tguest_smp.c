@@ -170,6 +170,15 @@ static void set_smp_gate(unsigned v, const char *fn)
 	smp_idt[v] = (uint64_t)(off & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
 		     ((uint64_t)(off >> 16) << 48);
 }
+/* vcpu_id of this vCPU's VMI shared page (the ROM header names where
+ * the page is; the switcher maps each vCPU's own there). */
+static uint32_t shared_vcpu_id(void)
+{
+	uint32_t page = *(const volatile uint32_t *)(0xc0000u + VMI_OFF_VROMHeader_reserved3);
+
+	return *(const volatile uint32_t *)(page + VMI_OFF_vmi_shared_page_vcpu_id);
+}
+
 static uint8_t ap_stacks[MAX_APS][AP_STACK] __attribute__((aligned(16)));
 
 /* What an AP started by smp_start_ap runs (tguest_smp_mmu.c), or 0. */
@@ -182,6 +191,7 @@ void ap_main(uint32_t id)
 		ap_fn(id);
 	say_value("tguest: smp: ", "AP up, APIC ID", id);
 	say_value("tguest: smp: ", "APICRead ID", apic_read(APIC_ID));
+	say_value("tguest: smp: ", "AP's shared page names its own vCPU", shared_vcpu_id() == id);
 	apic_write(APIC_SVR, 0x1ff);
 	if (tick_mode)
 		arm_tick();
@@ -441,6 +451,7 @@ int smp_main(const char *cmdline)
 	uint32_t last = n - 1;
 
 	tick_once = 1;
+	say_value("tguest: smp: ", "vCPU 0's shared page names vCPU", shared_vcpu_id());
 
 	s = flat_state(1);
 	garbage("bad pointer", 0xfffff000u, last);
