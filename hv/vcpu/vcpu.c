@@ -190,8 +190,13 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 	/* A far jmp/call/ret or iret to an EIP beyond the new CS's limit:
 	 * the CPU raises #GP(0) at the instruction, before it completes. */
 	if (r == EMUL_OK && !vcpu_eip_in_cs(v, (uint16_t)f->cs, f->eip)) {
-		log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP",
-			 f->cs & 0xffff, f->eip, vcpu_cs_limit(v, (uint16_t)f->cs));
+		const char *more = guest_log_take(&v->guest->cs_limit_log, "transfers beyond a code segment's limit");
+
+		/* Ring 3 can repeat it at will (a signal handler that jumps
+		 * back): logged within a limit. */
+		if (more)
+			log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP%s",
+				 f->cs & 0xffff, f->eip, vcpu_cs_limit(v, (uint16_t)f->cs), more);
 		*f = before;
 		vcpu_deliver(v, 13, true, 0, 0);
 		return;
