@@ -444,9 +444,17 @@ static void idle(struct run *r, struct pcpu *c)
  * with its lock held and sched_lock not, or from the console's 'q' on the
  * boot CPU, with both.  The loop goes on with sched_lock alone.
  */
+/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler. */
+static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
+{
+	if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
+		sched_gone(&r->sched, &v->sched, rdtsc());
+}
+
 static void after_death(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
+	struct run_cpu *rc = &r->cpu[c->index];
 
 	for (unsigned i = 0; i < r->n; i++)
 		if (spin_held(&r->guests[i]->lock))
@@ -460,9 +468,13 @@ static void after_death(struct run *r)
 		struct vcpu *v = c->current;
 
 		pcpu_leave(c);
-		if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
-			sched_gone(&r->sched, &v->sched, rdtsc());
+		leave_scheduler(r, c, v);
 	}
+	/* And the one it picked, if that guest died before this CPU took
+	 * its lock and entered it: left RUNNING here, it would keep the
+	 * other CPUs from reaping the guest (two such block each other). */
+	if (rc->picked && !guest_alive(rc->picked->guest))
+		leave_scheduler(r, c, rc->picked);
 	reap(r);
 }
 
@@ -524,6 +536,7 @@ void run_step(struct run *r)
 	if (c->current && c->current != v)
 		pcpu_leave(c);
 	rc->ran = 0;		/* until it has exited */
+	rc->picked = v;
 	spin_unlock(&sched_lock);
 	run_vcpu(v);
 	spin_lock(&sched_lock);
