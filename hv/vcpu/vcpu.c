@@ -267,14 +267,14 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
 	vcpu_deliver(v, vector, false, 0, len);
 }
 
-static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
+static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2, bool interrupt)
 {
 	unsigned vector = f->vector;
 
 	v->stats.exits++;
 	v->stats.exits_by_vector[vector & 0xff]++;
-	if (interrupt_dispatch(vector))
-		return;
+	if (interrupt)
+		return;		/* its driver ran at the exit (vcpu_run_once) */
 	switch (vector) {
 	case 14:
 		vcpu_strict_pt_write(v, cr2, f->error, frame_cpl(f));
@@ -403,6 +403,7 @@ void vcpu_run_once(struct vcpu *v)
 	uint32_t cr2, cr3;
 	uint64_t entry_tsc;
 	unsigned latched;
+	bool interrupt;
 
 	/* Its guest died on another CPU meanwhile (vcpus_at_once): back to
 	 * the loop, which reaps it once no CPU is inside it. */
@@ -436,6 +437,13 @@ void vcpu_run_once(struct vcpu *v)
 	c->guest_cycles += c->exit_tsc - entry_tsc;
 	spin_lock(&v->guest->lock);
 	exit_handling_begin(c, v);
+	/* An interrupt that made the exit is the machine's, whatever becomes
+	 * of the guest at it: its driver runs, and its EOI, before anything
+	 * can leave the exit.  (Left for the guest's death, the IPI that
+	 * brought a CPU out of a dying guest stayed in service: that CPU
+	 * took no IPI or timer interrupt again, and slept through every
+	 * kick.) */
+	interrupt = interrupt_dispatch(f->vector);
 	if (!guest_alive(v->guest))
 		vcpu_leave_dead_guest(v);
 	if (v->stop_requested)
@@ -449,7 +457,7 @@ void vcpu_run_once(struct vcpu *v)
 		v->stats.exits++;
 		v->stats.exits_by_vector[f->vector & 0xff]++;
 	} else {
-		handle_exit(v, f, cr2);
+		handle_exit(v, f, cr2, interrupt);
 	}
 	/* What this exit removed or narrowed in the shadows is gone from
 	 * every other CPU running the guest before it runs on. */
