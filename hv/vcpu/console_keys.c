@@ -65,6 +65,14 @@ static void stop_from_console(struct vcpu *v)
 	vcpu_stop(v, why);	/* the loop lets go of the guest's lock (run_jmp) */
 }
 
+void console_keys_stop_requested(struct vcpu *v)
+{
+	if (!v->stop_requested || !guest_alive(v->guest))
+		return;
+	spin_lock(&v->guest->lock);
+	vcpu_stop(v, "%s", v->stop_requested);
+}
+
 static void list_guests(const struct console_keys *r)
 {
 	kprintf("vmi-hv: %u guest%s (Ctrl-] N gives guest N the console):\n", r->n,

@@ -39,7 +39,6 @@
  * leave its guest or its halt and look again.
  */
 #include "run.h"
-#include "guest_stop.h"
 #include "run_loop.h"
 #include "vcpu.h"
 #include "guest_report.h"
@@ -188,18 +187,14 @@ static void park_unstarted(struct run *r, struct vcpu *v)
 	sched_halt(&r->sched, &v->sched, rdtsc());
 }
 
-/* Where a vCPU may run (guestN.cpus=) and whether beside its siblings
- * (one running vCPU per guest unless they may run at once: docs/HV.md,
- * "Concurrent vCPUs"), from its guest's configuration: at load, and again
- * after each reboot, whose vcpu_init zeroed its scheduler record. */
+/* Its guest's CPUs and vcpus_at_once, at load and after each reboot. */
 static void place(struct vcpu *v)
 {
 	v->sched.allowed = v->guest->cpus;
 	v->sched.group = v->guest->vcpus_at_once ? 0 : v->guest;
 }
 
-/* A rebooted guest started again: in the scheduler as a new vCPU, on
- * the CPUs it was given. */
+/* A rebooted guest started again: in the scheduler as a new vCPU. */
 static void rejoin(struct run *r, struct guest *g)
 {
 	guest_restart(g);
@@ -439,11 +434,6 @@ static void idle(struct run *r, struct pcpu *c)
 	spin_lock(&sched_lock);
 }
 
-/*
- * Back in the loop from a guest's death (run_jmp): from its exit handling,
- * with its lock held and sched_lock not, or from the console's 'q' on the
- * boot CPU, with both.  The loop goes on with sched_lock alone.
- */
 /* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler. */
 static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
 {
@@ -451,10 +441,15 @@ static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
 		sched_gone(&r->sched, &v->sched, rdtsc());
 }
 
+/*
+ * Back in the loop from a guest's death (run_jmp): from its exit handling,
+ * with its lock held and sched_lock not, or from the console's 'q' on the
+ * boot CPU, with both.  The loop goes on with sched_lock alone.
+ */
 static void after_death(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
-	struct run_cpu *rc = &r->cpu[c->index];
+	struct vcpu *picked = r->cpu[c->index].picked;
 
 	for (unsigned i = 0; i < r->n; i++)
 		if (spin_held(&r->guests[i]->lock))
@@ -465,16 +460,13 @@ static void after_death(struct run *r)
 	 * (registers saved) and the scheduler, so that the last CPU out of
 	 * a guest whose vCPUs ran at once reaps it (dying_elsewhere). */
 	if (c->current && !guest_alive(c->current->guest)) {
-		struct vcpu *v = c->current;
-
+		leave_scheduler(r, c, c->current);
 		pcpu_leave(c);
-		leave_scheduler(r, c, v);
 	}
-	/* And the one it picked, if that guest died before this CPU took
-	 * its lock and entered it: left RUNNING here, it would keep the
-	 * other CPUs from reaping the guest (two such block each other). */
-	if (rc->picked && !guest_alive(rc->picked->guest))
-		leave_scheduler(r, c, rc->picked);
+	/* And the one it picked but never entered (its guest died first):
+	 * left RUNNING, two such on two CPUs block each other's reap. */
+	if (picked && !guest_alive(picked->guest))
+		leave_scheduler(r, c, picked);
 	reap(r);
 }
 
@@ -541,14 +533,7 @@ void run_step(struct run *r)
 	run_vcpu(v);
 	spin_lock(&sched_lock);
 	rc->ran = v;
-	/* Ctrl-] q asked for while this exit was being handled here (the
-	 * console writes stop_requested under sched_lock too): a vCPU that
-	 * halted or was preempted would not look again before its next
-	 * exit, which may never come. */
-	if (v->stop_requested && guest_alive(v->guest)) {
-		spin_lock(&v->guest->lock);
-		vcpu_stop(v, "%s", v->stop_requested);
-	}
+	console_keys_stop_requested(v);
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */
