@@ -31,12 +31,18 @@ struct guest_boot_state {
 };
 
 /* The PC ports without a device model of their own (vcpu_io.c). */
+/* A kind of log line a guest can cause at will: at most GUEST_LOG_LIMIT
+ * lines of it per 10 s window, the rest counted (guest_log_take,
+ * vcpu_io.c); under the guest's lock. */
+struct guest_log_limit {
+	uint64_t window_start, dropped;
+	unsigned logged;
+};
+
 struct guest_ports {
 	uint8_t cmos_index;		/* the CMOS RTC's index register (0x70) */
-	/* Denied accesses: logged at most IO_LOG_LIMIT times a window. */
-	uint64_t denied;
-	uint64_t log_window_start, log_dropped;
-	unsigned logged;
+	uint64_t denied;		/* denied accesses, each logged within log */
+	struct guest_log_limit log;
 };
 
 /* A guest runs until a rule break stops it or it reboots or powers off;
@@ -134,6 +140,10 @@ struct guest {
 	struct vuart vuart;
 	struct vga_screen screen;	/* its VGA screen when several guests run */
 	struct guest_ports ports;
+	/* Exceptions whose delivery failed, and far transfers beyond their
+	 * code segment's limit (its #GP): guest-made, so logged within a
+	 * limit each (vcpu_exception.c, vcpu.c). */
+	struct guest_log_limit delivery_log, cs_limit_log;
 };
 
 static inline bool guest_alive(const struct guest *g)

@@ -134,8 +134,9 @@ bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned
 	for (unsigned i = 0; i < s->n; i++) {
 		if (s->e[i] != e)
 			continue;
-		uint32_t allowed = e->allowed;	/* its guest's CPUs stay its own */
-		const void *group = e->group, *guest = e->guest;	/* and its guest */
+		/* Its guest's CPUs, group and guest, as the caller set them. */
+		uint32_t allowed = e->allowed;
+		const void *group = e->group, *guest = e->guest;
 
 		if (!weight)
 			weight = 1;

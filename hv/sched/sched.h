@@ -103,8 +103,9 @@ void sched_init(struct sched *s, uint64_t slice_cycles, unsigned ncpus);
 /* Add a runnable vCPU (weight >= 1); false when SCHED_MAX are there. */
 bool sched_add(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now);
 /* An entity that was gone (its guest rebooted) is runnable again, in the
- * same slot, its times counted afresh from now as sched_add's are; false
- * if e is not one of s's. */
+ * same slot, its times counted afresh from now as sched_add's are, its
+ * allowed CPUs and group as the caller set them in e; false if e is not
+ * one of s's. */
 bool sched_rejoin(struct sched *s, struct sched_entity *e, void *owner, unsigned weight, uint64_t now);
 /* The running vCPU halted (hlt, VMI Halt): not runnable until woken. */
 void sched_halt(struct sched *s, struct sched_entity *e, uint64_t now);

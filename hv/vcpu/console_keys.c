@@ -47,7 +47,10 @@ static const char *guest_state_name(const struct guest *g)
 }
 
 /* Stopping frees the guest's shadows: a vCPU inside the guest on another
- * CPU is stopped there, at the exit the IPI causes. */
+ * CPU is stopped there, at the exit the IPI causes, or, if that exit's
+ * handling had begun already, when that CPU's loop comes back from it
+ * (run_step: it may halt there and never exit again).  Written under
+ * sched_lock and the guest's lock, so either may read it. */
 static void stop_from_console(struct vcpu *v)
 {
 	static const char why[] = "stopped from the console (Ctrl-] q)";
@@ -60,6 +63,14 @@ static void stop_from_console(struct vcpu *v)
 		return;
 	}
 	vcpu_stop(v, why);	/* the loop lets go of the guest's lock (run_jmp) */
+}
+
+void console_keys_stop_requested(struct vcpu *v)
+{
+	if (!v->stop_requested || !guest_alive(v->guest))
+		return;
+	spin_lock(&v->guest->lock);
+	vcpu_stop(v, "%s", v->stop_requested);
 }
 
 static void list_guests(const struct console_keys *r)

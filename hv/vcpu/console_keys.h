@@ -24,5 +24,11 @@ void console_keys_poll(struct console_keys *k);
 /* After a guest ended: if it had the console, the console moves to the
  * first guest still alive (and its VGA screen with it). */
 void console_keys_guest_ended(struct console_keys *k);
+/* The run loop, with sched_lock held, back from v: a Ctrl-] q asked for
+ * while v's exit was handled stops its guest now (run_jmp).  A vCPU that
+ * halted or was preempted at that exit would not look before its next
+ * exit, which may never come. */
+struct vcpu;
+void console_keys_stop_requested(struct vcpu *v);
 
 #endif

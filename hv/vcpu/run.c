@@ -189,12 +189,23 @@ static void park_unstarted(struct run *r, struct vcpu *v)
 	sched_halt(&r->sched, &v->sched, rdtsc());
 }
 
+/* Its guest's CPUs and vcpus_at_once, at load and after each reboot. */
+static void place(struct vcpu *v)
+{
+	v->sched.allowed = v->guest->cpus;
+	v->sched.group = v->guest->vcpus_at_once ? 0 : v->guest;
+	/* Its wake-ups preempt other guests' vCPUs within one bound for
+	 * all of its guest's vCPUs (sched.c, preempt). */
+	v->sched.guest = v->guest;
+}
+
 /* A rebooted guest started again: in the scheduler as a new vCPU. */
 static void rejoin(struct run *r, struct guest *g)
 {
 	guest_restart(g);
 	run_start(g, r->n > 1);
 	for (unsigned j = 0; j < g->nr_vcpus; j++) {
+		place(g->vcpus[j]);
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
 			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
 		park_unstarted(r, g->vcpus[j]);
@@ -432,6 +443,13 @@ static void idle(struct run *r, struct pcpu *c)
 	spin_lock(&sched_lock);
 }
 
+/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler. */
+static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
+{
+	if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
+		sched_gone(&r->sched, &v->sched, rdtsc());
+}
+
 /*
  * Back in the loop from a guest's death (run_jmp): from its exit handling,
  * with its lock held and sched_lock not, or from the console's 'q' on the
@@ -440,6 +458,7 @@ static void idle(struct run *r, struct pcpu *c)
 static void after_death(struct run *r)
 {
 	struct pcpu *c = this_pcpu();
+	struct vcpu *picked = r->cpu[c->index].picked;
 
 	vcpu_exit_handling_end(c);
 	for (unsigned i = 0; i < r->n; i++)
@@ -451,12 +470,13 @@ static void after_death(struct run *r)
 	 * (registers saved) and the scheduler, so that the last CPU out of
 	 * a guest whose vCPUs ran at once reaps it (dying_elsewhere). */
 	if (c->current && !guest_alive(c->current->guest)) {
-		struct vcpu *v = c->current;
-
+		leave_scheduler(r, c, c->current);
 		pcpu_leave(c);
-		if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
-			sched_gone(&r->sched, &v->sched, rdtsc());
 	}
+	/* And the one it picked but never entered (its guest died first):
+	 * left RUNNING, two such on two CPUs block each other's reap. */
+	if (picked && !guest_alive(picked->guest))
+		leave_scheduler(r, c, picked);
 	reap(r);
 }
 
@@ -520,10 +540,12 @@ void run_step(struct run *r)
 	if (c->current && c->current != v)
 		pcpu_leave(c);
 	rc->ran = 0;		/* until it has exited */
+	rc->picked = v;
 	spin_unlock(&sched_lock);
 	run_vcpu(v);
 	spin_lock(&sched_lock);
 	rc->ran = v;
+	console_keys_stop_requested(v);
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete. */
@@ -543,13 +565,7 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 			if (!sched_add(&r->sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
-			guests[i]->vcpus[j]->sched.allowed = guests[i]->cpus;
-			/* One running vCPU per guest, unless they may run
-			 * at once (docs/HV.md, "Concurrent vCPUs"). */
-			guests[i]->vcpus[j]->sched.group = guests[i]->vcpus_at_once ? 0 : guests[i];
-			/* Its wake-ups preempt other guests' vCPUs at most once
-			 * per wake-up interval, all of its vCPUs together. */
-			guests[i]->vcpus[j]->sched.guest = guests[i];
+			place(guests[i]->vcpus[j]);
 			park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}

@@ -26,6 +26,10 @@ extern struct spinlock sched_lock;
 struct run_cpu {
 	/* The vCPU that made the last exit (charge_alarm_work). */
 	struct vcpu *ran;
+	/* The vCPU this CPU's scheduler turn picked last, entered or not:
+	 * its guest may die before this CPU takes the guest's lock, and it
+	 * must still leave the scheduler here (after_death). */
+	struct vcpu *picked;
 	/* Told to look at the queue (an IPI sent, not yet looked). */
 	bool kicked;
 };

@@ -79,6 +79,9 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	v->index = index;
 	v->awaiting_start = index > 0;
 	vlapic_reset(&v->lapic, index);
+	/* Its alarms wired as guest_devices_reset wires them: no path
+	 * that builds a vCPU leaves its alarm device without its wires. */
+	valarm_init(&v->valarm, index ? 0 : &g->vpic, &v->lapic);
 	fpu_area_reset(&v->fpu);
 	vcpu_mmu_init(v, vcpu_switcher_init(v));
 	f = v->frame;
@@ -102,8 +105,13 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 	f->esi = g->boot.esi;
 	f->eflags = X86_EFLAGS_FIXED;
 	v->vif = false;
-	/* The hypervisor's own slots read as the CPU's GDT has them. */
-	memcpy(v->gdt, pcpu_tables_of(this_pcpu())->gdt, sizeof(v->gdt));
+	/* Empty but for the hypervisor's own slots, which read as the CPU's
+	 * GDT has them.  Nothing else of the CPU's: after a reboot it holds
+	 * the descriptors of the vCPU it entered last, of any guest. */
+	memset(v->gdt, 0, sizeof(v->gdt));
+	for (unsigned i = 0; i < HV_GDT_ENTRIES; i++)
+		if (guest_desc_hv_slot(i))
+			v->gdt[i] = pcpu_tables_of(this_pcpu())->gdt[i];
 	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
 		hv_panic("boot GDT refused: %s", out.why);
 	f->cs = 0x10 | 1;
@@ -182,8 +190,13 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 	/* A far jmp/call/ret or iret to an EIP beyond the new CS's limit:
 	 * the CPU raises #GP(0) at the instruction, before it completes. */
 	if (r == EMUL_OK && !vcpu_eip_in_cs(v, (uint16_t)f->cs, f->eip)) {
-		log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP",
-			 f->cs & 0xffff, f->eip, vcpu_cs_limit(v, (uint16_t)f->cs));
+		const char *more = guest_log_take(&v->guest->cs_limit_log, "transfers beyond a code segment's limit");
+
+		/* Ring 3 can repeat it at will (a signal handler that jumps
+		 * back): logged within a limit. */
+		if (more)
+			log_warn("guest: %04x:%08x is beyond the limit %08x of its code segment: #GP%s",
+				 f->cs & 0xffff, f->eip, vcpu_cs_limit(v, (uint16_t)f->cs), more);
 		*f = before;
 		vcpu_deliver(v, 13, true, 0, 0);
 		return;
@@ -254,14 +267,14 @@ static void software_interrupt(struct vcpu *v, struct trap_frame *f)
 	vcpu_deliver(v, vector, false, 0, len);
 }
 
-static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2)
+static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2, bool interrupt)
 {
 	unsigned vector = f->vector;
 
 	v->stats.exits++;
 	v->stats.exits_by_vector[vector & 0xff]++;
-	if (interrupt_dispatch(vector))
-		return;
+	if (interrupt)
+		return;		/* its driver ran at the exit (vcpu_run_once) */
 	switch (vector) {
 	case 14:
 		vcpu_strict_pt_write(v, cr2, f->error, frame_cpl(f));
@@ -390,6 +403,7 @@ void vcpu_run_once(struct vcpu *v)
 	uint32_t cr2, cr3;
 	uint64_t entry_tsc;
 	unsigned latched;
+	bool interrupt;
 
 	/* Its guest died on another CPU meanwhile (vcpus_at_once): back to
 	 * the loop, which reaps it once no CPU is inside it. */
@@ -423,6 +437,13 @@ void vcpu_run_once(struct vcpu *v)
 	c->guest_cycles += c->exit_tsc - entry_tsc;
 	spin_lock(&v->guest->lock);
 	exit_handling_begin(c, v);
+	/* An interrupt that made the exit is the machine's, whatever becomes
+	 * of the guest at it: its driver runs, and its EOI, before anything
+	 * can leave the exit.  (Left for the guest's death, the IPI that
+	 * brought a CPU out of a dying guest stayed in service: that CPU
+	 * took no IPI or timer interrupt again, and slept through every
+	 * kick.) */
+	interrupt = interrupt_dispatch(f->vector);
 	if (!guest_alive(v->guest))
 		vcpu_leave_dead_guest(v);
 	if (v->stop_requested)
@@ -436,7 +457,7 @@ void vcpu_run_once(struct vcpu *v)
 		v->stats.exits++;
 		v->stats.exits_by_vector[f->vector & 0xff]++;
 	} else {
-		handle_exit(v, f, cr2);
+		handle_exit(v, f, cr2, interrupt);
 	}
 	/* What this exit removed or narrowed in the shadows is gone from
 	 * every other CPU running the guest before it runs on. */

@@ -21,6 +21,7 @@
 #include "guest_stop.h"
 #include "vcpu_desc.h"
 #include "vcpu_exception.h"
+#include "vcpu_io.h"
 #include "vcpu_mem.h"
 #include "vcpu_ops.h"
 #include "vcpu_shared.h"
@@ -200,6 +201,7 @@ static bool try_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_
 void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len)
 {
 	struct delivery_fault first, second;
+	const char *more;
 
 	if (v->violation)
 		vcpu_stop(v, "%s", v->violation_why);
@@ -215,7 +217,10 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 		vcpu_deliver(v, first.vector, true, first.error, 0);
 		return;
 	}
-	log_warn("guest: delivering vector %u failed (%s): raising %u", vector, first.what, first.vector);
+	more = guest_log_take(&v->guest->delivery_log, "failed deliveries");
+	if (more)
+		log_warn("guest: delivering vector %u failed (%s): raising %u%s", vector, first.what,
+			 first.vector, more);
 	if (vector == X86_VEC_DF)
 		vcpu_stop(v, "triple fault: delivering the guest's double fault failed (%s)", first.what);
 	/* Benign + anything, or page fault then contributory-only: the CPU

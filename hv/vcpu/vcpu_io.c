@@ -30,7 +30,7 @@
  *
  * Every other port of the PC's legacy ISA range (below 0x400) is denied:
  * reads return all ones (an absent device on the ISA bus), writes are
- * dropped, and each is logged, at most IO_LOG_LIMIT lines per 10 s so
+ * dropped, and each is logged, at most GUEST_LOG_LIMIT lines per 10 s so
  * that a polling loop cannot flood the log.  Linux probes such ports for
  * devices a PC may have (VGA, more UARTs), so this must not stop it.
  * A port at or above 0x400 has nothing a PC guest without PCI could be
@@ -45,7 +45,6 @@
 #include "timer.h"
 #include "io.h"
 
-#define IO_LOG_LIMIT 20
 /* Output buffer full, input buffer free: see the i8042 above. */
 #define I8042_STATUS_SEEN_BY_GUEST 0x01
 
@@ -132,32 +131,38 @@ static bool device_io(struct vcpu *v, uint16_t port, unsigned size, bool write, 
 	       misc_io(v, port, write, val);
 }
 
-/* At most IO_LOG_LIMIT lines per IO_LOG_WINDOW ms (10 s); what was
- * dropped is summed up when the next window opens. */
-#define IO_LOG_WINDOW 10000
+/* At most GUEST_LOG_LIMIT lines per GUEST_LOG_WINDOW ms (10 s); what
+ * was dropped is summed up when the next window opens. */
+#define GUEST_LOG_WINDOW 10000
+
+const char *guest_log_take(struct guest_log_limit *l, const char *what)
+{
+	uint64_t now = hv_uptime_ms();
+
+	if (now - l->window_start >= GUEST_LOG_WINDOW) {
+		if (l->dropped)
+			log_info("guest: %llu more %s not logged", (unsigned long long)l->dropped, what);
+		l->window_start = now;
+		l->logged = 0;
+		l->dropped = 0;
+	}
+	if (l->logged >= GUEST_LOG_LIMIT) {
+		l->dropped++;
+		return 0;
+	}
+	return ++l->logged == GUEST_LOG_LIMIT ? "; more in the next 10 s are only counted" : "";
+}
 
 static void log_denied(struct vcpu *v, const char *dir, uint16_t port, unsigned size, uint32_t val)
 {
 	struct guest_ports *p = &v->guest->ports;
-	uint64_t now = hv_uptime_ms();
+	const char *more;
 
 	p->denied++;
-	if (now - p->log_window_start >= IO_LOG_WINDOW) {
-		if (p->log_dropped)
-			log_info("guest: %llu more denied port accesses not logged",
-				 (unsigned long long)p->log_dropped);
-		p->log_window_start = now;
-		p->logged = 0;
-		p->log_dropped = 0;
-	}
-	if (p->logged >= IO_LOG_LIMIT) {
-		p->log_dropped++;
-		return;
-	}
-	p->logged++;
-	log_info("guest: port %s 0x%x (%u bytes%s%x) denied at eip %08x%s", dir, port, size,
-		 dir[0] == 'o' ? ", value 0x" : ", returning 0x", val, v->frame->eip,
-		 p->logged == IO_LOG_LIMIT ? "; more in the next 10 s are only counted" : "");
+	more = guest_log_take(&p->log, "denied port accesses");
+	if (more)
+		log_info("guest: port %s 0x%x (%u bytes%s%x) denied at eip %08x%s", dir, port, size,
+			 dir[0] == 'o' ? ", value 0x" : ", returning 0x", val, v->frame->eip, more);
 }
 
 enum emul_result vcpu_io_in(struct vcpu *v, uint16_t port, unsigned size, uint32_t *val)

@@ -39,7 +39,7 @@ void vcpu_shared_init(struct vcpu *v, bool fastpaths)
 {
 	v->shared->magic = VMI_SHARED_MAGIC;
 	v->shared->version = VMI_SHARED_VERSION;
-	v->shared->vcpu_id = 0;
+	v->shared->vcpu_id = v->index;	/* vmi-13.0.def: the owning vCPU's index */
 	v->shared->features = fastpaths ? SHARED_FEATURES_ALL : 0;
 	/* strict_pt: announced page tables are read-only in the shadows, so
 	 * the ROM must not write entries itself; its page-table calls become

@@ -161,7 +161,7 @@ struct vcpu {
 	struct desc_reg gdtr, idtr;
 	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
 	 * into the GDT of the CPU that enters this vCPU; the hypervisor's
-	 * own slots stay 0 here. */
+	 * own slots hold its descriptors here, never copied. */
 	uint64_t gdt[HV_GDT_ENTRIES];
 	bool gdt_changed;		/* since the last copy */
 	/* The last frame vcpu_check_frame passed, one returning to the

@@ -193,6 +193,10 @@ CASES = [
     ("cslimit-lgdt", "tguest=cslimit-lgdt", r"tguest: still running on the cached cs", STOP),
     # ---- IDT gates ----
     ("idt-not-present", h("idt-not-present"), DELIVERED % (11, 6 * 8 + 2), SHUTDOWN),
+    # The same 200 times, the #NP handler skipping each ud2: the line for
+    # each failed delivery is logged GUEST_LOG_LIMIT times, the last saying
+    # that more are only counted (checked by hv-guest-log-limits).
+    ("idt-not-present-loop", h("idt-not-present-loop"), r"hostile: #NP taken for the ud2s 000000c8\n", SHUTDOWN),
     ("idt-task-gate", h("idt-task-gate"), DELIVERED % (13, 6 * 8 + 2), SHUTDOWN),
     ("idt-16bit-gate", h("idt-16bit-gate"), DELIVERED % (13, 6 * 8 + 2), SHUTDOWN),
     ("idt-data-selector", h("idt-data-selector"), DELIVERED % (13, 0x18), SHUTDOWN),
@@ -1040,3 +1044,27 @@ def hv_vmi_init_again(t):
     guest liked.  On -smp 1 and -smp 2, beside the second guest."""
     init_again(t, 1)
     init_again(t, 2)
+
+
+def _guest_log_limit():
+    """GUEST_LOG_LIMIT, from its one definition."""
+    with open(os.path.join(paths.ROOT, "hv", "vcpu", "vcpu_io.h")) as f:
+        return int(re.search(r"#define GUEST_LOG_LIMIT\s+(\d+)", f.read()).group(1))
+
+
+@test("hv-guest-log-limits")
+def hv_guest_log_limits(t):
+    """A guest that makes one log line of the hypervisor's again and again
+    (idt-not-present-loop: 200 failed deliveries of #UD, each raising #NP,
+    which the guest handles and returns from) gets GUEST_LOG_LIMIT of them
+    in a 10 s window, the last one saying more are only counted: a guest
+    cannot flood the console, which every CPU's output waits for."""
+    limit = _guest_log_limit()
+    q = boot_pair(t, h("idt-not-present-loop"))
+    q.expect(r"hostile: #NP taken for the ud2s 000000c8\n", timeout=120)
+    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=60)
+    lines = re.findall(r"guest: delivering vector 6 failed \([^\n]*", q.output)
+    t.note(f"{len(lines)} lines for 200 failed deliveries (limit {limit})")
+    t.check(len(lines) == limit, f"{len(lines)} lines for 200 failed deliveries, expected {limit}")
+    t.check(lines and lines[-1].endswith("raising 11; more in the next 10 s are only counted"),
+            f"the last line does not say more are only counted: {lines[-1:]}")

@@ -123,6 +123,11 @@ def smp_guest_boot(t, vcpus, smp):
     # and the cut piece may end in the 8 digits already: the same AP twice.
     ids = sorted(set(int(x, 16) for x in re.findall(r"tguest: smp: AP up, APIC ID ([0-9a-f]{8})", q.output)))
     t.check(ids == list(range(1, vcpus)), f"APs that said hello: {ids}")
+    # Each vCPU's VMI shared page names its owner (vcpu_id, vmi-13.0.def).
+    t.check(re.search(r"tguest: smp: vCPU 0's shared page names vCPU 00000000\n", q.output),
+            "vCPU 0's shared page does not name vCPU 0")
+    own = len(re.findall(r"tguest: smp: AP's shared page names its own vCPU 00000001", q.output))
+    t.check(own == vcpus - 1, f"{own} of {vcpus - 1} APs found their own index in their shared page")
     # Each AP's one-shot LVTT alarm ticked, the last AP's too: it went
     # through the refused starts above, which must leave it whole.
     ticked = sorted(set(int(x, 16) for x in re.findall(r"tguest: smp: AP ticked, APIC ID ([0-9a-f]{8})", q.output)))
@@ -494,3 +499,88 @@ def smp_guest_sparse_directories(t):
 def smp_guest_sparse_directories_smp2(t):
     """The same on -smp 2: the vCPUs fault and evict at once."""
     sparse_directories(t, 2)
+
+
+def reboot_overlaps(t, options, boots=2):
+    """tguest=smpreboot as guest 1 (two vCPUs) beside tguest=idle, on -smp 2
+    with OPTIONS: the counts of moments both of guest 1's vCPUs ran at once
+    (as its vCPU 0 saw them) in its first BOOTS boots, each ended by a
+    reboot (docs/HV.md, "Power-off and reboot": a reboot keeps the
+    guest's CPUs and its vcpus_at_once)."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               f"guest_mem=16M guest1.vcpus=2 locks=check {options}",
+               "-initrd", f"{TGUEST} tguest=smpreboot smp_vcpus=2,{tiny},{TGUEST} tguest=idle,{tiny}",
+               accel=MTTCG)
+    counts = []
+    for boot in range(boots):
+        if boot:
+            q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot %d\)" % boot, timeout=120)
+        m = q.expect(r"tguest: smp: reboot test, counts moved while vCPU 0 ran ([0-9a-f]{8})\n", timeout=120)
+        counts.append(int(m.group(1), 16))
+    t.note(f"{options}: moments both vCPUs ran at once, by boot: {counts}")
+    t.check("guest stopped" not in q.output, "a guest was stopped")
+    return counts
+
+
+@test("hv-smp-guest-reboot-at-once", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_reboot_at_once(t):
+    """vcpus_at_once=on, no pinning: five boots in a row each start vCPU 1
+    and finish their count (whether the two ran at once depends on the
+    host's threads: noted only).  The CPU that took a vCPU out of the
+    dying guest must take IPIs and timer interrupts after it: the IPI that
+    made it leave used to stay in service, that CPU slept through every
+    later kick, and the next boot's vCPU 1 never ran (vCPU 0 waited for
+    it for ever)."""
+    counts = reboot_overlaps(t, "vcpus_at_once=on", boots=5)
+    t.check(len(counts) == 5, f"boots that finished: {len(counts)}")
+
+
+@test("hv-smp-guest-reboot-keeps-pinning", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_reboot_keeps_pinning(t):
+    """guest1.cpus=1: both vCPUs of guest 1 on CPU 1 alone, so never at
+    once, before and after the reboot (unpinned, they were: with
+    vcpus_at_once=on they run at once on -smp 2)."""
+    counts = reboot_overlaps(t, "vcpus_at_once=on guest1.cpus=1")
+    t.check(counts == [0, 0], f"moments the pinned vCPUs ran at once, by boot: {counts}")
+
+
+@test("hv-smp-guest-reboot-keeps-one-at-a-time", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_reboot_keeps_one_at_a_time(t):
+    """vcpus_at_once=off: guest 1's vCPUs never at once, before and after
+    the reboot."""
+    counts = reboot_overlaps(t, "vcpus_at_once=off")
+    t.check(counts == [0, 0], f"moments the vCPUs ran at once, by boot: {counts}")
+
+
+def gdt_after_reboot(t, smp):
+    """tguest=gdtreboot beside tguest=idle: before its own lgdt the guest
+    counts the loadable slots among 4-9 of the GDT it starts with (lsl),
+    then loads a GDT with data segments in those slots and reboots.  The
+    boot GDT after the reboot holds only the boot protocol's two segments,
+    nothing of the guest's GDT before nor of another guest's (docs/HV.md,
+    "Power-off and reboot")."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", str(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
+               "-initrd", f"{TGUEST} tguest=gdtreboot,{tiny},{TGUEST} tguest=idle,{tiny}",
+               accel=MTTCG if smp > 1 else "tcg")
+    counts = []
+    for boot in range(3):
+        if boot:
+            q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot %d\)" % boot, timeout=120)
+        m = q.expect(r"tguest: gdtreboot: boot GDT slots 4-9 loadable ([0-9a-f]{8})\n", timeout=120)
+        counts.append(int(m.group(1), 16))
+    t.check(counts == [0, 0, 0], f"loadable slots 4-9 of the boot GDT, by boot: {counts}")
+
+
+@test("hv-reboot-clean-gdt")
+def reboot_clean_gdt(t):
+    gdt_after_reboot(t, 1)
+
+
+@test("hv-reboot-clean-gdt-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def reboot_clean_gdt_smp2(t):
+    gdt_after_reboot(t, 2)
+

@@ -10,6 +10,19 @@
 	.globl _start
 _start:
 	cli
+	/* Before its own GDT: how many of slots 4-9 of the GDT it was
+	 * started with are loadable (lsl, which runs natively in ring 1).
+	 * The boot protocol's GDT has __BOOT_CS and __BOOT_DS (slots 2, 3)
+	 * only, after a reboot too (tguest=gdtreboot reports it). */
+	xorl %ecx, %ecx
+	movl $0x21, %edx
+3:	lsl %edx, %eax
+	jnz 4f
+	incl %ecx
+4:	addl $8, %edx
+	cmpl $0x51, %edx
+	jb 3b
+	movl %ecx, boot_gdt_loadable
 	lgdt gdt_desc
 	ljmp $0x10, $1f
 1:	movl $0x18, %eax
@@ -25,6 +38,10 @@ _start:
 	jmp 2b
 
 	.data
+	.balign 4
+	.globl boot_gdt_loadable
+boot_gdt_loadable:
+	.long 0xffffffff
 	.balign 8
 	.globl gdt, gdt_end		/* tguest_smp.c starts its APs on it */
 gdt:

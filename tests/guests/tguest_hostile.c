@@ -391,6 +391,30 @@ static void c_idt_not_present(void)
 	__asm__ volatile("ud2");
 }
 
+/* idt-not-present-loop: ud2 again and again with vector 6's gate not
+ * present; each failed delivery raises #NP, whose handler skips the ud2
+ * and returns.  The hypervisor's line for each failed delivery is the
+ * guest's to cause at will: it must be logged within a limit. */
+#define NP_LOOPS 200
+volatile uint32_t h_np_taken;
+__asm__(".text\n"
+	"h_np_skip:\n"
+	"	addl $4, %esp\n"		/* the error code */
+	"	incl h_np_taken\n"
+	"	addl $2, (%esp)\n"		/* past the ud2 */
+	"	iret\n");
+extern char h_np_skip[];
+
+static void c_idt_not_present_loop(void)
+{
+	h_idt[6] &= ~(0x80ull << 40);
+	h_idt[11] = gate(KCS, (uint32_t)h_np_skip, 0x8e);
+	for (unsigned i = 0; i < NP_LOOPS; i++)
+		__asm__ volatile("ud2");
+	say("#NP taken for the ud2s", h_np_taken);
+	survived();
+}
+
 static void c_idt_task_gate(void)
 {
 	h_idt[6] = gate(TSS, 0, 0x85);
@@ -1413,6 +1437,7 @@ static const struct h_case cases[] = {
 	{ "idt-gate-hv-tss", 0, c_idt_gate_hv_tss },
 	{ "idt-gate-tss", 0, c_idt_gate_tss },
 	{ "idt-not-present", 0, c_idt_not_present },
+	{ "idt-not-present-loop", 0, c_idt_not_present_loop },
 	{ "idt-task-gate", 0, c_idt_task_gate },
 	{ "idt-16bit-gate", 0, c_idt_16bit_gate },
 	{ "idt-data-selector", 0, c_idt_data_selector },

@@ -30,6 +30,10 @@
  *   tguest=smpstorm  an IPI to APIC ID 2 (there is none), then vCPU 0
  *                    sends IPIs to vCPU 1 without pause, for ever: the
  *                    guest beside it must keep answering.
+ *
+ * tguest=smpreboot (smp_vcpus=2): whether its two vCPUs ran at once,
+ * then a reboot, again and again (smp_reboot).  tguest=gdtreboot: what
+ * its boot GDT held, then a reboot, again and again (gdt_reboot).
  */
 #include <stdint.h>
 #include "vmi_abi.h"
@@ -173,6 +177,15 @@ static void set_smp_gate(unsigned v, const char *fn)
 	smp_idt[v] = (uint64_t)(off & 0xffff) | (0x10ull << 16) | (0x8eull << 40) |
 		     ((uint64_t)(off >> 16) << 48);
 }
+/* vcpu_id of this vCPU's VMI shared page (the ROM header names where
+ * the page is; the switcher maps each vCPU's own there). */
+static uint32_t shared_vcpu_id(void)
+{
+	uint32_t page = *(const volatile uint32_t *)(0xc0000u + VMI_OFF_VROMHeader_reserved3);
+
+	return *(const volatile uint32_t *)(page + VMI_OFF_vmi_shared_page_vcpu_id);
+}
+
 static uint8_t ap_stacks[MAX_APS][AP_STACK] __attribute__((aligned(16)));
 
 /* What an AP started by smp_start_ap runs (tguest_smp_mmu.c), or 0. */
@@ -185,6 +198,7 @@ void ap_main(uint32_t id)
 		ap_fn(id);
 	say_value("tguest: smp: ", "AP up, APIC ID", id);
 	say_value("tguest: smp: ", "APICRead ID", apic_read(APIC_ID));
+	say_value("tguest: smp: ", "AP's shared page names its own vCPU", shared_vcpu_id() == id);
 	apic_write(APIC_SVR, 0x1ff);
 	if (tick_mode)
 		arm_tick();
@@ -356,13 +370,80 @@ static void ap_dies(uint32_t id)
 	say_value("tguest: smp: ", "other APs still answering", others);
 }
 
+/* tguest=smpreboot's vCPU 1: counts without end, never exits. */
+static volatile uint32_t spin_count;
+
+static void spin_ap(uint32_t id)
+{
+	(void)id;
+	for (;;)
+		spin_count++;
+}
+
+/*
+ * tguest=smpreboot: vCPU 0 starts vCPU 1 spinning on a counter, then
+ * counts the times the counter moved between two of its own reads less
+ * than 100 us apart: only a vCPU running at that moment on another CPU
+ * moves it so soon (one vCPU at a time, or both on one CPU, vCPU 0 would
+ * be off its CPU for a slice in between).  It prints the count and
+ * reboots, and so on after each reboot, for ever.
+ */
+static void smp_reboot(void)
+{
+	const uint32_t freq = vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0);
+	const uint32_t window = freq / 10000;	/* 100 us */
+	uint32_t overlaps = 0;
+	uint64_t end;
+
+	say_value("tguest: smp: ", "reboot test, SetInitialAPState", smp_start_ap(1, spin_ap, 0x11, 0));
+	while (!spin_count)
+		__asm__ volatile("pause");
+	for (end = rdtsc64() + freq / 2; rdtsc64() < end;) {
+		uint64_t t0 = rdtsc64();
+		uint32_t a = spin_count, b = spin_count;
+
+		overlaps += b != a && rdtsc64() - t0 < window;
+	}
+	say_value("tguest: smp: ", "reboot test, counts moved while vCPU 0 ran", overlaps);
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Reboot) : "memory");
+	for (;;)
+		halt();
+}
+
+/*
+ * tguest=gdtreboot: the number of slots 4-9 of the boot GDT that were
+ * loadable (entry.S), then a GDT of its own with flat data segments in
+ * slots 4-9, and a reboot; the same again after it, for ever.  After a
+ * reboot the boot GDT must hold nothing of the guest's life before (nor
+ * of whatever else the CPU ran): 0 each time.
+ */
+extern volatile uint32_t boot_gdt_loadable;
+static uint64_t full_gdt[10] __attribute__((aligned(8))) = {
+	0, 0, 0x00cf9a000000ffffull, 0x00cf92000000ffffull,
+	0x00cf92000000ffffull, 0x00cf92000000ffffull, 0x00cf92000000ffffull,
+	0x00cf92000000ffffull, 0x00cf92000000ffffull, 0x00cf92000000ffffull,
+};
+
+static void gdt_reboot(void)
+{
+	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } gdtr =
+		{ sizeof(full_gdt) - 1, (uint32_t)full_gdt };
+
+	say_value("tguest: gdtreboot: ", "boot GDT slots 4-9 loadable", boot_gdt_loadable);
+	__asm__ volatile("lgdt %0" : : "m"(gdtr));
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Reboot) : "memory");
+	for (;;)
+		halt();
+}
+
 int smp_main(const char *cmdline)
 {
 	uint32_t n, spins = 0;
 	APState s;
 
 	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick") &&
-	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm"))
+	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm") &&
+	    !has_word(cmdline, "tguest=smpreboot") && !has_word(cmdline, "tguest=gdtreboot"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -389,11 +470,20 @@ int smp_main(const char *cmdline)
 		smp_storm();
 		return 1;
 	}
+	if (has_word(cmdline, "tguest=gdtreboot")) {
+		gdt_reboot();
+		return 1;
+	}
+	if (has_word(cmdline, "tguest=smpreboot")) {
+		smp_reboot();
+		return 1;
+	}
 	/* The last AP waits through the garbage, then starts as the others;
 	 * each AP takes one LVTT tick before it counts itself in. */
 	uint32_t last = n - 1;
 
 	tick_once = 1;
+	say_value("tguest: smp: ", "vCPU 0's shared page names vCPU", shared_vcpu_id());
 
 	s = flat_state(1);
 	garbage("bad pointer", 0xfffff000u, last);
