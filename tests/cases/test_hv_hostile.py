@@ -1082,22 +1082,15 @@ def end_report_figure(t, output, n, pattern):
     return int(found[-1]) if found else -1
 
 
-@test("hv-drain-flood-victim", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
-def hv_drain_flood_victim(t):
-    """A guest floods its shared page's queue with AllocatePages of two big
-    directories in turn (each build evicts the other's 1004 tables and
-    derives them again) beside a victim with a 1 ms tick on -smp 2, each
-    guest pinned to its own CPU.  The victim keeps >= 80% of its loops per
-    window in the attacker's attack phases against its busy phases (same
-    run, phases of 300 ms alternating), and neither guest's longest exit
-    reaches LONGEST_BOUND_US: the attacker's, since one exit's work is
-    bounded; the victim's, since its tick does not wait for the attacker's
-    exit."""
+def drain_victim(t, smp):
+    """hv-drain-flood-victim on -smp smp (2: each guest pinned to a CPU of
+    its own; 1: they share it, the scheduler's slices between them)."""
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append", "guest1.cpus=0 guest2.cpus=1",
+    machine = ("-smp", "2", "-append", "guest1.cpus=0 guest2.cpus=1") if smp > 1 else ()
+    q = t.qemu(*machine, "-m", "128", "-kernel", paths.HV_ELF,
                "-initrd", f"{TGUEST} {h('drain-flood')},{tiny},{TGUEST} tguest=ticker ticker_windows=60,{tiny}",
-               fatal=HV_BROKEN, accel="tcg,thread=multi")
+               fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")
     q.expect(r"hostile: drain: attacking from window", timeout=120)
     # The longest exits from now on (Ctrl-] r, each guest), not the
     # activation's, whose report is console output.
@@ -1120,15 +1113,34 @@ def hv_drain_flood_victim(t):
     victim = end_report_figure(t, q.output, 2, LONGEST)
     med = {p: statistics.median(v) if v else 0 for p, v in loops.items()}
     ratio = med["attack"] / max(med["busy"], 1)
-    t.note(f"victim loops per 100 ms (median): busy {med['busy']:.0f} ({len(loops['busy'])} windows), "
-           f"attack {med['attack']:.0f} ({len(loops['attack'])} windows), ratio {ratio:.3f} (required >= 0.8); "
+    t.note(f"-smp {smp}: victim loops per 100 ms (median): busy {med['busy']:.0f} ({len(loops['busy'])} windows), "
+           f"attack {med['attack']:.0f} ({len(loops['attack'])} windows), ratio {ratio:.3f}{' (required >= 0.8)' if smp > 1 else ''}; "
            f"attacker rounds: {int(rounds[-1], 16) if rounds else '<4'}")
-    t.note(f"longest exit: attacker {attacker} us, victim {victim} us (bound {LONGEST_BOUND_US} us)")
+    t.note(f"-smp {smp}: longest exit: attacker {attacker} us, victim {victim} us (bound {LONGEST_BOUND_US} us)")
     t.check(len(loops["busy"]) >= 4 and len(loops["attack"]) >= 4,
-            f"too few windows: busy {loops['busy']}, attack {loops['attack']}")
-    t.check(ratio >= 0.8, f"the victim kept {ratio:.3f} of its throughput beside the drain flood, required >= 0.8 "
+            f"-smp {smp}: too few windows: busy {loops['busy']}, attack {loops['attack']}")
+    # On one CPU the two share it by the scheduler's slices, and the
+    # victim's windows beside the busy attacker were seen at twice those
+    # beside the attack (0.50; not explained yet): only the exits' bounds
+    # are asserted there.
+    t.check(smp == 1 or ratio >= 0.8, f"-smp {smp}: the victim kept {ratio:.3f} of its throughput beside the drain flood, required >= 0.8 "
             f"(busy {loops['busy']}, attack {loops['attack']})")
-    t.note(f"the most work one exit of the attacker did: {most} entries (the limit {limit})")
-    t.check(0 <= most <= 2 * limit, f"one exit of the attacker did {most} entries of work, more than twice the limit {limit}")
-    t.check(0 <= attacker < LONGEST_BOUND_US, f"the attacker's longest exit took {attacker} us, bound {LONGEST_BOUND_US} us")
-    t.check(0 <= victim < LONGEST_BOUND_US, f"the victim's longest exit took {victim} us, bound {LONGEST_BOUND_US} us")
+    t.note(f"-smp {smp}: the most work one exit of the attacker did: {most} entries (the limit {limit})")
+    t.check(0 <= most <= 2 * limit, f"-smp {smp}: one exit of the attacker did {most} entries of work, more than twice the limit {limit}")
+    t.check(0 <= attacker < LONGEST_BOUND_US, f"-smp {smp}: the attacker's longest exit took {attacker} us, bound {LONGEST_BOUND_US} us")
+    t.check(0 <= victim < LONGEST_BOUND_US, f"-smp {smp}: the victim's longest exit took {victim} us, bound {LONGEST_BOUND_US} us")
+
+
+@test("hv-drain-flood-victim", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_drain_flood_victim(t):
+    """A guest floods its shared page's queue with AllocatePages of two big
+    directories in turn (each build evicts the other's 1004 tables and
+    derives them again) beside a victim with a 1 ms tick.  On -smp 2, each
+    guest pinned to a CPU of its own, the victim keeps >= 80% of its median
+    loops per 100 ms window while attacked against its windows beside the
+    attacker spinning busy before (same run): its tick does not wait for
+    the attacker's exit.  On -smp 2 and -smp 1, the attacker's exits do
+    at most twice EXIT_WORK each, and neither guest's longest exit reaches
+    LONGEST_BOUND_US."""
+    drain_victim(t, 2)
+    drain_victim(t, 1)
