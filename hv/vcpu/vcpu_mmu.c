@@ -27,9 +27,11 @@
 #include "vmi_abi.h"
 
 /* The most work one exit does to the shadows (shadow.h, shadow_work_begin:
- * a page table derived or zeroed counts 1024): 64 tables, about a
- * millisecond under TCG (docs/HV.md, "The work of one exit"). */
-#define EXIT_WORK (64u * 1024u)
+ * a page table derived or zeroed counts 1024): 16 tables, tens of
+ * microseconds on a CPU, a few milliseconds under TCG (docs/HV.md, "The
+ * work of one exit").  A Linux directory's clone links tables that have
+ * their shadows already: about 1000, far below it. */
+#define EXIT_WORK (16u * 1024u)
 
 static void *map_frame(uint32_t mfn)
 {

@@ -1050,7 +1050,7 @@ TICKER = r"ticker: window ([0-9a-f]{8}) loops ([0-9a-f]{8})"
 LONGEST = r"vmi-hv: longest time in the hypervisor for one exit: (\d+) us"
 # The longest exit a guest may cause or suffer, in the host's time (QEMU's
 # TSC follows it): an exit's work is bounded (EXIT_WORK in vcpu_mmu.c,
-# some 20 ms under a loaded TCG) and no CPU waits for another guest's
+# some 5 ms under a loaded TCG) and no CPU waits for another guest's
 # exit under sched_lock; but a loaded host preempts QEMU's threads (exits
 # with no work at all were seen to last 150 ms), so the bound is loose.
 # The unbounded drain took 7.5-12 s per exit here.
