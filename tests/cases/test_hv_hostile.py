@@ -567,6 +567,10 @@ CASES = [
     ("insn-rdpmc", h("insn-rdpmc"),
      r"hostile: rdpmc 00000000: eax 00000000 edx 00000000\n(?s:.*)hostile: rdpmc 00000001: eax 00000000 edx 00000000\n"
      r"(?s:.*)hostile: rdpmc 40000000: eax 00000000 edx 00000000\n(?s:.*)hostile: survived", SHUTDOWN),
+    # ---- the work of one exit ----
+    # VMI Init again after the activation: refused (VMI_ERROR_INVALID), no
+    # second activation report (hv-vmi-init-again counts them).
+    ("vmi-init-again", h("vmi-init-again"), r"hostile: Init again returned ffffffea\n(?s:.*)hostile: survived", SHUTDOWN),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
