@@ -1051,7 +1051,7 @@ def hv_vmi_init_again(t):
 # attacker spins (the baseline, the victim's first three windows left
 # out: QEMU translates its code then), from window K + 1 on it attacks.
 TICKER = r"ticker: window ([0-9a-f]{8}) loops ([0-9a-f]{8})"
-LONGEST = r"vmi-hv: longest time in the hypervisor for one exit: (\d+) us"
+LONGEST = r"vmi-hv: the longest exit: (\d+) us from the exit to the next entry"
 # The longest exit a guest may cause or suffer, in the host's time (QEMU's
 # TSC follows it): an exit's work is bounded (EXIT_WORK in vcpu_mmu.c,
 # some 5 ms under a loaded TCG) and no CPU waits for another guest's
