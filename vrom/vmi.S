@@ -288,9 +288,11 @@ hc_SetCR2:
  * exit), so no guest interrupt handler can run in the middle and append
  * entries of its own; what can still happen in between is an exit (a
  * hidden fault on the entry's page, a host interrupt), which drains the
- * queue and sets pxe_count to 0.  So the append stores the address at
- * queue[count] and then moves count to count + 1 with cmpxchg, and starts
- * again if an exit changed count meanwhile.  The entry is written before
+ * queue: all of it (pxe_count 0), or as much as one exit's work allows,
+ * the rest moved to the front (a smaller pxe_count; docs/HV.md, "The work
+ * of one exit").  So the append stores the address at queue[count] and
+ * then moves count to count + 1 with cmpxchg, and starts again if an exit
+ * changed count meanwhile.  The entry is written before
  * it is queued: an exit in between drains the older entries and leaves
  * this one to be queued afterwards.
  *
@@ -321,7 +323,7 @@ hc_SetCR2:
 	jz	\slow
 	pushl	SH_IF(%ecx)
 	movl	$0, SH_IF(%ecx)
-	/* Only an exit can change pxe_count now, and it can only empty it. */
+	/* Only an exit can change pxe_count now, and it can only lower it. */
 	cmpl	$VMI_SHARED_PXE_QUEUE_LEN, SH_PXE_COUNT(%ecx)
 	jb	2f
 	popl	SH_IF(%ecx)		/* full: the hypercall drains it */
@@ -462,7 +464,7 @@ pxe_queue_call:
 	cmpl	%edx, %ebx
 	jb	2b
 	leal	(%eax,%edx), %ebx
-	cmpxchgl %ebx, SH_PXE_COUNT(%ecx)	/* an exit can only have emptied it */
+	cmpxchgl %ebx, SH_PXE_COUNT(%ecx)	/* an exit can only have lowered it */
 	jne	1b
 	popl	%ebp
 	popl	%eax			/* the caller's virtual IF */

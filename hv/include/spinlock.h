@@ -42,6 +42,9 @@ struct lock_stack {
 };
 
 void spin_lock(struct spinlock *l);
+/* l if it is free now, without waiting: false (not taken) if another CPU
+ * holds it.  The same order checks as spin_lock. */
+bool spin_trylock(struct spinlock *l);
 void spin_unlock(struct spinlock *l);
 /* For code that may run with interrupts on (boot, the console): l taken
  * with them off; the returned EFLAGS restores them at the release. */

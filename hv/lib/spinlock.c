@@ -55,6 +55,24 @@ void spin_lock(struct spinlock *l)
 		c->locks.held[c->locks.n++] = l;
 }
 
+bool spin_trylock(struct spinlock *l)
+{
+	struct pcpu *c = this_pcpu();
+
+	if (checking) {
+		if (l->owner == (int)c->index)
+			hv_panic("locks=check: %s taken again by CPU %u, which holds it", l->name, c->index);
+		check_take(l, &c->locks);
+	}
+	/* A look first: a busy lock's line is not written. */
+	if (l->locked || __atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		return false;
+	l->owner = (int)c->index;
+	if (checking)
+		c->locks.held[c->locks.n++] = l;
+	return true;
+}
+
 void spin_unlock(struct spinlock *l)
 {
 	struct pcpu *c = this_pcpu();

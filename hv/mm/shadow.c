@@ -218,32 +218,67 @@ static void set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 
 static void free_page(struct shadow *s, struct shadow_page *sp);
 
-/* Every page table that nothing links any more goes. */
-static void free_unlinked_tables(struct shadow *s)
+void shadow_work_begin(struct shadow *s, uint32_t limit)
+{
+	if (s->work > s->stats.work_max)
+		s->stats.work_max = s->work;	/* the exit before's */
+	s->work = 0;
+	s->work_limit = limit;
+}
+
+bool shadow_work_spent(const struct shadow *s)
+{
+	return s->work_limit && s->work >= s->work_limit;
+}
+
+/* An eviction frees at least this many frames before the work limit may
+ * end it: enough for the allocation that called it, and a few more. */
+#define EVICT_LEAST 16u
+
+/* Every page table that nothing links any more goes; with `bounded`, once
+ * EVICT_LEAST frames (counting `freed`) are back and this exit's work has
+ * reached its limit, the rest waits.  Each frame freed counts a quarter
+ * of a table derived. */
+static void free_unlinked_tables(struct shadow *s, unsigned freed, bool bounded)
 {
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
 		struct shadow_page *sp = &s->pages[i];
 
-		if (sp->kind == SHADOW_PT && !sp->links)
+		if (bounded && freed >= EVICT_LEAST && shadow_work_spent(s))
+			return;
+		if (sp->kind == SHADOW_PT && !sp->links) {
 			free_page(s, sp);
+			s->work += PT_ENTRIES / 4;
+			freed++;
+		}
 	}
 }
 
 /*
  * Out of records or frames: the shadows are a cache.  Drop every
  * directory except the loaded ones and the one being built, then every
- * page table that nothing links any more.
+ * page table that nothing links any more; once EVICT_LEAST frames are
+ * back and this exit's work has reached its limit (shadow_work_spent),
+ * the rest waits for the next eviction, so that one exit does not free
+ * a whole budget of frames.
  */
 static void evict(struct shadow *s)
 {
+	unsigned freed = 0;
+
 	s->stats.evictions++;
+	s->work += SHADOW_MAX_PAGES / 4;	/* the two scans; the frees count their own */
 	for (unsigned i = 0; i < SHADOW_MAX_PAGES; i++) {
 		struct shadow_page *sp = &s->pages[i];
 
-		if (sp->kind == SHADOW_PD && !loaded_by_any(s, (uint16_t)(i + 1)) && i + 1 != s->pinned)
+		if (freed >= EVICT_LEAST && shadow_work_spent(s))
+			return;
+		if (sp->kind == SHADOW_PD && !loaded_by_any(s, (uint16_t)(i + 1)) && i + 1 != s->pinned) {
 			free_page(s, sp);
+			freed += 2;
+		}
 	}
-	free_unlinked_tables(s);
+	free_unlinked_tables(s, freed, true);
 }
 
 /*
@@ -254,7 +289,9 @@ static void evict(struct shadow *s)
  * (free_reached_frame); an access through such a PDE faults and links
  * its table again (shadow_fault, sync_pde).  So vCPUs whose loaded
  * directories link more tables together than the frame budget holds
- * take turns at it instead of stopping the guest.
+ * take turns at it instead of stopping the guest.  Not bounded by the
+ * exit's work limit: the last resort before the allocation fails, and
+ * at most the frame budget's tables.
  */
 static void unlink_directories(struct shadow *s)
 {
@@ -268,7 +305,7 @@ static void unlink_directories(struct shadow *s)
 			if (pd_links(s, pd)[j])
 				set_pde(s, pd, j, 0, 0);
 	}
-	free_unlinked_tables(s);
+	free_unlinked_tables(s, 0, false);
 }
 
 static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
@@ -276,6 +313,7 @@ static bool alloc_zeroed(struct shadow *s, uint32_t *mfn)
 	if (!vtlb_env_alloc(&s->env, mfn))
 		return false;
 	memset(s->env.map(*mfn), 0, HV_PAGE_SIZE);
+	s->work += PT_ENTRIES;
 	return true;
 }
 
@@ -335,6 +373,7 @@ static void free_page(struct shadow *s, struct shadow_page *sp)
 	bool announced = sp->announced;
 
 	if (sp->kind == SHADOW_PD) {
+		s->work += VTLB_GUEST_PDES;
 		for (unsigned i = 0; i < VTLB_GUEST_PDES; i++)
 			set_pde(s, sp, i, 0, 0);
 		vtlb_env_free(&s->env, sp->aux_mfn);
@@ -373,6 +412,7 @@ static void derive_table(struct shadow *s, struct shadow_page *pt)
 	const uint32_t *g = guest_table(s, pt->gfn);
 	uint32_t *spt = shadow_table(s, pt);
 
+	s->work += PT_ENTRIES;
 	for (unsigned i = 0; i < PT_ENTRIES; i++) {
 		uint32_t e = shadow_derive_pte(s, g[i]);
 
@@ -419,6 +459,7 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 
 	if (i >= VTLB_GUEST_PDES)
 		return true;
+	s->work++;
 	if ((g & (PTE_P | PTE_A)) != (PTE_P | PTE_A) || (g & PTE_PS) || pte_frame(g) >= s->gm->npages) {
 		set_pde(s, pd, i, 0, 0);
 		return true;
@@ -453,19 +494,31 @@ static bool sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 }
 
 /* Build a directory's shadow; PDEs base..base+count-1 from orig_gfn's.
- * false (out->why) at the first PDE that cannot be linked. */
+ * false (out->why) at the first PDE that cannot be linked.  With next:
+ * from PDE *next on, stopping once the work limit is reached (*next the
+ * PDE to go on from, the rest cleared: not present), *next 0 when done. */
 static bool build_directory(struct shadow *s, struct shadow_page *pd, uint32_t orig_gfn,
-			    uint32_t base, uint32_t count, struct vtlb_outcome *out)
+			    uint32_t base, uint32_t count, uint32_t *next, struct vtlb_outcome *out)
 {
 	const uint32_t *own = guest_table(s, pd->gfn);
 	const uint32_t *orig = count ? guest_table(s, orig_gfn) : 0;
 
-	for (unsigned i = 0; i < VTLB_GUEST_PDES; i++) {
+	for (unsigned i = next ? *next : 0; i < VTLB_GUEST_PDES; i++) {
 		bool cloned = count && i >= base && i - base < count;
 
 		if (!sync_pde(s, pd, i, cloned ? orig[i] : own[i], out))
 			return false;
+		if (next && i + 1 < VTLB_GUEST_PDES && shadow_work_spent(s)) {
+			s->work += VTLB_GUEST_PDES - i;
+			for (unsigned j = i + 1; j < VTLB_GUEST_PDES; j++)
+				set_pde(s, pd, j, 0, 0);
+			*next = i + 1;
+			s->stats.builds_split++;
+			return true;
+		}
 	}
+	if (next)
+		*next = 0;
 	return true;
 }
 
@@ -557,10 +610,20 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 				 uint32_t orig, uint32_t base, uint32_t count,
 				 struct vtlb_outcome *out)
 {
+	return shadow_announce_from(s, gfn, kind, orig, base, count, 0, out);
+}
+
+enum vtlb_result shadow_announce_from(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
+				      uint32_t orig, uint32_t base, uint32_t count, uint32_t *next,
+				      struct vtlb_outcome *out)
+{
 	struct shadow_page *sp;
 	char why[80];
+	/* A build the work limit cut, going on: announced already. */
+	bool going_on = next && *next && kind == SHADOW_PD;
 
-	s->stats.announced++;
+	if (!going_on)
+		s->stats.announced++;
 	if (gfn >= s->gm->npages)
 		return violation(s, out, "AllocatePage: frame 0x%x is outside its 0x%x pages", gfn, s->gm->npages);
 	if (kind != SHADOW_PT && kind != SHADOW_PD)
@@ -593,7 +656,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 			rederive_mappings(s, gfn);
 		return VTLB_FILLED;
 	}
-	if (s->strict && strict_directory_check(s, sp, gfn, orig, base, count, out) != VTLB_FILLED)
+	if (s->strict && !going_on && strict_directory_check(s, sp, gfn, orig, base, count, out) != VTLB_FILLED)
 		return VTLB_VIOLATION;
 	if (!sp && !(sp = new_page(s, gfn, SHADOW_PD)))
 		return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
@@ -604,7 +667,7 @@ enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kin
 	}
 	sp->clone_base = (uint16_t)base;
 	sp->clone_count = (uint16_t)count;
-	if (!build_directory(s, sp, orig, base, count, out))
+	if (!build_directory(s, sp, orig, base, count, next, out))
 		return refused_directory(s, sp);
 	return VTLB_FILLED;
 }
@@ -636,6 +699,7 @@ enum vtlb_result shadow_entry_written(struct shadow *s, uint32_t gpa, struct vtl
 		uint32_t e = shadow_derive_pte(s, guest_table(s, sp->gfn)[i]);
 
 		s->stats.entry_writes++;
+		s->work++;
 		narrowed(s, shadow_table(s, sp)[i], e);
 		shadow_table(s, sp)[i] = e;
 		return VTLB_FILLED;
@@ -691,7 +755,7 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, str
 			return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
 				 frames_out(s, why, sizeof(why)));
 		s->stats.adopted++;
-		if (!build_directory(s, sp, 0, 0, 0, out))
+		if (!build_directory(s, sp, 0, 0, 0, 0, out))
 			return refused_directory(s, sp);
 	}
 	s->loaded[k] = index_of(s, sp);
@@ -896,5 +960,5 @@ void shadow_rederive(struct shadow *s, struct shadow_page *sp)
 	if (sp->kind == SHADOW_PT)
 		derive_table(s, sp);
 	else if (sp->kind == SHADOW_PD)
-		build_directory(s, sp, 0, 0, 0, &unused);
+		build_directory(s, sp, 0, 0, 0, 0, &unused);
 }

@@ -197,6 +197,8 @@ struct shadow_stats {
 	uint64_t invlpgs;
 	uint64_t violations;
 	uint64_t strict_revoked;	/* strict_pt: writable entries made read-only at AllocatePage */
+	uint64_t builds_split;	/* directory builds the work limit cut, to go on at the next call */
+	uint32_t work_max;	/* the most work one exit did (shadow_work_begin) */
 };
 
 struct shadow {
@@ -219,6 +221,10 @@ struct shadow {
 	bool remote_stale;
 	uint64_t remote_flushes;	/* env.remote_flush calls made */
 	uint16_t pinned;		/* 1 + index of a directory being built: not evicted */
+	/* The work done since shadow_work_begin (entries derived, zeroed or
+	 * cleared: a page table derived is PT_ENTRIES), and the limit at
+	 * which a directory build stops (0: none); see shadow_announce_from. */
+	uint32_t work, work_limit;
 	uint32_t last_fault_lin, last_fault_err, repeats;
 	struct shadow_stats stats;
 	bool strict;			/* strict_pt=on: announced PTs and PDs are read-only */
@@ -312,6 +318,22 @@ uint32_t shadow_derive_pte(const struct shadow *s, uint32_t g);
 enum vtlb_result shadow_announce(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
 				 uint32_t orig, uint32_t base, uint32_t count,
 				 struct vtlb_outcome *out);
+/*
+ * The same, for a directory built in pieces: from PDE *next on (0: a new
+ * announcement), and once the work since shadow_work_begin reaches its
+ * limit, the build stops after a PDE with *next the PDE to go on from
+ * (0: done).  Until it goes on, the PDEs from *next on are not present:
+ * they grant nothing, and a fault through one derives it (as after an
+ * eviction).  What one exit may do to the shadows is so bounded (docs/HV.md,
+ * "The work of one exit").
+ */
+enum vtlb_result shadow_announce_from(struct shadow *s, uint32_t gfn, enum shadow_kind kind,
+				      uint32_t orig, uint32_t base, uint32_t count, uint32_t *next,
+				      struct vtlb_outcome *out);
+/* A new exit: its work counted from 0, against limit (0: none). */
+void shadow_work_begin(struct shadow *s, uint32_t limit);
+/* Has the work since shadow_work_begin reached its limit? */
+bool shadow_work_spent(const struct shadow *s);
 /* ReleasePage(gfn).  VIOLATION for a directory any slot has loaded; a page that has
  * no shadow (never a table, or evicted) is FILLED, nothing to do. */
 enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outcome *out);

@@ -254,6 +254,9 @@ void console_keys_poll(struct console_keys *r)
 		} else if (c == 'r') {
 			spin_lock(&g->lock);
 			vcpu_mmu_reset_peaks(g->vcpus[0]);
+			/* The longest exit too: from now on, not the boot's. */
+			for (unsigned j = 0; j < g->nr_vcpus; j++)
+				g->vcpus[j]->stats.hv_max_cycles = 0;
 			spin_unlock(&g->lock);
 		} else if (c == 'q') {
 			stop_from_console(g->vcpus[0]);

@@ -51,6 +51,8 @@ void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
 		(unsigned long long)(s->hv_timed_exits ? udiv64(s->hv_cycles, s->hv_timed_exits) : 0),
 		(unsigned long long)(s->hv_timed_exits ? udiv64(tsc_to_us(s->hv_cycles * 1000), s->hv_timed_exits) : 0),
 		(unsigned long long)s->hv_timed_exits, (unsigned long long)s->quiet_exits);
+	kprintf("vmi-hv: the longest exit: %llu us from the exit to the next entry (run loop included); %llu exits took over 1 ms\n",
+		(unsigned long long)tsc_to_us(s->hv_max_cycles), (unsigned long long)s->hv_long_exits);
 	kprintf("vmi-hv: exits handled while another CPU was handling one: %llu of %llu\n",
 		(unsigned long long)s->parallel_exits, (unsigned long long)s->exits);
 	kprintf("vmi-hv: exits by vector:");

@@ -85,29 +85,6 @@ static void charge_alarm_work(struct vcpu *ran, struct vcpu *v)
 	v->valarm.charged += sched_charge(&ran->sched, &v->sched, now - exit_tsc, now);
 }
 
-/* A vCPU running on another CPU with an interrupt to take (its vPIC's,
- * vCPU 0 only, or its local APIC's): that CPU makes it leave the guest,
- * so that the interrupt goes in at the entry. */
-static void kick_for_interrupts(struct run *r)
-{
-	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
-		struct guest *g = r->guests[i];
-
-		if (!guest_alive(g))
-			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct vcpu *v = g->vcpus[j];
-			bool pending;
-
-			spin_lock(&g->lock);
-			pending = vcpu_irq_pending(v);
-			spin_unlock(&g->lock);
-			if (pending && v->sched.state == SCHED_RUNNING)
-				kick(r, v->sched.cpu);
-		}
-	}
-}
-
 /* The CPU whose timer serves vCPU v's alarms: where it runs or ran last
  * (the boot CPU before it ever ran). */
 static unsigned home_cpu(const struct vcpu *v)
@@ -115,6 +92,44 @@ static unsigned home_cpu(const struct vcpu *v)
 	int cpu = v->sched.cpu;
 
 	return cpu < 0 ? 0 : (unsigned)cpu;
+}
+
+/* g's lock if it is free: a busy one is a CPU in g's exit, for which the
+ * loop, holding sched_lock, must not wait (every CPU would wait behind it:
+ * docs/ARCHITECTURE.md).  Without g this turn; soon again if a vCPU of g
+ * is at home here (its alarms, console line and wake-up are ours). */
+static bool try_guest(struct run *r, struct guest *g)
+{
+	if (spin_trylock(&g->lock))
+		return true;
+	for (unsigned j = 0; j < g->nr_vcpus; j++)
+		r->cpu[this_pcpu()->index].retry |= home_cpu(g->vcpus[j]) == this_pcpu()->index;
+	return false;
+}
+
+/* A vCPU running on another CPU with an interrupt to take (its vPIC's,
+ * vCPU 0 only, or its local APIC's) is kicked, to take it at the entry.
+ * A guest with its lock busy: kicked unlooked (an IPI too many costs it an
+ * exit), but on the holder's CPU, which enters it next anyway. */
+static void kick_for_interrupts(struct run *r)
+{
+	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
+		struct guest *g = r->guests[i];
+		bool looked = guest_alive(g) && try_guest(r, g);
+		int holder = looked ? -1 : __atomic_load_n(&g->lock.owner, __ATOMIC_RELAXED);
+
+		if (!guest_alive(g))
+			continue;
+		for (unsigned j = 0; j < g->nr_vcpus; j++) {
+			struct vcpu *v = g->vcpus[j];
+
+			if (v->sched.state == SCHED_RUNNING &&
+			    (looked ? vcpu_irq_pending(v) : v->sched.cpu != holder))
+				kick(r, v->sched.cpu);
+		}
+		if (looked)
+			spin_unlock(&g->lock);
+	}
 }
 
 /* The CPU whose loop flushes guest g's console lines: vCPU 0's home. */
@@ -134,9 +149,8 @@ static void poll_devices(struct run *r, struct vcpu *ran)
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 
-		if (!guest_alive(g))
+		if (!guest_alive(g) || !try_guest(r, g))
 			continue;
-		spin_lock(&g->lock);
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
 			struct vcpu *v = g->vcpus[j];
 
@@ -303,9 +317,8 @@ static void arm_next_event(struct run *r, uint64_t now)
 		struct guest *g = r->guests[i];
 		uint64_t at;
 
-		if (!guest_alive(g))
+		if (!guest_alive(g) || !try_guest(r, g))
 			continue;
-		spin_lock(&g->lock);
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
 			struct vcpu *v = g->vcpus[j];
 
@@ -320,6 +333,8 @@ static void arm_next_event(struct run *r, uint64_t now)
 			next = at;
 		spin_unlock(&g->lock);
 	}
+	if (r->cpu[me].retry && now + tsc_hz() / (1000000 / RUN_RETRY_US) < next)
+		next = now + tsc_hz() / (1000000 / RUN_RETRY_US);	/* try_guest */
 	if (next != UINT64_MAX)
 		hv_timer_arm(next);
 }
@@ -347,25 +362,24 @@ static void wake_halted(struct run *r, uint64_t now)
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 
-		if (!guest_alive(g))
+		if (!guest_alive(g) || !try_guest(r, g))
 			continue;
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
 			struct vcpu *v = g->vcpus[j];
 			bool wake;
 
 			/* v->halted is set in v's exit handling (g's lock)
-			 * and cleared only here (both locks). */
-			spin_lock(&g->lock);
-			/* The vPIC is vCPU 0's (vcpu.c, inject_interrupt). */
+			 * and cleared only here (both locks).  The vPIC is
+			 * vCPU 0's (vcpu.c, inject_interrupt). */
 			wake = v->halted && !v->awaiting_start &&
 			       (v->wake_requested || (v->vif && vlapic_pending(&v->lapic) >= 0) ||
 				(!v->index && vpic_pending(&g->vpic)));
-			if (wake)
+			if (wake) {
 				v->halted = v->wake_requested = false;
-			spin_unlock(&g->lock);
-			if (wake)
 				kick(r, sched_wake(&r->sched, &v->sched, now));
+			}
 		}
+		spin_unlock(&g->lock);
 	}
 }
 
@@ -521,6 +535,7 @@ void run_step(struct run *r)
 		return;
 	}
 	irq_disable();
+	rc->retry = false;
 	if (unreaped(r))
 		reap(r);
 	poll_devices(r, rc->ran);
@@ -548,10 +563,12 @@ void run_step(struct run *r)
 	console_keys_stop_requested(v);
 	if (v->halted) {
 		sched_halt(&r->sched, &v->sched, rdtsc());
-		/* Idle: what it printed of a line (a prompt) is complete. */
-		spin_lock(&v->guest->lock);
-		console_guest_flush(&v->guest->vuart.console);
-		spin_unlock(&v->guest->lock);
+		/* Idle: what it printed of a line (a prompt) is complete
+		 * (a sibling's exit holding the lock: at its flush time). */
+		if (try_guest(r, v->guest)) {
+			console_guest_flush(&v->guest->vuart.console);
+			spin_unlock(&v->guest->lock);
+		}
 	}
 }
 

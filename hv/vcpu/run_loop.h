@@ -23,6 +23,9 @@
 extern struct spinlock sched_lock;
 
 /* What one CPU's loop keeps between turns. */
+/* How soon a loop that passed over a busy guest looks again (run.c). */
+#define RUN_RETRY_US 100
+
 struct run_cpu {
 	/* The vCPU that made the last exit (charge_alarm_work). */
 	struct vcpu *ran;
@@ -32,6 +35,10 @@ struct run_cpu {
 	struct vcpu *picked;
 	/* Told to look at the queue (an IPI sent, not yet looked). */
 	bool kicked;
+	/* This turn passed over a guest whose lock was busy and that has a
+	 * vCPU at home here (alarms, console, wake-up): the loop comes round
+	 * again soon (RUN_RETRY_US) to look at it. */
+	bool retry;
 };
 
 struct run {

@@ -366,8 +366,15 @@ static void arm_for_unlatched_alarm(struct vcpu *v, unsigned latched_before)
 static void count_hv_time(struct pcpu *c)
 {
 	if (c->exit_tsc && c->current) {
-		c->current->stats.hv_cycles += rdtsc() - c->exit_tsc;
-		c->current->stats.hv_timed_exits++;
+		struct vcpu_stats *st = &c->current->stats;
+		uint64_t took = rdtsc() - c->exit_tsc;
+
+		st->hv_cycles += took;
+		st->hv_timed_exits++;
+		if (took > st->hv_max_cycles)
+			st->hv_max_cycles = took;
+		if (took > tsc_hz() / 1000)
+			st->hv_long_exits++;
 	}
 	c->exit_tsc = 0;
 }
@@ -449,6 +456,7 @@ void vcpu_run_once(struct vcpu *v)
 	if (v->stop_requested)
 		vcpu_stop(v, "%s", v->stop_requested);
 	v->exit_vector = f->vector;
+	vcpu_mmu_exit_begin(v);
 	vcpu_take_shared_state(v);
 	vcpu_syscall_entry_window(v, f);
 	if (v->guest->audit.opt.mode == AUDIT_EXIT)
@@ -456,7 +464,7 @@ void vcpu_run_once(struct vcpu *v)
 	if (!vcpu_finish_rom_iret(v, f)) {
 		v->stats.exits++;
 		v->stats.exits_by_vector[f->vector & 0xff]++;
-	} else {
+	} else if (!vcpu_mmu_defer_exit(v, f)) {
 		handle_exit(v, f, cr2, interrupt);
 	}
 	/* What this exit removed or narrowed in the shadows is gone from

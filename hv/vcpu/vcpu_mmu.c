@@ -26,6 +26,13 @@
 #include "stop.h"
 #include "vmi_abi.h"
 
+/* The most work one exit does to the shadows (shadow.h, shadow_work_begin:
+ * a page table derived or zeroed counts 1024): 16 tables, tens of
+ * microseconds on a CPU, a few milliseconds under TCG (docs/HV.md, "The
+ * work of one exit").  A Linux directory's clone links tables that have
+ * their shadows already: about 1000, far below it. */
+#define EXIT_WORK (16u * 1024u)
+
 static void *map_frame(uint32_t mfn)
 {
 	return phys_to_virt(mfn << HV_PAGE_SHIFT);
@@ -189,8 +196,8 @@ static void audit_now(struct vcpu *v, const char *when, uint32_t extra_gfn)
  */
 static bool own_write_may_be_in_flight(const struct vcpu *v)
 {
-	return !v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
-	       (v->shared->features & VMI_SHARED_F_PXE);
+	return v->drain_left || (!v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
+				 (v->shared->features & VMI_SHARED_F_PXE));
 }
 
 /*
@@ -500,11 +507,18 @@ static const enum shadow_op queued_op[VMI_SHARED_PXE_KIND_MASK + 1] = {
 	[VMI_SHARED_PXE_TEST_CLEAR] = SHADOW_OP_QUEUED_TEST_AND_CLEAR,
 };
 
-static void announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
+/*
+ * AllocatePage(ppn, flags, orig, base, count).  A directory's build stops
+ * where this exit's work reaches EXIT_WORK (shadow_announce_from): false
+ * then, and the call is to be made again, which goes on from that PDE
+ * (pd_build_*); true when done.
+ */
+static bool announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
 		     uint32_t base, uint32_t count, uint32_t eip)
 {
 	struct vtlb_outcome out;
 	enum shadow_kind kind;
+	uint32_t next;
 
 	/* API 13.0 has no other flags for a non-PAE guest (PAE, PDP and
 	 * PML4 belong to paging modes we do not run). */
@@ -515,8 +529,18 @@ static void announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig
 	else
 		vcpu_stop(v, "AllocatePage(%x, flags %x): a non-PAE guest announces a page table (%x) or a page directory (%x)",
 			  ppn, flags, VMI_PAGE_PT, VMI_PAGE_PD);
-	check(v, shadow_announce(&v->guest->shadow, ppn, kind, orig, base, count, &out), &out, "AllocatePage");
+	next = kind == SHADOW_PD && v->pd_build_gfn == ppn ? v->pd_build_next : 0;
+	check(v, shadow_announce_from(&v->guest->shadow, ppn, kind, orig, base, count, &next, &out), &out,
+	      "AllocatePage");
+	if (next) {
+		v->pd_build_gfn = ppn;
+		v->pd_build_next = next;
+		return false;
+	}
+	if (v->pd_build_gfn == ppn)
+		v->pd_build_next = 0;
 	note(v, ppn, SHADOW_OP_ALLOCATE, eip);
+	return true;
 }
 
 static void release(struct vcpu *v, uint32_t ppn, uint32_t eip)
@@ -566,7 +590,8 @@ static bool released_after(const struct queued_releases *r, uint32_t i, uint32_t
 /*
  * One queued call at entry i of n (AllocatePage and ReleasePage, queued by
  * the ROM with F_PTLIFE): checked like the hypercall, applied in its place
- * among the entries.  Returns the entries it took.
+ * among the entries.  Returns the entries it took, 0 if it is not done (a
+ * directory's build cut by the work limit: it stays at the queue's head).
  */
 static uint32_t drain_call(struct vcpu *v, const struct vmi_shared_page *sh, uint32_t i, uint32_t n,
 			   uint32_t call)
@@ -579,14 +604,49 @@ static uint32_t drain_call(struct vcpu *v, const struct vmi_shared_page *sh, uin
 	if (words >= n - i)
 		vcpu_stop(v, "shared page: queued %s at entry %u of %u is cut short (%u argument words)",
 			  vmi_call_name(call), i, n, words);
+	if (v->shadows_active && call == VMI_CALL_AllocatePage &&
+	    !announce(v, a[0], a[1], a[2], a[3], a[4], sh->pxe_site[i]))
+		return 0;
+	if (v->shadows_active && call == VMI_CALL_ReleasePage)
+		release(v, a[0], sh->pxe_site[i]);
 	v->stats.pxe_calls[call == VMI_CALL_AllocatePage ? 0 : 1]++;
-	if (v->shadows_active) {
-		if (call == VMI_CALL_AllocatePage)
-			announce(v, a[0], a[1], a[2], a[3], a[4], sh->pxe_site[i]);
-		else
-			release(v, a[0], sh->pxe_site[i]);
-	}
 	return 1 + words;
+}
+
+/* The first `done` words of the queue applied: the rest to its front, for
+ * the next exit.  The ROM appends with cmpxchg on the count it read, so
+ * an exit that changed the count makes it append again at the new one
+ * (vmi.S, pxe_queue_and_return); one that applied nothing leaves the
+ * queue as it was. */
+static void queue_keep_rest(struct vmi_shared_page *sh, uint32_t done, uint32_t n)
+{
+	for (uint32_t i = done; i < n; i++) {	/* to the front: forward is safe */
+		sh->pxe_queue[i - done] = sh->pxe_queue[i];
+		sh->pxe_site[i - done] = sh->pxe_site[i];
+	}
+	sh->pxe_count = n - done;
+}
+
+/* A queued entry write (not a call) at entry i of n, applied. */
+static void drain_entry(struct vcpu *v, const struct vmi_shared_page *sh, uint32_t i, uint32_t n,
+			const struct queued_releases *rel)
+{
+	uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
+	uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
+	struct vtlb_outcome out;
+
+	v->stats.pxe_by_kind[kind]++;
+	/* The ROM wrote the entry through this address, with the guest's
+	 * mapping, before queueing it. */
+	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
+		vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
+			  i, n, lin);
+	if (!v->shadows_active || released_after(rel, i, page_frame(gpa)))
+		return;
+	note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
+	if (selftest_drops(v, gpa, lin))
+		return;
+	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a queued page-table entry write");
 }
 
 /*
@@ -602,57 +662,96 @@ static uint32_t drain_call(struct vcpu *v, const struct vmi_shared_page *sh, uin
  * drops that shadow anyway and the page may already hold other data.
  * Why all this may wait until the exit: docs/HV.md, "The VMI shared page".
  */
-void vcpu_mmu_drain(struct vcpu *v)
+/* The releases in the queue's first n words (released_after). */
+static void find_releases(const struct vmi_shared_page *sh, uint32_t n, struct queued_releases *rel)
 {
-	struct vmi_shared_page *sh = v->shared;
-	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0;
-	struct queued_releases rel;	/* 1.2 KB: filled only as far as rel.n */
-	struct vtlb_outcome out;
+	uint32_t call;
 
-	if (!n)
-		return;		/* most exits: before anything costs */
-	rel.n = 0;
-	if (n > VMI_SHARED_PXE_QUEUE_LEN)
-		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
-			  n, VMI_SHARED_PXE_QUEUE_LEN);
+	rel->n = 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (queued_call(sh->pxe_queue[i], &call)) {
-			if (call == VMI_CALL_ReleasePage && i + 1 < n && rel.n < ARRAY_SIZE(rel.at)) {
-				rel.at[rel.n] = i;
-				rel.ppn[rel.n++] = sh->pxe_queue[i + 1];
+			if (call == VMI_CALL_ReleasePage && i + 1 < n && rel->n < ARRAY_SIZE(rel->at)) {
+				rel->at[rel->n] = i;
+				rel->ppn[rel->n++] = sh->pxe_queue[i + 1];
 			}
 			i += call_words(call);
 		}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
-		uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
+}
 
-		if (queued_call(sh->pxe_queue[i], &call)) {
-			i += drain_call(v, sh, i, n, call) - 1;
-			continue;
+/*
+ * ... and the exit's work bounded: once it reaches EXIT_WORK (entries
+ * derived, zeroed or cleared, shadow_work_spent), the drain stops before
+ * the next queued word, or inside a directory's build (drain_call), and
+ * leaves the rest at the queue's front for the next exit (drain_left:
+ * this exit's own handling waits, vcpu_mmu_defer_exit), so that one exit
+ * cannot keep the guest's lock, and the CPU, for the builds of 74 queued
+ * directories (docs/HV.md, "The work of one exit").
+ */
+void vcpu_mmu_drain(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0, i, took;
+	struct queued_releases rel;	/* 1.2 KB: filled only as far as rel.n */
+
+	if (!n)
+		return;		/* most exits: before anything costs */
+	if (n > VMI_SHARED_PXE_QUEUE_LEN)
+		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
+			  n, VMI_SHARED_PXE_QUEUE_LEN);
+	find_releases(sh, n, &rel);
+	for (i = 0; i < n; i++) {
+		if (i && shadow_work_spent(&v->guest->shadow))
+			break;
+		if (!queued_call(sh->pxe_queue[i], &call)) {
+			drain_entry(v, sh, i, n, &rel);
+			entries++;
+		} else if ((took = drain_call(v, sh, i, n, call))) {
+			i += took - 1;
+		} else {
+			break;
 		}
-		entries++;
-		v->stats.pxe_by_kind[kind]++;
-		/* The ROM wrote the entry through this address, with the
-		 * guest's mapping, before queueing it. */
-		if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
-			vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
-				  i, n, lin);
-		if (!v->shadows_active || released_after(&rel, i, page_frame(gpa)))
-			continue;
-		note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
-		if (selftest_drops(v, gpa, lin))
-			continue;
-		check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out,
-		      "a queued page-table entry write");
 	}
-	sh->pxe_count = 0;
+	if (i < n) {
+		queue_keep_rest(sh, i, n);
+		v->drain_left = true;
+		v->stats.drains_split++;
+	} else {
+		sh->pxe_count = 0;
+	}
 	if (v->shadows_active)
-		count_ops(v, n);
+		count_ops(v, i);
 	v->stats.pxe_drained += entries;	/* the calls: pxe_calls */
 	v->stats.pxe_drains++;
 	if (n > v->stats.pxe_max_batch)
 		v->stats.pxe_max_batch = n;
+}
+
+void vcpu_mmu_exit_begin(struct vcpu *v)
+{
+	v->drain_left = false;
+	shadow_work_begin(&v->guest->shadow, EXIT_WORK);
+}
+
+/*
+ * The drain left part of the queue: an exit that would need the shadows
+ * to follow the guest's tables (a page fault, an emulated instruction, a
+ * VMI call) is not handled now; the guest makes it again (a fault's
+ * instruction runs again, the int $0x82 of a call is re-executed, as for
+ * the string I/O calls), and that exit drains on.  Interrupts and the
+ * exceptions only given to the guest need no shadow: handled.
+ */
+bool vcpu_mmu_defer_exit(struct vcpu *v, struct trap_frame *f)
+{
+	if (!v->drain_left)
+		return false;
+	if (f->vector == VMI_HYPERCALL_VECTOR)
+		f->eip -= 2;
+	else if (f->vector != X86_VEC_PF && f->vector != 13 && f->vector != 6)
+		return false;
+	v->stats.exits++;
+	v->stats.exits_by_vector[f->vector & 0xff]++;
+	v->stats.exits_deferred++;
+	return true;
 }
 
 void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
@@ -660,7 +759,10 @@ void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t or
 {
 	if (!v->shadows_active)
 		return;		/* the vTLB serves (paging was off at Init): nothing to track */
-	announce(v, ppn, flags, orig, base, count, auditing(v) ? call_site(v, 3) : 0);
+	if (!announce(v, ppn, flags, orig, base, count, auditing(v) ? call_site(v, 3) : 0)) {
+		v->frame->eip -= 2;	/* the int $0x82 again: the build goes on */
+		return;
+	}
 	count_ops(v, 1);
 }
 
@@ -676,7 +778,7 @@ void vcpu_mmu_reset_peaks(struct vcpu *v)
 {
 	v->vtlb.stats.shadow_pages_peak = v->vtlb.stats.shadow_pages_in_use;
 	v->guest->shadow.stats.pages_peak = v->guest->shadow.stats.pages_in_use;
-	kprintf("vmi-hv: peaks reset: shadow pages in use %u, vTLB shadow page tables %u\n",
+	kprintf("vmi-hv: peaks reset: shadow pages in use %u, vTLB shadow page tables %u; the longest exit from now on\n",
 		v->guest->shadow.stats.pages_in_use, v->vtlb.stats.shadow_pages_in_use);
 }
 
@@ -718,6 +820,9 @@ void vcpu_mmu_print_stats(const struct vcpu *v, const struct shadow_audit *a)
 		(unsigned long long)s->accessed_faults, (unsigned long long)s->drained_faults,
 		(unsigned long long)(s->fills - s->dirty_faults - s->accessed_faults - s->drained_faults),
 		(unsigned long long)s->prefetchable, (unsigned long long)s->accessed_prefetched);
+	kprintf("vmi-hv: the most work one exit did on the shadows: %u entries (the limit %u); %llu directory builds cut by it, %llu drains; %llu exits waited for the rest of the queue\n",
+		s->work_max, EXIT_WORK, (unsigned long long)s->builds_split,
+		(unsigned long long)v->stats.drains_split, (unsigned long long)v->stats.exits_deferred);
 	if (v->guest->strict_pt)
 		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
 			(unsigned long long)s->strict_revoked);

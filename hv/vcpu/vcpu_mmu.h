@@ -10,6 +10,7 @@
 
 struct vcpu;
 struct shadow_audit;
+struct trap_frame;
 
 /* Shadow paging (vcpu_mmu.c): the vTLB before activation, the
  * notification-driven shadows after it. */
@@ -38,6 +39,11 @@ bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool se
 /* At every exit, before anything else: the entries the ROM wrote and
  * queued in the shared page (F_PXE) get their shadows derived again. */
 void vcpu_mmu_drain(struct vcpu *v);
+/* At every exit, first: the exit's work on the shadows counted from 0. */
+void vcpu_mmu_exit_begin(struct vcpu *v);
+/* After the drain: true if the exit must wait for the rest of the queue
+ * (its instruction or call made again), so is not to be handled now. */
+bool vcpu_mmu_defer_exit(struct vcpu *v, struct trap_frame *f);
 void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
 		       uint32_t base, uint32_t count);
 void vcpu_mmu_release(struct vcpu *v, uint32_t ppn);

@@ -75,6 +75,10 @@ struct vcpu_stats {
 	 * (run loop included, sleeps excluded), over hv_timed_exits exits:
 	 * what one exit costs besides the world switch itself. */
 	uint64_t hv_cycles, hv_timed_exits;
+	/* The longest of them, and how many took longer than a millisecond:
+	 * what one exit can keep the guest's lock (and, waiting for it, the
+	 * other CPUs) busy for. */
+	uint64_t hv_max_cycles, hv_long_exits;
 	/* Exits after which the run loop entered the vCPU again at once,
 	 * with nothing to poll or decide (run.c, quiet_exit). */
 	uint64_t quiet_exits;
@@ -85,6 +89,10 @@ struct vcpu_stats {
 	 * made again (the slot's int $0x82 re-executed), page faults the
 	 * buffer raised and the guest got. */
 	uint64_t string_io_elements, string_io_restarts, string_io_faults;
+	/* The work of one exit bounded (vcpu_mmu.c): drains that left part of
+	 * the queue for the next exit, exits not handled meanwhile (their
+	 * instruction made again). */
+	uint64_t drains_split, exits_deferred;
 	/* Reports of calls vmi_refuse= refused, answered unsupported. */
 	uint64_t refused_answered;
 	/* F_PIC: exits whose shared page showed a mask or in-service bits
@@ -137,6 +145,12 @@ struct vcpu {
 	struct pcpu *switcher_cpu;	/* whose page switcher_pt maps now */
 	struct vtlb vtlb;		/* shadow paging before activation */
 	bool shadows_active;		/* guest->shadow serves from activation on */
+	/* This exit's drain left part of the queue (vcpu_mmu_drain): the
+	 * shadows are not yet exact, so nothing that needs them is handled. */
+	bool drain_left;
+	/* A directory whose build the work limit cut: its frame and the PDE
+	 * to go on from at the next AllocatePage of it (0: none). */
+	uint32_t pd_build_gfn, pd_build_next;
 	struct guest_paging paging;	/* derived from cr0/cr3/cr4 below */
 	uint32_t cr0, cr2, cr3, cr4;	/* the guest's virtual control registers */
 	bool vif;			/* the guest's virtual EFLAGS.IF */

@@ -35,6 +35,7 @@ and the suite runs them again under these five conditions.
 
 import os
 import re
+import statistics
 import time
 
 from vmitest import TestFailure, paths, test
@@ -571,6 +572,10 @@ CASES = [
     ("insn-rdpmc", h("insn-rdpmc"),
      r"hostile: rdpmc 00000000: eax 00000000 edx 00000000\n(?s:.*)hostile: rdpmc 00000001: eax 00000000 edx 00000000\n"
      r"(?s:.*)hostile: rdpmc 40000000: eax 00000000 edx 00000000\n(?s:.*)hostile: survived", SHUTDOWN),
+    # ---- the work of one exit ----
+    # VMI Init again after the activation: refused (VMI_ERROR_INVALID), no
+    # second activation report (hv-vmi-init-again counts them).
+    ("vmi-init-again", h("vmi-init-again"), r"hostile: Init again returned ffffffea\n(?s:.*)hostile: survived", SHUTDOWN),
 ]
 
 END_LINE = {STOP: STOPPED, SHUTDOWN: r"vmi-hv: guest powered off: the guest called Shutdown", REBOOT: r"vmi-hv: guest reboot: ",
@@ -1068,3 +1073,107 @@ def hv_guest_log_limits(t):
     t.check(len(lines) == limit, f"{len(lines)} lines for 200 failed deliveries, expected {limit}")
     t.check(lines and lines[-1].endswith("raising 11; more in the next 10 s are only counted"),
             f"the last line does not say more are only counted: {lines[-1:]}")
+
+
+# The victim's windows (tguest=ticker) on the attacker's TSC grid
+# (tguest_hostile.c, c_drain_flood): before "attacking from window K" the
+# attacker spins (the baseline, the victim's first three windows left
+# out: QEMU translates its code then), from window K + 1 on it attacks.
+TICKER = r"ticker: window ([0-9a-f]{8}) loops ([0-9a-f]{8})"
+LONGEST = r"vmi-hv: the longest exit: (\d+) us from the exit to the next entry"
+# The longest exit a guest may cause or suffer, in the host's time (QEMU's
+# TSC follows it): an exit's work is bounded (EXIT_WORK in vcpu_mmu.c,
+# some 5 ms under a loaded TCG) and no CPU waits for another guest's
+# exit under sched_lock; but a loaded host preempts QEMU's threads (exits
+# with no work at all were seen to last 150 ms), so the bound is loose.
+# The unbounded drain took 7.5-12 s per exit here.
+LONGEST_BOUND_US = 1000000
+# The most work one exit did on the shadows (entries derived, zeroed or
+# cleared), which the host's load does not change: EXIT_WORK, plus what
+# the last step before the check may add (a table, an eviction's least).
+WORK = r"vmi-hv: the most work one exit did on the shadows: (\d+) entries \(the limit (\d+)\)"
+
+
+def ticker_windows(output):
+    """{"busy": [loops], "attack": [loops]} from the victim's windows."""
+    attacker = "".join(re.findall(r"^\[guest1\] ([^\n]*)", output, re.M))
+    m = re.search(r"drain: attacking from window ([0-9a-f]{8})", attacker)
+    start = int(m.group(1), 16) if m else 0
+    joined = "".join(re.findall(r"^\[guest2\] ([^\n]*)", output, re.M))
+    windows = [(int(a, 16), int(b, 16)) for a, b in re.findall(TICKER, joined)]
+    loops = {"busy": [n for k, n in windows[3:] if k < start],
+             "attack": [n for k, n in windows if k > start]}
+    return loops
+
+
+def end_report_figure(t, output, n, pattern):
+    """A figure of guest n's end report (between the line that says guest n
+    ended and its machine-frames line)."""
+    m = re.search(rf"guest {n} \(guest{n}\) has ended(?s:.*?)after guest guest{n}'s end", output)
+    found = re.findall(pattern, m.group(0)) if m else []
+    t.check(found, f"no /{pattern}/ in guest {n}'s end report")
+    return int(found[-1]) if found else -1
+
+
+def drain_victim(t, smp):
+    """hv-drain-flood-victim on -smp smp (2: each guest pinned to a CPU of
+    its own; 1: they share it, the scheduler's slices between them)."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    machine = ("-smp", "2", "-append", "guest1.cpus=0 guest2.cpus=1") if smp > 1 else ()
+    q = t.qemu(*machine, "-m", "128", "-kernel", paths.HV_ELF,
+               "-initrd", f"{TGUEST} {h('drain-flood')},{tiny},{TGUEST} tguest=ticker ticker_windows=60,{tiny}",
+               fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")
+    q.expect(r"hostile: drain: attacking from window", timeout=120)
+    # The longest exits from now on (Ctrl-] r, each guest), not the
+    # activation's, whose report is console output.
+    for key in ("\x1dr", "\x1d2", "\x1dr", "\x1d1"):
+        q.send(key)
+        if key == "\x1dr":
+            q.expect(r"vmi-hv: peaks reset: ", timeout=120)
+    q.expect(r"\[guest2\] floods: ticker: done", timeout=600)
+    q.send("\x1dq")
+    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=300)
+    q.expect(r"the hypervisor is still running", timeout=120)
+    q.send("q")
+    q.wait_exit(timeout=60)
+    check_invariants(t, q.output, "drain-flood")
+    loops = ticker_windows(q.output)
+    rounds = re.findall(r"hostile: drain: rounds ([0-9a-f]{8})", "".join(re.findall(r"^\[guest1\] ([^\n]*)", q.output, re.M)))
+    attacker = end_report_figure(t, q.output, 1, LONGEST)
+    work = re.findall(WORK, q.output[:q.output.find("after guest guest1's end")])
+    most, limit = (int(x) for x in work[-1]) if work else (-1, 0)
+    victim = end_report_figure(t, q.output, 2, LONGEST)
+    med = {p: statistics.median(v) if v else 0 for p, v in loops.items()}
+    ratio = med["attack"] / max(med["busy"], 1)
+    t.note(f"-smp {smp}: victim loops per 100 ms (median): busy {med['busy']:.0f} ({len(loops['busy'])} windows), "
+           f"attack {med['attack']:.0f} ({len(loops['attack'])} windows), ratio {ratio:.3f}{' (required >= 0.8)' if smp > 1 else ''}; "
+           f"attacker rounds: {int(rounds[-1], 16) if rounds else '<4'}")
+    t.note(f"-smp {smp}: longest exit: attacker {attacker} us, victim {victim} us (bound {LONGEST_BOUND_US} us)")
+    t.check(len(loops["busy"]) >= 4 and len(loops["attack"]) >= 4,
+            f"-smp {smp}: too few windows: busy {loops['busy']}, attack {loops['attack']}")
+    # On one CPU the two share it by the scheduler's slices, and the
+    # victim's windows beside the busy attacker were seen at twice those
+    # beside the attack (0.50; not explained yet): only the exits' bounds
+    # are asserted there.
+    t.check(smp == 1 or ratio >= 0.8, f"-smp {smp}: the victim kept {ratio:.3f} of its throughput beside the drain flood, required >= 0.8 "
+            f"(busy {loops['busy']}, attack {loops['attack']})")
+    t.note(f"-smp {smp}: the most work one exit of the attacker did: {most} entries (the limit {limit})")
+    t.check(0 <= most <= 2 * limit, f"-smp {smp}: one exit of the attacker did {most} entries of work, more than twice the limit {limit}")
+    t.check(0 <= attacker < LONGEST_BOUND_US, f"-smp {smp}: the attacker's longest exit took {attacker} us, bound {LONGEST_BOUND_US} us")
+    t.check(0 <= victim < LONGEST_BOUND_US, f"-smp {smp}: the victim's longest exit took {victim} us, bound {LONGEST_BOUND_US} us")
+
+
+@test("hv-drain-flood-victim", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_drain_flood_victim(t):
+    """A guest floods its shared page's queue with AllocatePages of two big
+    directories in turn (each build evicts the other's 1004 tables and
+    derives them again) beside a victim with a 1 ms tick.  On -smp 2, each
+    guest pinned to a CPU of its own, the victim keeps >= 80% of its median
+    loops per 100 ms window while attacked against its windows beside the
+    attacker spinning busy before (same run): its tick does not wait for
+    the attacker's exit.  On -smp 2 and -smp 1, the attacker's exits do
+    at most twice EXIT_WORK each, and neither guest's longest exit reaches
+    LONGEST_BOUND_US."""
+    drain_victim(t, 2)
+    drain_victim(t, 1)

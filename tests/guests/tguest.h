@@ -46,8 +46,8 @@ void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls, int tr
 /* tguest_hostile.c: tguest=h:CASE and tguest=idle; 0 if the command line
  * names neither. */
 int hostile_main(const uint8_t *boot_params, const char *cmdline);
-/* tguest_floods.c: tguest=f:CASE, tguest=busy; 0 if the command line
- * names neither. */
+/* tguest_floods.c: tguest=f:CASE, tguest=busy, tguest=ticker; 0 if the
+ * command line names none. */
 int floods_main(const char *cmdline);
 /* tguest_exits.c: tguest=exits; 0 if the command line does not name it. */
 int exits_main(const char *cmdline);

@@ -16,6 +16,14 @@
  *                          controls")
  *   tguest=f:partner-ticks the same alarm with IRQ0 unmasked: it takes
  *                          every tick, halting in between
+ *   tguest=ticker          a victim with a kernel's tick (a 1 ms periodic
+ *                          alarm on IRQ0, taken): counts loops in windows
+ *                          of 100 ms on a TSC grid every guest sees alike
+ *                          (window K: TSC from K * W to (K + 1) * W),
+ *                          prints "ticker: window K loops N" for
+ *                          ticker_windows=N windows (default 40), then
+ *                          "ticker: done" and calls Shutdown (the hostile
+ *                          case drain-flood attacks on the same grid)
  *
  * The cases run without h_env (tguest_hostile.c): the boot GDT (code 0x10,
  * data 0x18) and an IDT of our own with the gates they need.
@@ -344,6 +352,47 @@ static void busy(void)
 	shutdown();
 }
 
+/* The TSC's window on a grid of w cycles: one divl (the quotient fits 32
+ * bits for years). */
+static uint32_t window_of(uint64_t tsc, uint32_t w)
+{
+	uint32_t q, r;
+
+	__asm__("divl %4" : "=a"(q), "=d"(r) : "a"((uint32_t)tsc), "d"((uint32_t)(tsc >> 32)), "rm"(w));
+	return q;
+}
+
+static void ticker(const char *cmdline)
+{
+	uint32_t windows = cmdline_number(cmdline, "ticker_windows=", 40), per_ms, w, k;
+
+	f_idt[0x20] = gate((uint32_t)f_irq0);
+	f_env(0x01);			/* IRQ0 only */
+	per_ms = cycles_per_ms();
+	w = per_ms * 100;
+	set_alarm(VMI_CYCLES_REAL | VMI_ALARM_IS_PERIODIC, real_cycles() + per_ms, per_ms);
+	vmi_call5(VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+	k = window_of(rdtsc64(), w) + 1;
+	while (window_of(rdtsc64(), w) < k)
+		;
+	for (uint32_t n = 0; n < windows; n++, k++) {
+		uint32_t loops = 0;
+
+		while (window_of(rdtsc64(), w) == k) {
+			for (volatile unsigned i = 0; i < 1000; i++)
+				;
+			loops++;
+		}
+		puts("ticker: window ");
+		puthex(k);
+		puts(" loops ");
+		puthex(loops);
+		puts("\n");
+	}
+	say("ticker: done; ticks", f_ticks);
+	shutdown();
+}
+
 /* ---- the table ---------------------------------------------------------------- */
 
 static const struct {
@@ -363,6 +412,8 @@ int floods_main(const char *cmdline)
 {
 	if (has_word(cmdline, "tguest=busy"))
 		busy();
+	if (has_word(cmdline, "tguest=ticker"))
+		ticker(cmdline);
 	if (has_word(cmdline, "tguest=f:partner"))
 		partner(0);
 	if (has_word(cmdline, "tguest=f:partner-flood"))

@@ -1386,6 +1386,81 @@ static void c_vmi_init_again(void)
 	survived();
 }
 
+/*
+ * The queue flooded with directory builds (docs/HV.md, "The work of one
+ * exit"): two directories whose PDEs 4-1007 name two disjoint sets of 1004
+ * present, accessed "tables" (16 MiB up, never written: derived all the
+ * same), more than the frame budget holds together, announced in turn
+ * through the shared page's queue, 74 calls (drain_calls=N) per round and
+ * one exit (GetCR3) to drain them; each build evicts the other's tables
+ * and derives 1004 again.  On the TSC grid of tguest=ticker (windows of
+ * 100 ms) it spins for DRAIN_LEAD windows first (no exit: the victim's
+ * baseline beside a busy neighbour), says "drain: attacking from window
+ * K", then attacks for ever.
+ */
+#define DRAIN_D1	0x800u
+#define DRAIN_D2	0x801u
+#define DRAIN_T1	0x1000u
+#define DRAIN_T2	0x1400u
+#define DRAIN_LEAD	20u
+
+static const char *h_cmdline;
+static uint32_t drain_q[VMI_SHARED_PXE_QUEUE_LEN];
+
+static uint64_t h_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return lo | (uint64_t)hi << 32;
+}
+
+static uint32_t h_window(uint32_t w)
+{
+	uint64_t tsc = h_rdtsc();
+	uint32_t q, r;
+
+	__asm__("divl %4" : "=a"(q), "=d"(r) : "a"((uint32_t)tsc), "d"((uint32_t)(tsc >> 32)), "rm"(w));
+	return q;
+}
+
+static void drain_directory(uint32_t pd, uint32_t tables)
+{
+	uint32_t *d = (uint32_t *)(pd << 12);
+
+	for (unsigned i = 0; i < 1024; i++)
+		d[i] = i < 4 ? h_pd[i] : i < 1008 ? (tables + i - 4) << 12 | P | W | A : 0;
+}
+
+static void c_drain_flood(void)
+{
+	uint32_t calls = cmdline_number(h_cmdline, "drain_calls=", VMI_SHARED_PXE_QUEUE_LEN / 6);
+	uint32_t w = vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0) / 1000 * 100, rounds = 0;
+
+	if (calls > VMI_SHARED_PXE_QUEUE_LEN / 6)
+		calls = VMI_SHARED_PXE_QUEUE_LEN / 6;
+	drain_directory(DRAIN_D1, DRAIN_T1);
+	drain_directory(DRAIN_D2, DRAIN_T2);
+	for (uint32_t i = 0; i < calls; i++) {
+		uint32_t *c = &drain_q[i * 6];
+
+		c[0] = QCALL(VMI_CALL_AllocatePage);
+		c[1] = i & 1 ? DRAIN_D2 : DRAIN_D1;
+		c[2] = VMI_PAGE_PD;
+		c[3] = c[4] = c[5] = 0;
+	}
+	say("drain: calls per round", calls);
+	/* Busy for the first DRAIN_LEAD windows: the victim's baseline. */
+	for (uint32_t start = h_window(w); h_window(w) < start + DRAIN_LEAD;)
+		;
+	say("drain: attacking from window", h_window(w));
+	for (;;) {
+		queue_words(drain_q, calls * 6, 0);
+		if (!(++rounds & 3))
+			say("drain: rounds", rounds);
+	}
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -1539,6 +1614,7 @@ static const struct h_case cases[] = {
 	{ "insn-rdpmc", 0, c_insn_rdpmc },
 	/* ---- the work of one exit ---- */
 	{ "vmi-init-again", 1, c_vmi_init_again },
+	{ "drain-flood", 1, c_drain_flood },
 };
 
 /* ---- tguest=idle ------------------------------------------------------------ */
@@ -1629,6 +1705,7 @@ static void idle(void)
 
 int hostile_main(const uint8_t *boot_params, const char *cmdline)
 {
+	h_cmdline = cmdline;
 	if (has_word(cmdline, "tguest=idle")) {
 		npages = e820_top(boot_params) >> 12;
 		idle();

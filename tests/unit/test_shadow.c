@@ -542,6 +542,45 @@ static void announced_clone_takes_kernel_pdes_from_orig(void **state)
 	assert_frames_consistent();
 }
 
+/* A directory built in pieces (shadow_announce_from): with a work limit
+ * of about three tables, each call stops after a few PDEs with the ones
+ * after it not present (the audit counts them unfilled, not stale), and
+ * the calls that go on from *next end with every PDE linked. */
+static void a_directory_is_built_in_pieces_under_a_work_limit(void **state)
+{
+	const uint32_t pd = 100, first = 101, n = 20;
+	struct shadow_audit a;
+	uint32_t next = 0, calls = 0;
+
+	memset(gpage(pd), 0, 4096);
+	for (uint32_t i = 0; i < n; i++) {
+		memset(gpage(first + i), 0, 4096);
+		gpage(pd)[i] = (first + i) << 12 | 0x27;	/* P, W, U, A */
+	}
+	do {
+		shadow_work_begin(&s, 3 * 2048);
+		assert_int_equal(shadow_announce_from(&s, pd, SHADOW_PD, 0, 0, 0, &next, &out), VTLB_FILLED);
+		calls++;
+		assert_true(next < 1008);
+		for (uint32_t i = next ? next : n; i < n; i++)
+			assert_int_equal(rec_page(pd)[i], 0);	/* not yet: not present */
+		shadow_audit(&s, &a);
+		assert_int_equal(a.mismatches, 0);
+	} while (next);
+	assert_true(calls >= 5);
+	assert_int_equal(s.stats.announced, 1);
+	assert_int_equal(s.stats.builds_split, calls - 1);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(rec_page(pd)[i] >> 12, rec(first + i)->mfn);
+	/* Without *next the limit does not apply: one call builds it all. */
+	shadow_work_begin(&s, 3 * 2048);
+	assert_int_equal(shadow_release(&s, pd, &out), VTLB_FILLED);
+	assert_int_equal(shadow_announce(&s, pd, SHADOW_PD, 0, 0, 0, &out), VTLB_FILLED);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(rec_page(pd)[i] >> 12, rec(first + i)->mfn);
+	assert_frames_consistent();
+}
+
 static void announce_outside_guest_memory_is_a_violation(void **state)
 {
 	assert_int_equal(shadow_announce(&s, GUEST_PAGES, SHADOW_PT, 0, 0, 0, &out), VTLB_VIOLATION);
@@ -1844,6 +1883,7 @@ int main(void)
 		T(pde_write_links_and_unlinks),
 		T(write_to_an_untracked_page_changes_nothing),
 		T(announced_clone_takes_kernel_pdes_from_orig),
+		T(a_directory_is_built_in_pieces_under_a_work_limit),
 		T(announce_outside_guest_memory_is_a_violation),
 		T(two_pds_share_one_kernel_shadow_pt),
 		T(release_pt_frees_it_and_unlinks),
