@@ -55,6 +55,8 @@
  *   tguest=smptick      vcpus=N: each vCPU ticks on its LVTT-wired alarm
  *   tguest=smpmmu       vcpus=2: two vCPUs on their own page directories
  *                       after activation (tguest_smp_mmu.c)
+ *   tguest=smpfuzz:SEED  vcpus=N: 2-4 vCPUs fuzz the SMP surface and the MMU
+ *                       at once (tguest_smpfuzz*.c)
  *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
  *                       arguments inside each call's contract (a sequence
  *                       seeded with N), each of which must be answered;
@@ -774,7 +776,7 @@ void tguest_main(const uint8_t *boot_params)
 	puts("\n");
 
 	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
-	    smp_main(cmdline) || smp_mmu_main(cmdline)) {
+	    smp_main(cmdline) || smp_mmu_main(cmdline) || smpfuzz_main(boot_params, cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();
