@@ -49,6 +49,8 @@ uint32_t tguest_e820_top(const uint8_t *boot_params);
  * smpfuzz_epochs=E, smpfuzz_final=K, smpfuzz_skip=..., smpfuzz_trace);
  * 0 if the command line does not name it. */
 int smpfuzz_main(const uint8_t *boot_params, const char *cmdline);
+/* tguest_smpfuzz.c: tguest=alarmwrap; 0 if the command line does not name it. */
+int alarm_wrap_main(const char *cmdline);
 /* tguest_hostile.c: tguest=h:CASE and tguest=idle; 0 if the command line
  * names neither. */
 int hostile_main(const uint8_t *boot_params, const char *cmdline);

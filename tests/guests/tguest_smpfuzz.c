@@ -352,7 +352,7 @@ static void op_counter(struct sfz *c)
 
 static uint64_t period_of(struct sfz *c)
 {
-	static const uint64_t big[] = { 1ull << 40, 1ull << 41, 1ull << 42, 1ull << 32 };
+	static const uint64_t big[] = { 1ull << 40, 1ull << 63, ~0ull, 1ull << 32 };
 
 	switch (sfz_pick(c, 10)) {
 	case 0: return 1 + sfz_pick(c, 3);				/* raised to the minimum */
@@ -499,4 +499,43 @@ void sfz_quiesce(struct sfz *c)
 	sfz_hc(c, VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
 	for (unsigned i = 0; i < 8; i++)
 		sfz_hc(c, VMI_CALL_APICRead, APIC_ID, 0, 0, 0, 0);
+}
+
+/* tguest=alarmwrap: a periodic LVTT alarm whose period takes its next
+ * expiry past 2^64 cycles (period 2^64-1, as the fuzzer's largest) must
+ * fire once, at its first expiry, and never again: a wrapped sum would
+ * make it due at every entry.  Counted over WRAP_MS with interrupts on;
+ * then the same with LVTT masked (the hypervisor's end report counts
+ * the alarms fired), and Shutdown. */
+#define WRAP_MS 100
+int alarm_wrap_main(const char *cmdline)
+{
+	struct sfz *c = &sfz_cpu[0];
+	uint64_t now, end;
+
+	if (!has_word(cmdline, "tguest=alarmwrap"))
+		return 0;
+	*c = (struct sfz){ .rng = 1 };
+	sfz_us_cycles = vmi_call5(VMI_CALL_GetCycleFrequency, 0, 0, 0, 0, 0) / 1000000;
+	sfz_idt_init();
+	sfz_load_idt();
+	sfz_hc(c, VMI_CALL_Init, 0, 0, 0, 0, 0);
+	sfz_hc(c, VMI_CALL_APICWrite, APIC_SVR, 0x1ff, 0, 0, 0);
+	for (int masked = 0; masked < 2; masked++) {
+		uint32_t before = c->irqs;
+
+		sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, WAKE_VECTOR | (masked ? LVT_MASKED : 0), 0, 0, 0);
+		now = hc64(c, VMI_CALL_GetCycleCounter, VMI_CYCLES_REAL);
+		__asm__ volatile("sti");
+		sfz_hc(c, VMI_CALL_SetAlarm, VMI_CYCLES_REAL | VMI_ALARM_IS_PERIODIC | VMI_ALARM_WIRED_LVTT,
+		       (uint32_t)(now + 1000ull * sfz_us_cycles), (now + 1000ull * sfz_us_cycles) >> 32, ~0u, ~0u);
+		end = now + (uint64_t)WRAP_MS * 1000 * sfz_us_cycles;
+		while (hc64(c, VMI_CALL_GetCycleCounter, VMI_CYCLES_REAL) < end)
+			;
+		__asm__ volatile("cli");
+		say_value("alarmwrap: ", masked ? "ticks while masked" : "ticks", c->irqs - before);
+		sfz_hc(c, VMI_CALL_CancelAlarm, VMI_CYCLES_REAL, 0, 0, 0, 0);
+	}
+	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
+	return 1;
 }
