@@ -268,7 +268,7 @@ void sfz_ap_main(uint32_t id)
 
 static void vcpu0_finish(struct sfz *c)
 {
-	uint64_t end = sfz_counter(c, VMI_CYCLES_REAL) + (uint64_t)sfz_us_cycles * 120000000u;
+	uint64_t end = sfz_counter(c, VMI_CYCLES_REAL) + (uint64_t)sfz_us_cycles * 60000000u;
 
 	sfz_quiesce(c);
 	while (done < started_ok && sfz_counter(c, VMI_CYCLES_REAL) < end)
