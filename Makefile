@@ -194,12 +194,27 @@ stress: guest hv stress-initrd
 # The shadow fuzzer at length (tests/cases/test_hv_sfuzz.py): FUZZ_RUNS runs
 # of FUZZ_CALLS VMI calls from seed FUZZ_SEED on (defaults: 24 runs of
 # 100,000, seed 1; `make fuzz FUZZ_SEED=1234 FUZZ_RUNS=1` repeats one run).
+# Then the SMP fuzzer (tests/cases/test_hv_smpfuzz.py), unless FUZZ_SMP=0:
+# FUZZ_SMP_RUNS runs of FUZZ_SMP_CALLS VMI calls made by all vCPUs together
+# (defaults: 5 of 200,000, 10^6 in all) on -smp 2, FUZZ_SMP_VCPUS vCPUs
+# (0, the default: 2-4 by seed), from FUZZ_SEED; then every rule-break
+# final and FUZZ_SMP_EPOCHS (8) epochs ended by Reboot or Shutdown.
 FUZZ_CALLS ?= 100000
 FUZZ_RUNS ?= 24
 FUZZ_SEED ?= 1
+FUZZ_SMP ?= 1
+FUZZ_SMP_CALLS ?= 200000
+FUZZ_SMP_RUNS ?= 5
+FUZZ_SMP_VCPUS ?= 0
+FUZZ_SMP_EPOCHS ?= 8
 fuzz: hv
 	@VMIHV_FUZZ_CALLS=$(FUZZ_CALLS) VMIHV_FUZZ_RUNS=$(FUZZ_RUNS) VMIHV_FUZZ_SEED=$(FUZZ_SEED) \
 		python3 tests/run.py --no-unit -k hv-sfuzz-shadow
+	@if [ "$(FUZZ_SMP)" != 0 ]; then \
+		VMIHV_SMPFUZZ_CALLS=$(FUZZ_SMP_CALLS) VMIHV_SMPFUZZ_RUNS=$(FUZZ_SMP_RUNS) \
+		VMIHV_SMPFUZZ_VCPUS=$(FUZZ_SMP_VCPUS) VMIHV_SMPFUZZ_EPOCHS=$(FUZZ_SMP_EPOCHS) \
+		VMIHV_FUZZ_SEED=$(FUZZ_SEED) \
+		python3 tests/run.py --no-unit -j 1 -k hv-smpfuzz; fi
 
 clean:
 	rm -rf $(BUILD)/hv $(BUILD)/vrom $(BUILD)/include $(BUILD)/tests $(ISO) test-logs

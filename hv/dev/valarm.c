@@ -224,6 +224,27 @@ uint64_t valarm_floor(const struct valarm *a, unsigned counter)
 	return at > slack ? at - slack : 0;
 }
 
+/*
+ * A periodic alarm fired at expiry: one interrupt however many periods
+ * passed (the guest counts elapsed time from REAL), the next expiry in
+ * the future.  A period that takes it past 2^64 cycles (the guest's to
+ * choose, up to 2^64-1) means never again: a wrapped sum would be in the
+ * past, and the alarm due at every entry, without the minimum period.
+ */
+static uint64_t next_expiry(uint64_t expiry, uint64_t period, uint64_t now)
+{
+	unsigned n = 0;
+
+	do {
+		if (period > UINT64_MAX - expiry)
+			return UINT64_MAX;
+		expiry += period;
+	} while (expiry <= now && ++n < 1000);
+	if (expiry > now)
+		return expiry;
+	return period > UINT64_MAX - now ? UINT64_MAX : now + period;
+}
+
 bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 {
 	uint64_t tsc = rdtsc();
@@ -251,14 +272,7 @@ bool valarm_poll(struct valarm *a, const struct sched_entity *e)
 			expect_next(a, i, now);
 			continue;
 		}
-		/* One interrupt however many periods passed (the guest counts
-		 * elapsed time from REAL); next expiry in the future. */
-		unsigned n = 0;
-		do
-			a->alarms[i].expiry += a->alarms[i].period;
-		while (a->alarms[i].expiry <= now && ++n < 1000);
-		if (a->alarms[i].expiry <= now)
-			a->alarms[i].expiry = now + a->alarms[i].period;
+		a->alarms[i].expiry = next_expiry(a->alarms[i].expiry, a->alarms[i].period, now);
 	}
 	return fired;
 }

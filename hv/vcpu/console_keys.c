@@ -274,7 +274,11 @@ void console_keys_poll(struct console_keys *r)
 
 void console_keys_guest_ended(struct console_keys *k)
 {
-	if (!k->console || guest_alive(k->console))
+	/* Not before its end is reported: a reap on another CPU while the
+	 * console guest is dying elsewhere comes first, and a guest that
+	 * reboots is alive again after its own reap (its input waits in the
+	 * ring meanwhile, console_keys_poll). */
+	if (!k->console || guest_alive(k->console) || !k->console->end_reported)
 		return;
 	k->console = 0;
 	for (unsigned i = 0; i < k->n && !k->console; i++)

@@ -171,7 +171,8 @@ def readme_make_fuzz(t):
     t.require(paths.HV_ELF)
     # The fuzz test's own logs go under this test's directory, not over
     # test-logs/hv-sfuzz-shadow.log of the run that runs us.
-    status, text = make_output(t, ["fuzz", "FUZZ_RUNS=2", "FUZZ_CALLS=3000", "FUZZ_SEED=7"], timeout=600,
+    status, text = make_output(t, ["fuzz", "FUZZ_RUNS=2", "FUZZ_CALLS=3000", "FUZZ_SEED=7", "FUZZ_SMP_RUNS=1",
+                                   "FUZZ_SMP_CALLS=3000", "FUZZ_SMP_EPOCHS=0"], timeout=600,
                                env_extra={"VMIHV_TEST_LOGS": os.path.join(t.tmpdir, "logs")})
     t.check(status == 0, f"make fuzz exited {status}: {text[-400:]}")
     m = re.search(r"(\d+) VMI calls by the hypervisor's count \((\d+) made by the guest[^)]*\) in 2 runs "
@@ -179,4 +180,7 @@ def readme_make_fuzz(t):
     t.check(m and int(m.group(2)) >= 6000 and int(m.group(1)) > 0 and int(m.group(3)) > 0 and int(m.group(4)) > 0,
             f"no summary line, or one that counts too little: {m.group(0) if m else text[-400:]}")
     t.check(len(re.findall(r"seed [78]: shadow operations: \d+ announced", text)) == 2, "no shadow operations per seed")
-    t.note(f"make fuzz (short): {m.group(1)} VMI calls counted by the hypervisor, {m.group(4)} invariant checks")
+    smp = re.search(r"(\d+) calls in 1 runs \(seeds 7-7\)", text)
+    t.check(smp and int(smp.group(1)) >= 3000, f"no SMP fuzzer summary, or one that counts too little: {text[-400:]}")
+    t.note(f"make fuzz (short): {m.group(1)} VMI calls counted by the hypervisor, {m.group(4)} invariant checks; "
+           f"SMP fuzzer: {smp.group(1)} calls")

@@ -57,6 +57,9 @@
  *                       after activation (tguest_smp_mmu.c)
  *   tguest=swscan       reads every page of the switcher, counting what
  *                       it can read (tguest_swscan.c)
+ *   tguest=smpfuzz:SEED  vcpus=N: 2-4 vCPUs fuzz the SMP surface and the MMU
+ *                       at once (tguest_smpfuzz*.c)
+ *   tguest=alarmwrap    a periodic alarm of period 2^64-1 (tguest_smpfuzz.c)
  *   tguest=fuzz:N       VMI Init, then 300 well-formed VMI calls with random
  *                       arguments inside each call's contract (a sequence
  *                       seeded with N), each of which must be answered;
@@ -776,7 +779,8 @@ void tguest_main(const uint8_t *boot_params)
 	puts("\n");
 
 	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
-	    smp_main(cmdline) || smp_mmu_main(cmdline) || rates_main(cmdline) || swscan_main(cmdline)) {
+	    smp_main(cmdline) || smp_mmu_main(cmdline) || rates_main(cmdline) || swscan_main(cmdline) ||
+	    smpfuzz_main(boot_params, cmdline) || alarm_wrap_main(cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {
 		test_pagefault();

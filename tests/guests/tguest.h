@@ -43,6 +43,14 @@ uint32_t cmdline_number(const char *cmdline, const char *key, uint32_t def);
 /* tguest_sfuzz.c: tguest=sfuzz:SEED, sfuzz_calls=N, sfuzz_trace (each
  * call and queued entry printed, to replay a failing seed). */
 void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls, int trace);
+/* tguest_sfuzz.c: the top of the RAM the boot protocol's e820 map lists. */
+uint32_t tguest_e820_top(const uint8_t *boot_params);
+/* tguest_smpfuzz_run.c: tguest=smpfuzz:SEED (smp_vcpus=N, smpfuzz_calls=N,
+ * smpfuzz_epochs=E, smpfuzz_final=K, smpfuzz_skip=..., smpfuzz_trace);
+ * 0 if the command line does not name it. */
+int smpfuzz_main(const uint8_t *boot_params, const char *cmdline);
+/* tguest_smpfuzz.c: tguest=alarmwrap; 0 if the command line does not name it. */
+int alarm_wrap_main(const char *cmdline);
 /* tguest_hostile.c: tguest=h:CASE and tguest=idle; 0 if the command line
  * names neither. */
 int hostile_main(const uint8_t *boot_params, const char *cmdline);

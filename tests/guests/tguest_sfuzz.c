@@ -609,7 +609,7 @@ static void final_action(unsigned k)
 
 /* ---- set-up ------------------------------------------------------------ */
 
-static uint32_t e820_top(const uint8_t *bp)
+uint32_t tguest_e820_top(const uint8_t *bp)
 {
 	unsigned n = bp[0x1e8];
 	uint32_t top = 0;
@@ -683,7 +683,7 @@ void sfuzz_run(const uint8_t *boot_params, uint32_t seed, uint32_t calls, int tr
 
 	trace = tr;
 	rng = seed * 2654435761u | 1;
-	npages = e820_top(boot_params) >> 12;
+	npages = tguest_e820_top(boot_params) >> 12;
 	puts("sfuzz: seed ");
 	puthex(seed);
 	puts(" calls ");
