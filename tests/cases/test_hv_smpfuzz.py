@@ -51,13 +51,9 @@ SMPFUZZ_CALLS = 60000
 SMPFUZZ_RUNS = 3
 SMPFUZZ_SEED = 1
 AUDIT_EVERY = 16
-SKIP = "lvtt-after-load-refusal"
-# Reboot epochs in make test: none until a vCPU of a guest that rebooted
-# on several CPUs no longer goes unscheduled (seen after the 2nd to 5th
-# reboot: the restarted guest's vCPU 0, or a started AP, never runs while
-# a CPU idles; a dead vCPU picked but never entered is the likely cause).
-# Then 3; make fuzz asks for 8 (FUZZ_SMP_EPOCHS).
-SMPFUZZ_EPOCHS = 0
+SKIP = ""
+# Reboot epochs in make test: 3 (make fuzz asks for 8, FUZZ_SMP_EPOCHS).
+SMPFUZZ_EPOCHS = 3
 VCPU_LINE = r"smpfuzz: vcpu (\d)( \(never started\))?:((?: \w+=[0-9a-f]+)+)\n"
 MARKER = r"smpfuzz: calls ([0-9a-f]{8})\n"
 VMI_CALLS = r"vmi-hv: VMI calls:([^\n]*)"
@@ -254,7 +250,9 @@ def alarm_wrap(t, smp):
     t.check(q.wait_exit(timeout=30) == GUEST_SHUTDOWN, "the guest did not power off")
     t.check(ticks == 1, f"a periodic alarm of period 2^64-1 gave {ticks} ticks in 100 ms, expected 1")
     t.check(masked == 0, f"{masked} ticks while LVTT was masked")
-    t.check(fired == 2, f"the hypervisor fired the two alarms {fired} times, expected once each")
+    # The masked one never fires: a masked LVT timer holds its alarm back
+    # until it is unmasked (valarm.c, latched()), and it stays masked.
+    t.check(fired == 1, f"the hypervisor fired the two alarms {fired} times, expected once (the unmasked one)")
     t.note(f"-smp {smp}: {ticks} tick, {masked} masked, {fired} alarms fired")
 
 
