@@ -100,10 +100,10 @@ def hv_pointee(ptr, type_name):
 
 def current_vcpu():
     """The vCPU physical CPU 0 runs or last ran: pcpus[0].current.  The
-    per-CPU array is in the switcher, mapped at the same linear address in
-    both address spaces, so it is read through the live page tables; the
-    vCPU itself is hypervisor memory (linear == machine)."""
-    return hv_pointee(gdb.parse_and_eval("pcpus[0].current"), "struct vcpu")
+    per-CPU array is hypervisor memory (linear == machine), not mapped in
+    a guest's view of the switcher, so it is read through machine memory
+    like the vCPU itself, whichever address space is live."""
+    return hv_pointee(hv_object("pcpus")[0]["current"].value(), "struct vcpu")
 
 
 def vcpu_guest(v):

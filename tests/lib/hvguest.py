@@ -47,7 +47,6 @@ HV_FAULT_STOPS = [
 # emulator cannot decode would be the hypervisor's, and stay off this list.
 GUEST_FAULT_CALL_REASONS = [
     r"mov to cr0 [0-9a-f]{8}: leaving protected mode",
-    r"mov to cr0 [0-9a-f]{8}: paging without protection",
     r"mov to cr4 [0-9a-f]{8}: PAE \(vmi-hv guests are non-PAE\)",
     r"lgdt: the guest's GDT has \d+ entries, the hypervisor holds \d+",
     r"lldt 0x[0-9a-f]+: GDT slot \d+ is the hypervisor's",
