@@ -479,7 +479,7 @@ STEAL_BASE = r"\[%s\] [^\n]*VMI: steal time accounted from here: (\d+) ns stolen
 @test("hv-multi-steal-no-backlog")
 def hv_multi_steal_no_backlog(t):
     """Two guests boot together on one CPU, so each has time stolen before
-    its kernel turns steal time accounting on (docs/GUEST.md, "Time").
+    its kernel turns steal time accounting on (docs/GUEST.md, "The time device").
     That time is not charged afterwards as a backlog: at the shell, the
     steal in each guest's /proc/stat is at most what the hypervisor's
     STOLEN counted after the guest's steal clock started (its total less
