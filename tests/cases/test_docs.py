@@ -58,7 +58,9 @@ DOCS = os.path.join(paths.ROOT, "docs")
 # `docs/HV.md, "Frame budgets"`, `(docs/HV.md "Concurrent vCPUs")`: a
 # document's name, then (after at most a comma and spaces, or a line break
 # and a comment leader) a quoted heading.
-DOC_REFERENCE = re.compile(r'docs/([A-Z][A-Z_]*\.md)[,:]?(?:\s|\s*[#*/;]+\s*)*"([^"\n]+)"')
+DOC_REFERENCE = re.compile(r'docs/([A-Z][A-Z_]*\.md)[,:]?(?:\s|\s*[#*/;]+\s*)*\\?"([^"\\]{1,100})\\?"')
+# A quoted name broken over two lines (and a comment leader on the second).
+LINE_BREAK = re.compile(r"\s*\n\s*(?:(?:#|\*|//)\s*)?")
 HEADING = re.compile(r"^#+\s+(.*?)\s*#*\s*$")
 REFERENCE_TREES = ("hv", "vrom", "tests", "guest", "scripts", "docs")
 SOURCE_SUFFIXES = (".c", ".h", ".S", ".py", ".md", ".sh", ".ld", ".patch", ".txt", "Makefile")
@@ -100,7 +102,9 @@ def docs_references(t):
             text = f.read()
         rel = os.path.relpath(path, paths.ROOT)
         for m in DOC_REFERENCE.finditer(text):
-            name, section = m.group(1), m.group(2)
+            name, section = m.group(1), LINE_BREAK.sub(" ", m.group(2))
+            if "{" in section:
+                continue  # an f-string's placeholder, not a name
             if name not in headings:
                 headings[name] = doc_headings(name)
             found += 1
