@@ -55,7 +55,7 @@ def docs_panic_inventory(t):
 
 
 DOCS = os.path.join(paths.ROOT, "docs")
-# `docs/HV.md, "Frame budgets"`, `(docs/HV.md "Concurrent vCPUs")`: a
+# `docs/MEMORY.md, "Frame budgets"`, `(docs/SMP.md "Concurrent vCPUs")`: a
 # document's name, then (after at most a comma and spaces, or a line break
 # and a comment leader) a quoted heading.
 DOC_REFERENCE = re.compile(r'docs/([A-Z][A-Z_]*\.md)[,:]?(?:\s|\s*[#*/;]+\s*)*\\?"([^"\\]{1,100})\\?"')
@@ -89,7 +89,7 @@ def doc_headings(name):
 @test("host-docs-references")
 def docs_references(t):
     """Every citation of a document by section in the code, the tests, the
-    scripts and the documents themselves (`docs/HV.md, "Frame budgets"`)
+    scripts and the documents themselves (`docs/MEMORY.md, "Frame budgets"`)
     names a heading (of any level) that docs/NAME.md has, word for word:
     a reader following the reference finds the section, not a bold label
     inside another one, and renaming a heading fails here until its

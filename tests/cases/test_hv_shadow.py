@@ -1,4 +1,4 @@
-"""Shadow paging after VMI activation (docs/HV.md, "Shadow paging after activation"), and what the shared
+"""Shadow paging after VMI activation (docs/MEMORY.md, "Shadow paging after activation"), and what the shared
 page's fast paths buy.
 
 The shadows (hv/mm/shadow.c) follow the guest's AllocatePage / ReleasePage
