@@ -827,7 +827,7 @@ hc_INB:
  * (vrom_iret_window up to vrom_iret_window_end) is the hypervisor's to
  * finish: at an exit whose eip is inside it, the hypervisor completes the
  * iret itself, as the IRET hypercall would, before anything else
- * (docs/HV.md, "The ROM's IRET, cheap exits, system calls without an exit").  Inside the window, with IF set and an
+ * (docs/VROM.md, "The ROM's IRET, cheap exits, system calls without an exit").  Inside the window, with IF set and an
  * interrupt pending, the ROM makes the IRET hypercall, so the interrupt
  * is delivered at once, on the frame's side of the return.
  *
