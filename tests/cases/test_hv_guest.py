@@ -275,7 +275,7 @@ def tguest_unknown_port(t):
     q = tguest(t, "port")
     # The hypervisor's "denied" log line lands in the middle of the
     # guest's row; the console then shows that row again from its start,
-    # so the log holds it whole (docs/HV.md, "The consoles").
+    # so the log holds it whole (docs/CONSOLE.md, "The consoles").
     q.expect(r"tguest: port 0x3e8 reads \n")
     q.expect(r"vmi-hv: guest: port in 0x3e8 \(1 bytes, returning 0xff\) denied[^\n]*\n"
              r"tguest: port 0x3e8 reads 000000ff; writing port 0x5000\n")

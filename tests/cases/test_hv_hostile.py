@@ -426,7 +426,7 @@ CASES = [
     # interrupts: within the rate, past the old bound of 1000 per 100 ms.
     ("alarm-taken", "tguest=f:alarm-taken", ALARM_RATE_CASES["alarm-taken"] + ARMED_SPAN, SHUTDOWN),
     ("alarm-past", "tguest=f:alarm-past", ALARM_RATE_CASES["alarm-past"] + ARMED_SPAN, SHUTDOWN),
-    # Guest output cannot move the cursor off its own text (docs/HV.md,
+    # Guest output cannot move the cursor off its own text (docs/CONSOLE.md,
     # "The consoles"): a bare CR writes the true label again (the runner
     # drops CRs from the output: "forged[guest1] [guest2]"), other
     # cursor moves and erases show as caret notation, BS stops at the
@@ -441,7 +441,7 @@ CASES = [
      r"(?s:.*)\[guest1\] floods: query dropped, \x1b\[1;31mred\x1b\[0m kept, \x1b\[8mhidden\x1b\[0m\n"
      r"(?s:.*)\[guest1\] floods: \^\[c reset, \^\[\]0;title\x07, \^L form feed\n"
      r"(?s:.*)\[guest1\] floods: forged lines written", SHUTDOWN),
-    # A row cut by another line (docs/HV.md, "The consoles"): its start
+    # A row cut by another line (docs/CONSOLE.md, "The consoles"): its start
     # went out (the guest halted), the hypervisor logged a denied port read
     # (or the second guest wrote a line), then the row ended: the console
     # shows the row again whole, its colours too, after the cut piece.
