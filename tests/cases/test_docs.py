@@ -133,16 +133,21 @@ def docs_sizes(t):
     300 (a design, not a notebook of its history), and nothing in the
     sources, the tests or the documents says "issue N": a reference to a
     tracker the reader does not have explains nothing."""
+    problems = []
     for name, limit in DOC_LIMITS.items():
         with open(os.path.join(DOCS, name)) as f:
             lines = sum(1 for _ in f)
-        t.check(lines <= limit, f"docs/{name} has {lines} lines, at most {limit}")
+        t.note(f"docs/{name}: {lines} lines (at most {limit})")
+        if lines > limit:
+            problems.append(f"docs/{name} has {lines} lines, at most {limit}")
     hits = []
     for path in reference_files():
-        if path.endswith(".patch") or "/scripts/" in path:
+        if os.path.relpath(path, paths.ROOT).startswith("scripts" + os.sep):
             continue
         with open(path, errors="replace") as f:
             for number, line in enumerate(f, 1):
                 if ISSUE_REFERENCE.search(line):
                     hits.append(f"{os.path.relpath(path, paths.ROOT)}:{number}")
-    t.check(not hits, f"{len(hits)} lines say \"issue N\", first: {hits[:3]}")
+    if hits:
+        problems.append(f"{len(hits)} lines say \"issue N\", first: {hits[:3]}")
+    t.check(not problems, "; ".join(problems))
