@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """make stress: the guest's page tables under load, under vmi-hv with the
-continuous shadow audit on (docs/HV.md, "Shadow paging after activation"; docs/HV.md, "Continuous audit").
+continuous shadow audit on (docs/MEMORY.md, "Shadow paging after activation"; docs/MEMORY.md, "Continuous audit").
 
     tests/stress.py [--audit every=1] [--strict] [--workers 1,4] [--rounds 8]
                     [--stressors vm,mmap,...] [--seconds 2] [--no-native]
@@ -26,7 +26,7 @@ the baseline (bogo-ops are printed, never judged).  The serial logs are
 DIR/stress-serial.log and DIR/stress-native.log (default build/stress).
 
 With --vcpus N (more than 1) the guest is one SMP guest of N vCPUs that
-run at once (vcpus=N vcpus_at_once=on; docs/HV.md, "Concurrent vCPUs"),
+run at once (vcpus=N vcpus_at_once=on; docs/SMP.md, "Concurrent vCPUs"),
 its native twin runs on QEMU -smp N, and the run checks that the guest
 counts N CPUs (nproc) and that the work spread over them: each run
 prints every CPU's user+system time from /proc/stat, and a run of 2 or

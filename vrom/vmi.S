@@ -429,7 +429,7 @@ hc_FlushDeferredCalls:
  * address in the reserved top, which no entry can have), then the
  * arguments as the call got them; every word's pxe_site is the kernel's
  * return address.  The hypervisor applies them at the next exit, in
- * order with the entries around them (docs/HV.md, "Queued page-table
+ * order with the entries around them (docs/MEMORY.md, "Queued page-table
  * lifecycle calls").  A queue without room for the whole call, or no
  * F_PTLIFE, means the hypercall, which drains the queue first.
  */
@@ -561,7 +561,7 @@ hc_ReleasePage:
  * so there is nothing stale to drop, and the call returns at once.  With
  * anything queued it makes the hypercall, which drains the queue first:
  * the first call of a run of InvalPages exits, the rest find the queue
- * empty (docs/HV.md, "Invalidations without an exit").  In: eax.
+ * empty (docs/MEMORY.md, "Invalidations without an exit").  In: eax.
  */
 fast_InvalPage:
 	SHARED_PAGE VMI_SHARED_F_INVAL, hc_InvalPage
@@ -702,7 +702,7 @@ hc_OUTB:
  * anyway (the alarm it has armed, or the one it expects the guest to set
  * after the last one fired), less a slack; it takes alarm_lazy at every
  * exit, so the alarm fires at the expiry or at most that slack after it
- * (docs/HV.md, "Alarms set without an exit").  An earlier expiry, a
+ * (docs/TIME.md, "Alarms set without an exit").  An earlier expiry, a
  * periodic alarm and any other flag make the hypercall.
  *
  * The floor is only good until the next exit, which publishes a new one:
@@ -827,7 +827,7 @@ hc_INB:
  * (vrom_iret_window up to vrom_iret_window_end) is the hypervisor's to
  * finish: at an exit whose eip is inside it, the hypervisor completes the
  * iret itself, as the IRET hypercall would, before anything else
- * (docs/HV.md, "The ROM's IRET").  Inside the window, with IF set and an
+ * (docs/VROM.md, "The ROM's IRET, cheap exits, system calls without an exit").  Inside the window, with IF set and an
  * interrupt pending, the ROM makes the IRET hypercall, so the interrupt
  * is delivered at once, on the frame's side of the return.
  *

@@ -5,7 +5,7 @@
  * fork copies the parent's page tables with every entry marked old
  * (accessed bit clear), so each child's first instruction fetch, at the
  * same linear address in a new address space, is a page fault the
- * hypervisor fills without the guest (docs/HV.md, "Shadow paging after
+ * hypervisor fills without the guest (docs/MEMORY.md, "Shadow paging after
  * activation": a fault that keeps recurring).  The loop touches no memory of its own between forks
  * (registers and int $0x80 only), so nothing else faults in between:
  * a thousand identical-looking fills in a row, each of which makes

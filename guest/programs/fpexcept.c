@@ -3,7 +3,7 @@
  * fpexcept: what a user program gets from the arithmetic exceptions it
  * unmasks.  With CR0.NE set an unmasked x87 exception is #MF in the
  * process that caused it, and Linux sends it SIGFPE with the code of the
- * exception; with NE clear (the hypervisor's CR0 before docs/HV.md,
+ * exception; with NE clear (the hypervisor's CR0 before docs/TIME.md,
  * "Rates a guest controls" and fpu.c) it became the legacy IRQ13 and the
  * process ran on.  The test (tests/cases/test_hv_floods.py) runs this
  * natively and under vmi-hv and compares the outputs line by line.

@@ -140,7 +140,7 @@ static uint64_t us_cycles(uint32_t us)
 /*
  * A one-shot on counter i has just fired.  A guest that ticks sets the
  * next one in its handler, one interval later, and may do so without an
- * exit (docs/HV.md, "Alarms set without an exit"); so the hypervisor
+ * exit (docs/TIME.md, "Alarms set without an exit"); so the hypervisor
  * looks for it then: the last interval after this expiry, plus half the
  * slack, which covers the guest's jitter.  Only intervals of a tick's
  * length count (the minimum distance up to VALARM_LOOK_MAX_US); the

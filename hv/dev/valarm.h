@@ -13,14 +13,14 @@
 
 /*
  * The least distance between an alarm's interrupts, and from SetAlarm to
- * the first one (docs/HV.md, "Rates a guest controls"): a shorter period
+ * the first one (docs/TIME.md, "Rates a guest controls"): a shorter period
  * or a nearer expiry is raised to this.  Every alarm costs the
  * hypervisor a timer interrupt, which lands on whichever guest runs.
  */
 #define VALARM_MIN_US 100
 
 /*
- * Alarms set without an exit (docs/HV.md, "Alarms set without an exit"):
+ * Alarms set without an exit (docs/TIME.md, "Alarms set without an exit"):
  * the ROM leaves a one-shot expiry in the shared page when it is no
  * earlier than the time the hypervisor looks at the guest anyway, less
  * this slack; so such an alarm fires at most this late.  After a

@@ -6,7 +6,7 @@
  * Register numbers are the xAPIC's MMIO offsets.  The LVT timer entry
  * holds the vector and mask an alarm wired to it (SetAlarm with
  * VMI_ALARM_WIRED_LVTT) delivers; the timer's counts stay refused: the
- * alarm sets the timing (docs/HV.md, "A guest of several vCPUs").
+ * alarm sets the timing (docs/SMP.md, "A guest of several vCPUs").
  */
 #ifndef VMI_HV_VLAPIC_H
 #define VMI_HV_VLAPIC_H

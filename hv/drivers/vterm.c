@@ -28,7 +28,7 @@
  *
  * The hypervisor's messages share the screen: guest output cannot move
  * the cursor above, nor erase, scroll down or reset, the rows down to
- * the last of them (t->top; docs/HV.md, "The consoles").
+ * the last of them (t->top; docs/CONSOLE.md, "The consoles").
  *
  * Not a full VT100: no scroll regions, tab stops are every 8 columns,
  * no character sets, no insert mode, no blinking.

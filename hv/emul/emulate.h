@@ -162,7 +162,7 @@ bool emulate_store_value(struct trap_frame *f, unsigned cpl, const struct emul_o
 /* A batch also ends after this many elements that waited on real hardware
  * (emul_outcome.slow_io): a byte to COM1 waits for the real UART, 87 us
  * at 115200 baud, so 4096 of them kept interrupts off for 350 ms; 16 keep
- * a batch under 1.5 ms (docs/HV.md, "Rates a guest controls"). */
+ * a batch under 1.5 ms (docs/TIME.md, "Rates a guest controls"). */
 #define EMUL_REP_SLOW_MAX 16u
 enum emul_result emul_string_io_batch(const struct emul_ops *ops, bool out, uint16_t port, unsigned size,
 				      uint32_t *lin, uint32_t *count, struct emul_outcome *o);

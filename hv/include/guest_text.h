@@ -7,7 +7,7 @@
  * own "[name] " label (and rewrite it as another guest's) or over the
  * hypervisor's lines.  The filter keeps what cannot move the cursor off
  * the guest's own text and shows the rest, visibly, as caret notation
- * (docs/HV.md, "The consoles").
+ * (docs/CONSOLE.md, "The consoles").
  */
 #ifndef VMI_HV_GUEST_TEXT_H
 #define VMI_HV_GUEST_TEXT_H

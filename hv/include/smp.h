@@ -1,7 +1,7 @@
 /*
  * smp.h - the machine's other CPUs (hv/drivers/smp_boot.c): started with
  * INIT-SIPI-SIPI through a real-mode trampoline, each with its own GDT,
- * IDT, TSSes, stacks and local APIC (docs/HV.md, "More than one CPU").
+ * IDT, TSSes, stacks and local APIC (docs/SMP.md, "More than one CPU").
  */
 #ifndef VMI_HV_SMP_H
 #define VMI_HV_SMP_H

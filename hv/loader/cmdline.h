@@ -40,7 +40,7 @@
  *                         wait for the guest's SetInitialAPState
  *   vcpus_at_once=on|off  the vCPUs of one guest run at once on several CPUs,
  *                         their shadows kept coherent by shootdowns (default
- *                         on; off: one running vCPU per guest; docs/HV.md,
+ *                         on; off: one running vCPU per guest; docs/SMP.md,
  *                         "Concurrent vCPUs")
  *   locks=check|off       check the lock order at every take and that no
  *                         lock is held across a guest entry (default off)

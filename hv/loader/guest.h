@@ -84,7 +84,7 @@ struct guest {
 	struct vcpu *ap_scratch;
 	uint32_t apic_refused;	/* APICRead/APICWrite calls refused (vcpu_lapic.c) */
 	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */
-	/* vcpus_at_once=on: its vCPUs run at once on several CPUs (docs/HV.md,
+	/* vcpus_at_once=on: its vCPUs run at once on several CPUs (docs/SMP.md,
 	 * "Concurrent vCPUs"); the shootdowns that made the others leave
 	 * (vcpu_shootdown.c) and the IPIs they sent. */
 	bool vcpus_at_once;

@@ -114,7 +114,7 @@ static bool guest_matches(const struct guest_mem *gm, uint32_t gpa,
 
 /*
  * The MP table, where a BIOS puts it (0xF0000, reserved in the e820):
- * Linux counts its vCPUs there (docs/HV.md, "The MP table").  The
+ * Linux counts its vCPUs there (docs/SMP.md, "The MP table").  The
  * processor entries carry the CPU's signature; their feature flags stay
  * 0, as the guest reads its features from its CPUID (vcpu_cpuid).  Built
  * again, the same, to be read back.
@@ -277,7 +277,7 @@ static void reset_guest(struct guest *g, const struct hv_options *opt, const str
 	memset(g, 0, sizeof(*g));
 	memcpy(g->name, name, sizeof(name));
 	g->lock = (struct spinlock)SPINLOCK_INIT("guest_lock", LOCK_RANK_GUEST);
-	/* Its frame budget (docs/HV.md, "Frame budgets"), backed by the
+	/* Its frame budget (docs/MEMORY.md, "Frame budgets"), backed by the
 	 * frames the loader keeps free per guest; the record itself
 	 * (guest_create) is the guest's. */
 	frame_budget_init(&g->budget, HV_RESERVED_FRAMES,

@@ -3,7 +3,7 @@
  * a floating pointer structure, then a configuration table with one
  * processor entry per vCPU (APIC IDs 0..N-1, vCPU 0 the bootstrap
  * processor) and the ISA bus, no I/O APIC: the 8259 stays wired to
- * vCPU 0 (virtual-wire mode).  docs/HV.md, "The MP table".
+ * vCPU 0 (virtual-wire mode).  docs/SMP.md, "The MP table".
  *
  * Pure: the loader copies what mp_table_build() writes into guest memory.
  */

@@ -1,7 +1,7 @@
 /*
  * frame_budget.h - the machine frames one guest may hold on top of its
  * memory: shadow page tables and directories with their link frames, the
- * vTLB's tables, LDT copies, its vCPUs' pages (docs/HV.md, "Frame
+ * vTLB's tables, LDT copies, its vCPUs' pages (docs/MEMORY.md, "Frame
  * budgets").
  *
  * The frame pool is shared by every guest, so a guest that could take

@@ -65,7 +65,7 @@
  * its own (shadow_vcpu_init): a copy of its loaded directory's guest
  * PDEs, kept equal at every PDE change (set_pde), with its own vCPU's
  * switcher in PDE 1023, so that two vCPUs on the same directory each
- * reach their own stack and shared pages (docs/HV.md, "A guest of several
+ * reach their own stack and shared pages (docs/SMP.md, "A guest of several
  * vCPUs").
  *
  * Pure C like vtlb.c: freestanding in the hypervisor, on the host for the
@@ -174,7 +174,7 @@ struct shadow_stats {
 	uint64_t untracked_writes; /* notified writes to a page that is not a known table */
 	uint64_t fills;		/* hidden faults resolved by deriving an entry again */
 	uint64_t dirty_faults;	/* of those: write faults that set a guest D bit */
-	/* Why the other fills faulted (docs/HV.md, "Hidden faults by cause"):
+	/* Why the other fills faulted (docs/MEMORY.md, "Hidden faults by cause"):
 	 * the walk set A in the guest PTE (an old entry: fork marks the
 	 * child's so), or the entry had already been derived again by the
 	 * drain at this very exit (the retry after a queued write). */
@@ -187,7 +187,7 @@ struct shadow_stats {
 	 * at once, so this stays 0 unless the guest writes entries unnotified. */
 	uint64_t prefetchable;
 	/* Old neighbours of a set-A fill given A and derived with it
-	 * (shadow_prefetch_accessed; docs/HV.md, "Hidden faults by cause"). */
+	 * (shadow_prefetch_accessed; docs/MEMORY.md, "Hidden faults by cause"). */
 	uint64_t accessed_prefetched;
 	uint64_t guest_faults;	/* #PFs reflected into the guest */
 	uint64_t cr3_loads;
@@ -284,7 +284,7 @@ void shadow_destroy(struct shadow *s);
  * unlinked from the loaded ones first; rebuilt on demand. */
 void shadow_trim(struct shadow *s);
 /*
- * Several vCPUs at once (docs/HV.md, "Concurrent vCPUs"): every change
+ * Several vCPUs at once (docs/SMP.md, "Concurrent vCPUs"): every change
  * that removes or narrows a shadow entry notes it, and before a shadow
  * frame goes back to the pool the other CPUs running the guest are made
  * to leave it (env.remote_flush: their TLBs and paging-structure caches

@@ -161,7 +161,7 @@ static enum vtlb_result find_entries(struct vtlb *v, const struct guest_paging *
 /*
  * The walker writes A and D into the guest's tables as the CPU would; it
  * must not write where the guest itself may not: a table in the
- * option-ROM area (docs/HV.md, "Shadow paging after activation").  Checked
+ * option-ROM area (docs/MEMORY.md, "Shadow paging after activation").  Checked
  * before any bit is set, so a refused walk leaves no trace.  The CPU
  * would write the bits into whatever memory is there; with a read-only
  * area the guest could never see them set and would fault for ever, so

@@ -64,7 +64,7 @@ struct sched_entity {
  * SCHED_WAKE_GRAN_DIV behind it (the wake-up granularity); and one
  * guest's wake-ups take another guest's CPU at most SCHED_WAKE_BURST
  * times in a wake-up window (a slice, aligned on multiples of it), a
- * later one at the next window's start (docs/HV.md, "Rates a guest
+ * later one at the next window's start (docs/TIME.md, "Rates a guest
  * controls").  A burst, not an even interval: an idle guest's wake-ups
  * come in clusters (a tick, then the work it woke), and each waiting for
  * an interval cost it a fifth of them. */

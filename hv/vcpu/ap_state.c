@@ -1,6 +1,6 @@
 /*
  * ap_state.c - SetInitialAPState's state, checked field by field before
- * ring 0 acts on any of it (docs/HV.md, "A guest of several vCPUs"): the
+ * ring 0 acts on any of it (docs/SMP.md, "A guest of several vCPUs"): the
  * vCPU starts in the guest kernel's ring with flags a ring-1 kernel may
  * have, no long mode and no task state of its own.
  */

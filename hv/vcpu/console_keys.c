@@ -87,7 +87,7 @@ static void list_guests(const struct console_keys *r)
 			g->weight, (unsigned long long)g->vcpus[0]->stats.exits,
 			e->state == SCHED_RUNNING ? "on" : "last on", e->cpu,
 			(unsigned long long)e->migrations);
-		/* A guest of several vCPUs: each one (docs/HV.md, "A guest of
+		/* A guest of several vCPUs: each one (docs/SMP.md, "A guest of
 		 * several vCPUs"). */
 		for (unsigned j = 0; g->nr_vcpus > 1 && j < g->nr_vcpus; j++) {
 			const struct vcpu *v = g->vcpus[j];
@@ -167,7 +167,7 @@ static void print_times(const struct console_keys *r)
 				(unsigned long long)tsc_to_us(g->vcpus[j]->valarm.max_late),
 				(unsigned long long)valarm_mean_late_us(&g->vcpus[j]->valarm),
 				(unsigned long long)e->wakeups, (unsigned long long)e->preemptions);
-			if (g->nr_vcpus > 1)	/* docs/HV.md, "A guest of several vCPUs" */
+			if (g->nr_vcpus > 1)	/* docs/SMP.md, "A guest of several vCPUs" */
 				kprintf("vmi-hv: vcpu apic: guest %u (%s) vcpu %u: %s, %llu IPIs sent, %llu taken\n",
 					i + 1, g->name, j,
 					g->vcpus[j]->awaiting_start ? "waiting for its start" : "started",

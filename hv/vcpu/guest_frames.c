@@ -3,7 +3,7 @@
  * charged to its frame budget while it runs, given back when it ends, and
  * the free-frame count that shows none leaked.
  *
- * The budget (mm/frame_budget.h; docs/HV.md, "Frame budgets") is
+ * The budget (mm/frame_budget.h; docs/MEMORY.md, "Frame budgets") is
  * HV_RESERVED_FRAMES per guest, the frames the loader keeps free for it.
  * Charged at load: the guest's record, its vCPUs (their struct, stack
  * and shared pages), the vTLB's page directory and the shadow index.

@@ -1,6 +1,6 @@
 /*
  * guest_frames.h - the machine frames a guest causes (guest_frames.c):
- * its frame budget (docs/HV.md, "Frame budgets"), and the frames of a
+ * its frame budget (docs/MEMORY.md, "Frame budgets"), and the frames of a
  * dead guest's run given back.
  */
 #ifndef VMI_HV_GUEST_FRAMES_H

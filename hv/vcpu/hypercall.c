@@ -235,7 +235,7 @@ static uint64_t cycle_counter(struct vcpu *v, uint32_t which)
 }
 
 /*
- * A period or expiry nearer than VALARM_MIN_US is raised to it (docs/HV.md,
+ * A period or expiry nearer than VALARM_MIN_US is raised to it (docs/TIME.md,
  * "Rates a guest controls"), and counted for the end report.  A one-shot
  * expiry a few microseconds away is what Linux's clockevent asks for now
  * and then, so only a periodic alarm below the minimum, which no guest's

@@ -1,6 +1,6 @@
 /*
  * vcpu_apstart.c - SetInitialAPState: a vCPU of the guest started at a
- * state the guest gives (docs/HV.md, "A guest of several vCPUs").
+ * state the guest gives (docs/SMP.md, "A guest of several vCPUs").
  *
  * The guest passes the linear address of an APState (vrom/abi, seed 002)
  * and the APIC ID of the vCPU to start, which is its index.  The state is
@@ -140,7 +140,7 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 	if (!ap_state_check(&s, why, sizeof(why)))
 		return refuse(v, apic_id, why);
 	/* After activation the AP loads a shadow directory of its own
-	 * (docs/HV.md, "A guest of several vCPUs"): its CR3 must name a
+	 * (docs/SMP.md, "A guest of several vCPUs"): its CR3 must name a
 	 * page of the guest that is not one of its page tables. */
 	if (v->shadows_active && !vcpu_mmu_cr3_acceptable(v, s.cr3))
 		return refuse(v, apic_id, "cr3 is not a page directory of the guest");

@@ -1,7 +1,7 @@
 /*
  * vcpu_lapic.c - APICRead/APICWrite: a vCPU's virtual local APIC
  * (dev/vlapic.c) and the fixed IPIs it sends to the vCPUs of its own
- * guest (docs/HV.md, "A guest of several vCPUs").
+ * guest (docs/SMP.md, "A guest of several vCPUs").
  *
  * An IPI sets the vector in each target's IRR, taken at that vCPU's next
  * entry with its virtual IF set.  A target running on another CPU
@@ -11,7 +11,7 @@
  * another guest, preempting the vCPU on the CPU it takes, and the
  * scheduler bounds it: it queues behind a running vCPU of its own guest
  * if there is one, and one guest's wake-ups preempt other guests' vCPUs
- * at most SCHED_WAKE_BURST times a slice (sched.c, sched_wake; docs/HV.md,
+ * at most SCHED_WAKE_BURST times a slice (sched.c, sched_wake; docs/TIME.md,
  * "Rates a guest controls", "IPIs").
  */
 #include "vcpu_lapic.h"
@@ -26,7 +26,7 @@ static uint32_t refuse(struct vcpu *v, const char *call, uint32_t reg, uint32_t 
 	struct guest *g = v->guest;
 
 	if (g->apic_refused++ < APIC_REFUSALS_LOGGED)
-		log_warn("guest %s: vCPU %u: %s register %x value %08x refused (docs/HV.md, \"A guest of several vCPUs\")",
+		log_warn("guest %s: vCPU %u: %s register %x value %08x refused (docs/SMP.md, \"A guest of several vCPUs\")",
 			 g->name, v->index, call, reg, val);
 	return VMI_ERROR_INVALID;
 }

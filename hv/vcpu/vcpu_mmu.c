@@ -208,7 +208,7 @@ static bool own_write_may_be_in_flight(const struct vcpu *v)
  * virtual IF clear in its page: in guest mode; or out of it, stopped by
  * an exit that was no hypercall and has not brought it to a halt): an
  * audit could see them stale.  It waits for an exit when none is
- * (docs/HV.md, "Concurrent vCPUs": the deferred queues).  The ROM
+ * (docs/SMP.md, "Concurrent vCPUs": the deferred queues).  The ROM
  * clears the IF before the write and sets it after the queueing, so the
  * IF is read first: set, and the queue then empty, no write was made
  * before the look.  One made during the audit still shows when it ends,
@@ -660,7 +660,7 @@ static void drain_entry(struct vcpu *v, const struct vmi_shared_page *sh, uint32
  * the order the guest made them.  One difference: an entry written in a
  * table that the queue releases later is not derived, since the release
  * drops that shadow anyway and the page may already hold other data.
- * Why all this may wait until the exit: docs/HV.md, "The VMI shared page".
+ * Why all this may wait until the exit: docs/MEMORY.md, "The VMI shared page".
  */
 /* The releases in the queue's first n words (released_after). */
 static void find_releases(const struct vmi_shared_page *sh, uint32_t n, struct queued_releases *rel)

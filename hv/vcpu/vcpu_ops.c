@@ -314,7 +314,7 @@ void vcpu_halt(struct vcpu *v)
 {
 	/* Another vCPU than 0 that halts with interrupts off stops there
 	 * for good, as a CPU would (Linux's stop_this_cpu): its guest goes
-	 * on (docs/HV.md, "A guest of several vCPUs"). */
+	 * on (docs/SMP.md, "A guest of several vCPUs"). */
 	if (!v->vif && v->index) {
 		log_info("vcpu %u: hlt with interrupts off at %04x:%08x: stopped until the guest ends",
 			 v->index, v->frame->cs & 0xffff, v->frame->eip);

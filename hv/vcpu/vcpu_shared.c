@@ -3,7 +3,7 @@
  * fast paths read is published before the guest runs, what they changed
  * is taken back after it exits, and an exit that caught the ROM inside
  * its IRET window finishes that IRET (docs/VROM.md "Shared page",
- * docs/HV.md "The VMI shared page" and "The ROM's IRET").
+ * docs/MEMORY.md "The VMI shared page" and "The ROM's IRET").
  */
 #include "vcpu_state.h"
 #include "guest_stop.h"

@@ -1,6 +1,6 @@
 /*
  * vcpu_shootdown.c - remote invalidation for the vCPUs of one guest that
- * run at once on several CPUs (docs/HV.md, "Concurrent vCPUs").
+ * run at once on several CPUs (docs/SMP.md, "Concurrent vCPUs").
  *
  * A CPU in guest mode holds no lock, and its TLB (and paging-structure
  * caches) may hold any shadow entry of the guest's.  The hypervisor never

@@ -1,6 +1,6 @@
 /*
  * vcpu_shootdown.h - the other CPUs running vCPUs of a guest, made to
- * leave it (vcpu_shootdown.c; docs/HV.md, "Concurrent vCPUs").
+ * leave it (vcpu_shootdown.c; docs/SMP.md, "Concurrent vCPUs").
  */
 #ifndef VMI_HV_VCPU_SHOOTDOWN_H
 #define VMI_HV_VCPU_SHOOTDOWN_H

@@ -118,7 +118,7 @@ struct vcpu {
 	struct guest *guest;
 	/* Its number in the guest, which is its APIC ID; vCPU 0 starts at
 	 * the kernel's entry, the others wait (not runnable) until the
-	 * guest starts them (docs/HV.md, "A guest of several vCPUs"). */
+	 * guest starts them (docs/SMP.md, "A guest of several vCPUs"). */
 	unsigned index;
 	bool awaiting_start;
 	/* Halted, and something for it other than the vPIC (its start):

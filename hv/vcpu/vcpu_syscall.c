@@ -1,6 +1,6 @@
 /*
  * vcpu_syscall.c - system calls without an exit: the guest's int $0x80
- * gate in the CPU's own IDT (docs/HV.md, "System calls without an exit").
+ * gate in the CPU's own IDT (docs/VROM.md, "The ROM's IRET, cheap exits, system calls without an exit").
  *
  * Normally vector 0x80 in our IDT is a DPL 0 gate, so a user's int $0x80
  * is #GP, an exit, and the hypervisor delivers it through the guest's

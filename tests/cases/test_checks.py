@@ -1,4 +1,4 @@
-"""Checks of the checks (docs/ARCHITECTURE.md, "Tests"): each feeds one of the suite's
+"""Checks of the checks (docs/TESTING.md, "Tests"): each feeds one of the suite's
 own checks the input that an earlier, weaker form of it accepted, and
 the input it must accept, on the host, without QEMU.  A check that can
 let a fault through is a test that cannot fail."""
@@ -205,7 +205,7 @@ def host_check_bench_failures(t):
 def host_check_sharing_test_refused_whole_machine(t):
     """A test that shares the machine with another (tests/run.py -j 2; not
     registered alone=) is refused QEMU on two CPUs under MTTCG and make in
-    the checkout, saying to register it alone= (docs/ARCHITECTURE.md, "Two
+    the checkout, saying to register it alone= (docs/TESTING.md, "Two
     tests at a time"); a test registered alone= is not, and -smp 2 without
     MTTCG (one host thread) is not either.  Nothing is started: the
     refusals come before QEMU or make would run, and the one allowed QEMU

@@ -1,4 +1,4 @@
-"""The VMI clock reads are notrace (docs/GUEST.md, "Time"): the function
+"""The VMI clock reads are notrace (docs/GUEST.md, "The time device"): the function
 tracer reads the clock itself, so a traced clock read would recurse into
 it.  The guest's configuration has no function tracer today, so the
 built kernel cannot show it; the test reads the patched tree the kernel

@@ -373,7 +373,7 @@ PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() {
 PAR_GO = r"\npar-go(?=\r?\n)"
 PAR_DONE = r"\npar-work: ([\d.]+) ([\d.]+) \| cpu +([\d ]+)\| cpu +([\d ]+)\r?\n"
 SPEEDUP_ROUNDS = 5
-# The speed target (docs/HV.md, "Concurrent vCPUs") is printed beside
+# The speed target (docs/SMP.md, "Concurrent vCPUs") is printed beside
 # the median, not asserted: a timed threshold at the figure the design
 # reaches flakes with the host (a quiet CI run measured 1.698x against
 # 1.7x, its rounds 1.41-1.85x as its QEMU got 1.77-1.96 host CPUs).

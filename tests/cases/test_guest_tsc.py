@@ -1,5 +1,5 @@
 """Under VMI the guest's clocksource is the VMI cycle counter (vmi-timer),
-and the TSC clocksource is never registered (docs/GUEST.md, "Time"):
+and the TSC clocksource is never registered (docs/GUEST.md, "The time device"):
 natively the kernel registers `tsc-early` at boot and `tsc` about a second
 later from a delayed work item (the refined calibration), which under VMI
 printed "clocksource: tsc: mask: ..." into the middle of whatever user work

@@ -1,4 +1,4 @@
-"""The suite on other hosts (docs/ARCHITECTURE.md, "Hosts"): a host that cannot execute i386
+"""The suite on other hosts (docs/TESTING.md, "Hosts"): a host that cannot execute i386
 binaries, no ../shared next to the checkout, a checkout path with spaces or
 deep nesting.  Each test starts the real runner (tests/run.py) or make in a
 subprocess, with its logs kept apart from this run's."""

@@ -1,4 +1,4 @@
-"""Rates a guest controls (docs/HV.md, "Rates a guest controls"): the
+"""Rates a guest controls (docs/TIME.md, "Rates a guest controls"): the
 alarm flood measured; and the x87's exceptions reaching a user program
 (hv-fpexcept-vs-native).
 
@@ -133,7 +133,7 @@ def hv_alarm_work_charged(t):
     """Beside a guest that takes a period-1 alarm (raised to 100 us) and
     halts between its ticks, the victim's timer interrupts are the ticking
     guest's: the cycles from such an interrupt's exit to the poll that
-    found the alarm are charged to it (docs/HV.md, "Rates a guest
+    found the alarm are charged to it (docs/TIME.md, "Rates a guest
     controls"), not to the victim, whose report shows none.  Under
     -icount; the victim's throughput beside the ticks is printed, as a
     figure (10,000 ticks a second, each a world switch, are real work)."""

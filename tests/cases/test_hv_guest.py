@@ -227,7 +227,7 @@ def guest_sanity_vs_native(t):
     guest as multiboot modules): the same SANITY lines, and QEMU exits
     after VMITEST-DONE (the guest's reboot -f).  Notes the time from QEMU
     start to the init marker for both, and the hypervisor's exit rate.
-    After VMI activation no privileged instruction may trap (docs/HV.md, "Shadow paging after activation")."""
+    After VMI activation no privileged instruction may trap (docs/MEMORY.md, "Shadow paging after activation")."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = "console=ttyS0,115200 vmitest=sanity"
     native = t.qemu("-m", "128", "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
@@ -259,7 +259,7 @@ def guest_sanity_vs_native(t):
         found = re.findall(r"vmi-hv: (" + what + r")\n", q.output)
         t.check(found, f"the hypervisor's statistics lack /{what}/")
         t.note(found[-1])
-    # docs/HV.md, "Shadow paging after activation": once VMI is active every privileged operation is a VMI call;
+    # docs/MEMORY.md, "Shadow paging after activation": once VMI is active every privileged operation is a VMI call;
     # a trapped instruction is a guest site the patch series missed (boot
     # the hypervisor with loglevel=debug to see each one's guest EIP).
     trapped = re.findall(r"vmi-hv: privileged instructions trapped after activation: (\d+)\n", q.output)
@@ -275,7 +275,7 @@ def tguest_unknown_port(t):
     q = tguest(t, "port")
     # The hypervisor's "denied" log line lands in the middle of the
     # guest's row; the console then shows that row again from its start,
-    # so the log holds it whole (docs/HV.md, "The consoles").
+    # so the log holds it whole (docs/CONSOLE.md, "The consoles").
     q.expect(r"tguest: port 0x3e8 reads \n")
     q.expect(r"vmi-hv: guest: port in 0x3e8 \(1 bytes, returning 0xff\) denied[^\n]*\n"
              r"tguest: port 0x3e8 reads 000000ff; writing port 0x5000\n")

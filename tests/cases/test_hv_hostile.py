@@ -330,7 +330,7 @@ CASES = [
     ("pt-switcher-write-nopaging", "tguest=switcher", STOPPED + r"page fault at ffc00000 \(error 3\) breaks the rules: [^\n]*reserved top", STOP),
     ("rom-write", "tguest=romwrite", STOPPED + r"page fault at 000c0000 \(error 3\) breaks the rules: paging off: write to the VMI ROM area", STOP),
     # ---- round 2: budgets ----
-    # Frame budgets (docs/HV.md, "Frame budgets"): a guest that announces
+    # Frame budgets (docs/MEMORY.md, "Frame budgets"): a guest that announces
     # tables by the thousand is evicted within its own budget (down to the
     # loaded directory's tables, linked again at a fault); the second guest's allocations
     # (idle_allocate: an LDT, a new vTLB table) are still granted.  THE
@@ -356,7 +356,7 @@ CASES = [
     ("queue-changed", h("queue-changed"), DELIVERED % (14, 0) + r"eip [0-9a-f]{8} cs 00000011 cr2 02000000", SHUTDOWN),
     # ---- round 3: queued lifecycle calls ----
     # AllocatePage and ReleasePage in the shared page's queue (F_PTLIFE,
-    # docs/HV.md "Queued page-table lifecycle calls").
+    # docs/MEMORY.md "Queued page-table lifecycle calls").
     ("life-release-reused", h("life-release-reused"),
      r"hostile: released directory reused as data before the drain; 02000000 reads 00004242\n", SHUTDOWN),
     ("life-pt-and-pd", h("life-pt-and-pd"),
@@ -426,7 +426,7 @@ CASES = [
     # interrupts: within the rate, past the old bound of 1000 per 100 ms.
     ("alarm-taken", "tguest=f:alarm-taken", ALARM_RATE_CASES["alarm-taken"] + ARMED_SPAN, SHUTDOWN),
     ("alarm-past", "tguest=f:alarm-past", ALARM_RATE_CASES["alarm-past"] + ARMED_SPAN, SHUTDOWN),
-    # Guest output cannot move the cursor off its own text (docs/HV.md,
+    # Guest output cannot move the cursor off its own text (docs/CONSOLE.md,
     # "The consoles"): a bare CR writes the true label again (the runner
     # drops CRs from the output: "forged[guest1] [guest2]"), other
     # cursor moves and erases show as caret notation, BS stops at the
@@ -441,7 +441,7 @@ CASES = [
      r"(?s:.*)\[guest1\] floods: query dropped, \x1b\[1;31mred\x1b\[0m kept, \x1b\[8mhidden\x1b\[0m\n"
      r"(?s:.*)\[guest1\] floods: \^\[c reset, \^\[\]0;title\x07, \^L form feed\n"
      r"(?s:.*)\[guest1\] floods: forged lines written", SHUTDOWN),
-    # A row cut by another line (docs/HV.md, "The consoles"): its start
+    # A row cut by another line (docs/CONSOLE.md, "The consoles"): its start
     # went out (the guest halted), the hypervisor logged a denied port read
     # (or the second guest wrote a line), then the row ended: the console
     # shows the row again whole, its colours too, after the cut piece.
@@ -508,7 +508,7 @@ CASES = [
      r"(?s:.*)hostile: a second reading is not earlier 00000001\n"
      r"(?s:.*)hostile: WallclockUpdated after reading again: eax 00000000 (?s:.*)hostile: survived", SHUTDOWN),
     # ---- round 4: SMP guest calls ----
-    # SetInitialAPState with garbage (docs/HV.md, "A guest of several
+    # SetInitialAPState with garbage (docs/SMP.md, "A guest of several
     # vCPUs"): tguest=smp with smp_vcpus=N runs as a guest of N vCPUs
     # (case_options); each refusal answers VMI_ERROR_INVALID with its
     # reason, leaves the vCPU waiting, and the guest then starts it.
@@ -533,7 +533,7 @@ CASES = [
      r"(?s:.*)tguest: smp: survived, APs 00000000\n", SHUTDOWN),
     # ---- round 5: SMP guests ----
     # (A ring-0 CS, a bad pointer, an APIC ID out of range, EFLAGS.VM and
-    # an IPI to APIC ID 99 are round 4's.)  Bad APStates (docs/HV.md, "A
+    # an IPI to APIC ID 99 are round 4's.)  Bad APStates (docs/SMP.md, "A
     # guest of several vCPUs"): an EIP beyond the limit of its CS (a GDT
     # of the guest's own with a 4 KiB code segment) and, with paging on, a
     # CR3 outside guest memory: each refused with its reason, the vCPU left
@@ -1017,7 +1017,7 @@ def hv_vmi_refuse_bad_option(t):
         t.note(m.group(0).strip())
 
 
-# ---- the work of one exit (docs/HV.md, "Rates a guest controls") -----------
+# ---- the work of one exit (docs/TIME.md, "Rates a guest controls") -----------
 
 def init_again(t, smp):
     """tguest=h:vmi-init-again beside the second guest on -smp smp: its

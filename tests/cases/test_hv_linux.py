@@ -81,7 +81,7 @@ def linux_proc_vmi_info(t):
     fewer = [f"{name} guest {n} > hypervisor {hv.get(name, 0)}"
              for name, n in guest.items() if n > hv.get(name, 0) and name not in fast]
     t.check(not fewer, "the hypervisor saw fewer calls than the guest counted: " + "; ".join(fewer))
-    # As docs/GUEST.md, "Time accounting: the KVM/Xen convention" has it: sched_clock() and the clocksource read the counter
+    # As docs/GUEST.md, "Time accounting" has it: sched_clock() and the clocksource read the counter
     # in the ROM (F_TIME: REAL is rdtsc there), not through an exit.
     reads, exits = guest.get("GetCycleCounter", 0), hv.get("GetCycleCounter", 0)
     t.note(f"GetCycleCounter: {reads} calls in the guest, {exits} reached the hypervisor")

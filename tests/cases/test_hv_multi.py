@@ -479,7 +479,7 @@ STEAL_BASE = r"\[%s\] [^\n]*VMI: steal time accounted from here: (\d+) ns stolen
 @test("hv-multi-steal-no-backlog")
 def hv_multi_steal_no_backlog(t):
     """Two guests boot together on one CPU, so each has time stolen before
-    its kernel turns steal time accounting on (docs/GUEST.md, "Time").
+    its kernel turns steal time accounting on (docs/GUEST.md, "The time device").
     That time is not charged afterwards as a backlog: at the shell, the
     steal in each guest's /proc/stat is at most what the hypervisor's
     STOLEN counted after the guest's steal clock started (its total less
@@ -519,7 +519,7 @@ def hv_multi_steal_no_backlog(t):
     stays_responsive(t, q)
 
 
-# ---- several CPUs (docs/HV.md, "More than one CPU") ----
+# ---- several CPUs (docs/SMP.md, "More than one CPU") ----
 
 def linux_guests(t, names, smp=2, mem="512", guest_mem="48M", append=""):
     """len(names) Linux guests from the same bzImage, on an -smp machine
@@ -726,7 +726,7 @@ def smp_migration(t):
 # Rounds of the bench: -smp 1 and -smp 2 alternately; the host's capacity
 # (two -smp 1 QEMUs at once against one alone) alternately too.
 RATIO_ROUNDS = 3
-# The speed target (docs/HV.md, "More than one CPU") and the share of the
+# The speed target (docs/SMP.md, "More than one CPU") and the share of the
 # host's own capacity the hypervisor should turn into guest work are
 # printed beside the medians, not asserted: a timed threshold at the
 # figure the design reaches flakes with the host (bench-smp-guest-speedup

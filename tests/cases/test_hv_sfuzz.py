@@ -59,7 +59,7 @@ def settings():
             int(env.get("VMIHV_FUZZ_CALLS") or SFUZZ_CALLS))
 
 
-# On -smp 2 the hypervisor runs on both CPUs with MTTCG (docs/HV.md,
+# On -smp 2 the hypervisor runs on both CPUs with MTTCG (docs/SMP.md,
 # "More than one CPU"): the same runs there.
 def machine(smp):
     return ("-smp", str(smp)) if smp > 1 else ()

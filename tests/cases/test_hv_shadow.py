@@ -1,4 +1,4 @@
-"""Shadow paging after VMI activation (docs/HV.md, "Shadow paging after activation"), and what the shared
+"""Shadow paging after VMI activation (docs/MEMORY.md, "Shadow paging after activation"), and what the shared
 page's fast paths buy.
 
 The shadows (hv/mm/shadow.c) follow the guest's AllocatePage / ReleasePage
@@ -92,7 +92,7 @@ def around_program(t, command, done):
     t.check(bad_after == 0, f"audit after the run: {audit_after}")
     # Most exits (page faults, MMU calls) leave the run loop nothing to
     # poll or decide, so it enters the guest again at once (docs/HV.md,
-    # "Quiet exits"); the timer's shots and console I/O are the others.
+    # "The run loop", quiet exits); the timer's shots and console I/O are the others.
     exits, quiet = exits_after - exits_before, quiet_after - quiet_before
     t.note(f"`{command}`: {exits} exits, {quiet} quiet ({100 * quiet / max(exits, 1):.0f}%)")
     t.check(quiet >= exits // 2, f"only {quiet} of {exits} exits quiet: the run loop polls after most exits")

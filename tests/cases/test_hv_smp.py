@@ -1,4 +1,4 @@
-"""More than one physical CPU (docs/HV.md, "More than one CPU"): the CPUs
+"""More than one physical CPU (docs/SMP.md, "More than one CPU"): the CPUs
 come from the ACPI MADT (or the MP table), each started one with
 INIT-SIPI-SIPI gets its own tables and says so in the boot log; cpus=N
 limits them; a one-CPU machine runs as before.  The machine runs with

@@ -1,4 +1,4 @@
-"""A guest of several vCPUs, first step (docs/HV.md, "A guest of several
+"""A guest of several vCPUs, first step (docs/SMP.md, "A guest of several
 vCPUs"): vcpus= / guestN.vcpus= give a guest N vCPUs; vCPU 0 starts at the
 kernel's entry as before, the others wait, not runnable, until the guest
 starts them; a count the hypervisor cannot take is refused at load."""

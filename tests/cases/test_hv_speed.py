@@ -1,4 +1,4 @@
-"""System calls without an exit (docs/HV.md, "The ROM's IRET, cheap exits, system calls without an exit"): the mechanisms, measured by the
+"""System calls without an exit (docs/VROM.md, "The ROM's IRET, cheap exits, system calls without an exit"): the mechanisms, measured by the
 hypervisor's counters, never by the clock.
 
 The guest runs /tests/syscall_exits: 100,000 getppid() calls through

@@ -1,5 +1,5 @@
 """Finding a guest kernel that writes a page table without telling the
-hypervisor (docs/HV.md, "Shadow paging after activation"; docs/HV.md, "Strict mode").
+hypervisor (docs/MEMORY.md, "Shadow paging after activation"; docs/MEMORY.md, "Strict mode").
 
 The planted bug is guest patch 0020's `vmi_selftest=unannounced-pte`:
 vmi_selftest_unannounced_pte() clears a vmalloc page's PTE with a plain
@@ -17,7 +17,7 @@ store, then makes an ordinary SetPxE to the next PTE of the same table.
     sanity program and ptstress run without a single direct write being
     reported, and the audit finds no mismatch (no false alarm from Linux's
     own page-table handling).  Strict mode covers page directories too
-    (docs/HV.md, "Shadow paging after activation"): no directory is written behind the hypervisor's
+    (docs/MEMORY.md, "Shadow paging after activation"): no directory is written behind the hypervisor's
     back, announced twice, or announced as a clone before its copy.  The
     series before that fix failed here at boot, both ways:
     sync_initial_page_table() wrote initial_page_table with a memcpy, and

@@ -1,4 +1,4 @@
-"""A Linux guest's timer tick under the hypervisor (docs/HV.md, "Alarms
+"""A Linux guest's timer tick under the hypervisor (docs/TIME.md, "Alarms
 set without an exit"; docs/VROM.md, "The 8259s and the alarm without an
 exit").  The ROM serves the tick's 8259 mask, EOI and unmask and takes
 its next one-shot SetAlarm into the shared page, so a tick costs the

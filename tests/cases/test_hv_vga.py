@@ -1,4 +1,4 @@
-"""The guest's console on the VGA text screen (docs/HV.md, "The consoles").
+"""The guest's console on the VGA text screen (docs/CONSOLE.md, "The consoles").
 
 The guest's console is its virtual COM1; the hypervisor sends what the
 guest transmits to the real COM1 and also renders it on the VGA text
@@ -95,7 +95,7 @@ def vga_guest_console(t):
     q.expect(r"vmi-hv: counters: [^\n]*\n", timeout=30)
     q.send("\n")
     # On COM1 the statistics cut the prompt's row: the guest's next byte
-    # shows it again (docs/HV.md, "The consoles"), then the new prompt.
+    # shows it again (docs/CONSOLE.md, "The consoles"), then the new prompt.
     q.expect(r"vmi-guest# \r?\nvmi-guest# ", timeout=60)
     screen = save_screen(t, q, "statistics")
     # The statistics are longer than the screen: their last line is on it.

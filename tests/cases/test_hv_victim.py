@@ -1,4 +1,4 @@
-"""A victim beside an attacker keeps its throughput (docs/HV.md, "Rates a
+"""A victim beside an attacker keeps its throughput (docs/TIME.md, "Rates a
 guest controls"): tests/lib/victim.py measures the victim (tguest=victim)
 in 100 ms windows while the attacker (tguest=rates:*) is idle, busy on a
 CPU of its own, and attacking, in turn, in one run on -smp 2; the victim

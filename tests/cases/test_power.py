@@ -1,4 +1,4 @@
-"""Power-off and reboot (docs/HV.md, "Power-off and reboot"; docs/ARCHITECTURE.md,
+"""Power-off and reboot (docs/HV.md, "Power-off and reboot"; docs/GUEST.md,
 "The guest's init contract"): the guest's /init handles busybox's
 `poweroff`, `reboot` and `halt` as a real init does, natively and under
 vmi-hv.  Two guests, one rebooting and powering off beside the other:

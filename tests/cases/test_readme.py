@@ -157,7 +157,7 @@ def hv_stress_smp_guest(t):
 def hv_stress_smp_guest_queued(t):
     """The same without strict mode: the ROM queues the page-table writes
     in each vCPU's shared page, drained at that vCPU's exits, while the
-    other vCPU's exits audit (docs/HV.md, "Concurrent vCPUs": the audit
+    other vCPU's exits audit (docs/SMP.md, "Concurrent vCPUs": the audit
     waits while a sibling's write may be in flight)."""
     stress_smp_guest(t, strict=False)
 

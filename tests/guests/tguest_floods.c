@@ -12,7 +12,7 @@
  *                          interrupt on, halts until a byte comes, then
  *                          calls Shutdown
  *   tguest=f:partner-flood the same, with a periodic alarm of period 1
- *                          cycle armed first (docs/HV.md, "Rates a guest
+ *                          cycle armed first (docs/TIME.md, "Rates a guest
  *                          controls")
  *   tguest=f:partner-ticks the same alarm with IRQ0 unmasked: it takes
  *                          every tick, halting in between

@@ -948,7 +948,7 @@ static void c_alarm_lazy_garbage(void)
 	say("alarm_lazy high words after the exit", lazy[1] & lazy[3]);
 }
 
-/* ---- frame budgets (docs/HV.md, "Frame budgets") ------------------------------ */
+/* ---- frame budgets (docs/MEMORY.md, "Frame budgets") ------------------------------ */
 
 /* Guest frames from 16 MiB up: zero pages, mapped by no table of ours, to
  * announce as tables by the thousand. */

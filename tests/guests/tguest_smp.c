@@ -7,7 +7,7 @@
  * (the last AP after the refused starts of the garbage below), adds one
  * to a shared counter and halts for good.  vCPU 0
  * waits for the counter, then tries the garbage the hypervisor must
- * refuse without harm (docs/HV.md, "A guest of several vCPUs"), prints
+ * refuse without harm (docs/SMP.md, "A guest of several vCPUs"), prints
  * each answer, plays IPI ping-pong through the virtual local APICs
  * (APICWrite's ICR: vector 0x40 to each AP, which answers 0x41 to vCPU 0;
  * each handler ends with an EOI), tries the vLAPIC's garbage, and powers

@@ -1,6 +1,6 @@
 /*
  * tguest_smp_mmu.c - tguest=smpmmu (vcpus=2): two vCPUs of one guest on
- * page directories of their own after VMI activation (docs/HV.md, "A
+ * page directories of their own after VMI activation (docs/SMP.md, "A
  * guest of several vCPUs").
  *
  * vCPU 0 identity-maps the first 16 MiB through four page tables, turns

@@ -1,6 +1,6 @@
 """CPU work counted inside Linux guests, and the host's own capacity for
 it, for the benchmarks that set one machine's work against another's
-(docs/HV.md, "More than one CPU" and "Concurrent vCPUs").
+(docs/SMP.md, "More than one CPU" and "Concurrent vCPUs").
 
 The work: rounds of 300 iterations of a shell loop, each round ending in
 a read of /proc/uptime (the guest's REAL time, in centiseconds: a system

@@ -1,4 +1,4 @@
-"""A victim guest's throughput beside an attacker (docs/HV.md, "Rates a
+"""A victim guest's throughput beside an attacker (docs/TIME.md, "Rates a
 guest controls"), measured side by side in one run.
 
 The victim (tguest=victim, guest 2, one vCPU) counts loops in windows of

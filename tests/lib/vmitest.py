@@ -85,7 +85,7 @@ def test(name, **opts):
     opts: bench=True (a benchmark: --bench runs it, and it runs alone);
     alone="why" (tests/run.py -j runs it with no other test beside it:
     its assertions depend on CPU time or share, it runs QEMU on more than
-    one CPU, or it runs make; docs/ARCHITECTURE.md, "Two tests at a
+    one CPU, or it runs make; docs/TESTING.md, "Two tests at a
     time")."""
     def register(fn):
         if any(t[0] == name for t in REGISTRY):
@@ -245,7 +245,7 @@ def start_make(args, stdout, env_extra=None):
     DISPLAY (no window) and outside the jobserver of a make running us."""
     if _shares_machine():
         raise TestFailure(f"make {' '.join(args)} in a test that shares the machine: register "
-                          f"{RUNNING[-1].name} with alone=\"...\" (docs/ARCHITECTURE.md, \"Two tests at a time\")")
+                          f"{RUNNING[-1].name} with alone=\"...\" (docs/TESTING.md, \"Two tests at a time\")")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MAKEFLAGS", "MFLAGS")}
     env.update(env_extra or {})
     return subprocess.Popen(["make", "-s", "--no-print-directory", *args], cwd=ROOT,
@@ -473,8 +473,8 @@ class TestContext:
         cpus = _cpus_asked(list(args), accel)
         if cpus > 1 and not self.alone:
             self.fail(f"QEMU on {cpus} CPUs (MTTCG: {cpus} host threads) in a test that shares the "
-                      f"machine: register {self.name} with alone=\"...\" (docs/ARCHITECTURE.md, "
-                      f"\"Two tests at a time\")")
+                      f"machine: register {self.name} with alone=\"...\" "
+                      f"(docs/TESTING.md, \"Two tests at a time\")")
         if accel == "kvm":
             reason = kvm_usable()
             if reason:
