@@ -7,9 +7,12 @@
  * maps a guest frame to its record.  A shadow page directory has a second
  * frame (aux) that remembers, per PDE, which record the PDE links, so that
  * unlinking is O(1) and a page table knows how many PDEs link it.
- * The audit that checks all of it is shadow_audit.c: it reads what this
- * file keeps (shadow_internal.h), and this file never calls it; the
- * touched list (shadow_note) and shadow_rederive are its two hooks.
+ * Here: the interface's calls (announce, release, entry writes, CR3
+ * loads).  The directory build is shadow_build.c, records and eviction
+ * shadow_evict.c, the fault path shadow_fault.c; what they share is
+ * shadow_internal.h.  The audit that checks all of it is shadow_audit.c:
+ * it reads what these files keep, and they never call it; the touched
+ * list (shadow_note) and shadow_rederive are its two hooks.
  */
 #include "shadow.h"
 #include "shadow_internal.h"

@@ -20,8 +20,7 @@
 #include "vmi_abi.h"
 #include "vcpu_mmu_internal.h"
 
-/* ---- continuous audit (audit= option) ----------------------------------
- * Off, each hook below is one test of the mode and the shadows note
+/* Off, each hook below is one test of the mode and the shadows note
  * nothing (shadow_track). */
 
 bool vcpu_mmu_auditing(const struct vcpu *v)
