@@ -63,7 +63,7 @@
  * refused to ReleasePage.  A guest of one vCPU runs on the directory's
  * shadow itself.  With several, each slot runs on a top-level page of
  * its own (shadow_vcpu_init): a copy of its loaded directory's guest
- * PDEs, kept equal at every PDE change (set_pde), with its own vCPU's
+ * PDEs, kept equal at every PDE change (shadow_set_pde), with its own vCPU's
  * switcher in PDE 1023, so that two vCPUs on the same directory each
  * reach their own stack and shared pages (docs/SMP.md, "A guest of several
  * vCPUs").
@@ -135,7 +135,7 @@ enum shadow_kind {
 	SHADOW_PD = 2,	/* VMI_PAGE_PD */
 	/* A table released while shadow PDEs still linked it: emptied (the
 	 * PDEs grant nothing), no longer the guest frame's, its frame kept
-	 * until the last PDE that links it changes (shadow.c, free_page). */
+	 * until the last PDE that links it changes (shadow.c, shadow_free_page). */
 	SHADOW_ORPHAN = 3,
 };
 

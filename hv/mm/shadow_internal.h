@@ -1,7 +1,8 @@
 /*
- * shadow_internal.h - the shadows' bookkeeping, shared by shadow.c (which
- * keeps it) and shadow_audit.c (which only reads it, and repairs through
- * shadow_rederive).  Not for the rest of the hypervisor: shadow.h is the
+ * shadow_internal.h - the shadows' bookkeeping, shared by shadow.c and the
+ * files split from it (shadow_build.c, shadow_evict.c, shadow_fault.c),
+ * which keep it, and shadow_audit.c (which only reads it, and repairs
+ * through shadow_rederive).  Not for the rest of the hypervisor: shadow.h is the
  * interface.
  */
 #ifndef VMI_HV_SHADOW_INTERNAL_H
@@ -44,6 +45,31 @@ static inline uint16_t *pd_links(const struct shadow *s, const struct shadow_pag
 {
 	return s->env.map(pd->aux_mfn);
 }
+
+
+#define violation(s, out, ...) vtlb_violation(&(s)->stats.violations, out, __VA_ARGS__)
+
+/* Shared by the files that keep the shadows (the comments at their
+ * definitions say more). */
+const char *shadow_frames_out(const struct shadow *s, char *buf, size_t len);
+void shadow_narrowed(struct shadow *s, uint32_t old, uint32_t new);
+void shadow_free_reached_frame(struct shadow *s, uint32_t mfn);
+void shadow_touch(struct shadow *s, struct shadow_page *sp);
+void shadow_rederive_mappings(struct shadow *s, uint32_t gfn);
+void shadow_derive_table(struct shadow *s, struct shadow_page *pt);
+struct shadow_page *shadow_page_table(struct shadow *s, uint32_t gfn, bool announced);
+enum vtlb_result shadow_refused(struct shadow *s);
+bool shadow_sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t g,
+		     struct vtlb_outcome *out);
+bool shadow_build_directory(struct shadow *s, struct shadow_page *pd, uint32_t orig_gfn,
+			    uint32_t base, uint32_t count, uint32_t *next, struct vtlb_outcome *out);
+enum vtlb_result shadow_refused_directory(struct shadow *s, struct shadow_page *pd);
+bool shadow_loaded_by_any(const struct shadow *s, uint16_t idx);
+void shadow_set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32_t val, uint16_t pt_idx);
+bool shadow_alloc_zeroed(struct shadow *s, uint32_t *mfn);
+bool shadow_make_room(struct shadow *s, int attempt);
+struct shadow_page *shadow_new_page(struct shadow *s, uint32_t gfn, enum shadow_kind kind);
+void shadow_free_page(struct shadow *s, struct shadow_page *sp);
 
 /* Derive a stale shadow page again from the guest's table. */
 void shadow_rederive(struct shadow *s, struct shadow_page *sp);

@@ -61,25 +61,9 @@ static void say_audit_not_run(uint32_t left)
 			left);
 }
 
-void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
+/* The hypervisor's time per exit and what the exits were. */
+static void print_exit_counters(const struct vcpu_stats *s)
 {
-	const struct vcpu_stats *s = &v->stats;
-
-	kprintf("vmi-hv: counters: %llu exits, %llu emulated instructions, %llu hidden (shadow) page faults, %llu exceptions reflected, %llu hypercalls, %llu COM1 bytes, %llu denied port accesses\n",
-		(unsigned long long)s->exits, (unsigned long long)s->emulated,
-		(unsigned long long)s->hidden_faults,
-		(unsigned long long)reflected(s),
-		(unsigned long long)s->hypercalls, (unsigned long long)v->guest->vuart.tx_bytes,
-		(unsigned long long)v->guest->ports.denied);
-	kprintf("vmi-hv: emulated by kind:");
-	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
-		if (s->emulated_by_kind[k])
-			kprintf(" %s=%llu", emul_kind_name(k), (unsigned long long)s->emulated_by_kind[k]);
-	kprintf("\n");
-	kprintf("vmi-hv: privileged instructions trapped after activation: %llu\n",
-		(unsigned long long)s->emulated_after_activation);
-	kprintf("vmi-hv: user-mode faults given to the guest kernel: %llu\n",
-		(unsigned long long)s->user_faults_reflected);
 	kprintf("vmi-hv: hypervisor time per exit: %llu cycles (%llu ns) on average over %llu exits, run loop included; %llu exits quiet (the vCPU entered again at once, no device poll)\n",
 		(unsigned long long)(s->hv_timed_exits ? udiv64(s->hv_cycles, s->hv_timed_exits) : 0),
 		(unsigned long long)(s->hv_timed_exits ? udiv64(tsc_to_us(s->hv_cycles * 1000), s->hv_timed_exits) : 0),
@@ -99,6 +83,14 @@ void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
 			kprintf(" %s=%llu", c < NUM_VMI_CALLS ? vmi_call_name(c) : "?",
 				(unsigned long long)s->hypercalls_by_call[c]);
 	kprintf("\n");
+}
+
+/* The calls that the ROM and the shared page serve without an exit, and the
+ * VMI calls' other counts. */
+static void print_call_counters(const struct vcpu *v)
+{
+	const struct vcpu_stats *s = &v->stats;
+
 	kprintf("vmi-hv: page-table updates without an exit: %llu queued entries drained at %llu exits (at most %llu at once)\n",
 		(unsigned long long)s->pxe_drained, (unsigned long long)s->pxe_drains,
 		(unsigned long long)s->pxe_max_batch);
@@ -128,7 +120,13 @@ void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
 		v->int80_direct ? "installed" : "not installed", (unsigned long long)s->int80_entry_window);
 	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
 		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
-	vcpu_mmu_print_stats(v, audit);
+}
+
+/* Virtual interrupts, alarms, and the vCPUs-at-once shootdowns. */
+static void print_interrupt_counters(const struct vcpu *v)
+{
+	const struct vcpu_stats *s = &v->stats;
+
 	kprintf("vmi-hv: virtual interrupts: %llu delivered, %llu alarms fired (at worst %llu us late, %llu us on average)\n",
 		(unsigned long long)s->injected, (unsigned long long)v->valarm.count,
 		(unsigned long long)tsc_to_us(v->valarm.max_late),
@@ -150,6 +148,31 @@ void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
 			"the longest %llu us\n", (unsigned long long)tsc_to_us(v->guest->shootdown_waited),
 			(unsigned long long)tsc_to_us(v->guest->shootdown_longest));
 	}
+}
+
+void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
+{
+	const struct vcpu_stats *s = &v->stats;
+
+	kprintf("vmi-hv: counters: %llu exits, %llu emulated instructions, %llu hidden (shadow) page faults, %llu exceptions reflected, %llu hypercalls, %llu COM1 bytes, %llu denied port accesses\n",
+		(unsigned long long)s->exits, (unsigned long long)s->emulated,
+		(unsigned long long)s->hidden_faults,
+		(unsigned long long)reflected(s),
+		(unsigned long long)s->hypercalls, (unsigned long long)v->guest->vuart.tx_bytes,
+		(unsigned long long)v->guest->ports.denied);
+	kprintf("vmi-hv: emulated by kind:");
+	for (unsigned k = 0; k < EMUL_KIND_COUNT; k++)
+		if (s->emulated_by_kind[k])
+			kprintf(" %s=%llu", emul_kind_name(k), (unsigned long long)s->emulated_by_kind[k]);
+	kprintf("\n");
+	kprintf("vmi-hv: privileged instructions trapped after activation: %llu\n",
+		(unsigned long long)s->emulated_after_activation);
+	kprintf("vmi-hv: user-mode faults given to the guest kernel: %llu\n",
+		(unsigned long long)s->user_faults_reflected);
+	print_exit_counters(s);
+	print_call_counters(v);
+	vcpu_mmu_print_stats(v, audit);
+	print_interrupt_counters(v);
 }
 
 static void print_guest_state(const struct vcpu *v, const struct shadow_audit *audit)

@@ -21,7 +21,9 @@
  * one-shot timer for the next event (the nearest alarm of any guest, or
  * the slice's end when another vCPU waits): there is no periodic tick.
  * What is typed on the console is console_keys.c's; selftest=two-guests
- * (run_selftest.c) drives the same step() with one guest at a time.
+ * (run_selftest.c) drives the same run_step() with one guest at a time.
+ * The work across CPUs (kicks, homes, waking, the timer, idling) is
+ * run_smp.c's; guests that end or reboot are run_reap.c's.
  *
  * Every CPU runs this loop over its own scheduler queue.  It decides
  * under sched_lock (run_loop.h), reaching into one guest at a time under
@@ -29,7 +31,7 @@
  * guest's lock alone, so two guests' exits proceed at once on two CPUs
  * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  A guest's
  * alarms and console lines are its home CPU's (the CPU its vCPU runs on
- * or ran on last, home_cpu()): that CPU polls
+ * or ran on last, home_cpu() in run_smp.c): that CPU polls
  * them and arms its own timer for them, so a busy guest's tick costs one
  * interrupt where it runs and an idle guest's wakes one CPU.  The boot
  * CPU polls the console's input (its 8259 brings COM1 and the keyboard);
@@ -59,113 +61,6 @@ struct spinlock sched_lock = SPINLOCK_INIT("sched_lock", LOCK_RANK_SCHED);
 /* The run the other CPUs join, once the boot CPU has set it up. */
 static struct run *volatile published_run;
 
-/* Tell CPU k to look at the queue, once until it has looked. */
-static void kick(struct run *r, int k)
-{
-	if (k < 0 || (unsigned)k == this_pcpu()->index || (unsigned)k >= r->ncpus || r->cpu[k].kicked)
-		return;
-	r->cpu[k].kicked = true;
-	cpu_kick(&pcpus[k]);
-}
-
-/*
- * The vCPU `ran` left the guest for a hardware interrupt, and the loop
- * found vCPU v's alarm due: the timer interrupt was v's guest's, so the cycles
- * from that exit to now (the interrupt, the world switch, the poll) are
- * v's too, not the interrupted vCPU's (docs/TIME.md, "Rates a guest
- * controls").
- */
-static void charge_alarm_work(struct vcpu *ran, struct vcpu *v)
-{
-	uint64_t exit_tsc = this_pcpu()->exit_tsc, now = rdtsc();
-
-	if (!ran || ran->guest == v->guest || !exit_tsc || now <= exit_tsc ||
-	    ran->exit_vector < 32 || ran->exit_vector == VMI_HYPERCALL_VECTOR)
-		return;
-	v->valarm.charged += sched_charge(&ran->sched, &v->sched, now - exit_tsc, now);
-}
-
-/* The CPU whose timer serves vCPU v's alarms: where it runs or ran last
- * (the boot CPU before it ever ran). */
-static unsigned home_cpu(const struct vcpu *v)
-{
-	int cpu = v->sched.cpu;
-
-	return cpu < 0 ? 0 : (unsigned)cpu;
-}
-
-/* g's lock if it is free: a busy one is a CPU in g's exit, for which the
- * loop, holding sched_lock, must not wait (every CPU would wait behind it:
- * docs/ARCHITECTURE.md).  Without g this turn; soon again if a vCPU of g
- * is at home here (its alarms, console line and wake-up are ours). */
-static bool try_guest(struct run *r, struct guest *g)
-{
-	if (spin_trylock(&g->lock))
-		return true;
-	for (unsigned j = 0; j < g->nr_vcpus; j++)
-		r->cpu[this_pcpu()->index].retry |= home_cpu(g->vcpus[j]) == this_pcpu()->index;
-	return false;
-}
-
-/* A vCPU running on another CPU with an interrupt to take (its vPIC's,
- * vCPU 0 only, or its local APIC's) is kicked, to take it at the entry.
- * A guest with its lock busy: kicked unlooked (an IPI too many costs it an
- * exit), but on the holder's CPU, which enters it next anyway. */
-static void kick_for_interrupts(struct run *r)
-{
-	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
-		struct guest *g = r->guests[i];
-		bool looked = guest_alive(g) && try_guest(r, g);
-		int holder = looked ? -1 : __atomic_load_n(&g->lock.owner, __ATOMIC_RELAXED);
-
-		if (!guest_alive(g))
-			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct vcpu *v = g->vcpus[j];
-
-			if (v->sched.state == SCHED_RUNNING &&
-			    (looked ? vcpu_irq_pending(v) : v->sched.cpu != holder))
-				kick(r, v->sched.cpu);
-		}
-		if (looked)
-			spin_unlock(&g->lock);
-	}
-}
-
-/* The CPU whose loop flushes guest g's console lines: vCPU 0's home. */
-static unsigned guest_home_cpu(const struct guest *g)
-{
-	return home_cpu(g->vcpus[0]);
-}
-
-/* With interrupts off: the expired alarms of the vCPUs at home on this
- * CPU into their vPIC or local APIC, their guests' console lines held
- * back long enough out; on the boot CPU, console input.  ran: the vCPU
- * whose exit brought the loop round, if any. */
-static void poll_devices(struct run *r, struct vcpu *ran)
-{
-	unsigned me = this_pcpu()->index;
-
-	for (unsigned i = 0; i < r->n; i++) {
-		struct guest *g = r->guests[i];
-
-		if (!guest_alive(g) || !try_guest(r, g))
-			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct vcpu *v = g->vcpus[j];
-
-			if (home_cpu(v) == me && valarm_poll(&v->valarm, &v->sched))
-				charge_alarm_work(ran, v);
-		}
-		if (guest_home_cpu(g) == me)
-			console_guest_flush_due(&g->vuart.console, rdtsc());
-		spin_unlock(&g->lock);
-	}
-	if (me == 0)
-		console_keys_poll(&r->keys);
-	kick_for_interrupts(r);
-}
-
 void run_start(struct guest *g, bool several)
 {
 	guest_devices_reset(g);
@@ -176,211 +71,6 @@ void run_start(struct guest *g, bool several)
 	}
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		g->vcpus[i]->start_tsc = rdtsc();
-}
-
-/*
- * Does a guest's reboot start it again?  Always, but for one case: the
- * last guest running rebooted on a machine with QEMU's isa-debug-exit
- * (the test harness's; docs/HV.md, "Power-off and reboot"), where the
- * run ends with HV_EXIT_GUEST_REBOOT, as QEMU's -no-reboot ends a native
- * guest's reboot.
- */
-static bool reboot_restarts(const struct run *r, const struct guest *g)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (r->guests[i] != g && guest_alive(r->guests[i]))
-			return true;
-	return !hv_debug_exit_present();
-}
-
-/* A vCPU the guest has yet to start (vcpu_state.h) is not runnable:
- * halted, and woken by nothing but its start. */
-static void park_unstarted(struct run *r, struct vcpu *v)
-{
-	if (!v->awaiting_start)
-		return;
-	v->halted = true;
-	sched_halt(&r->sched, &v->sched, rdtsc());
-}
-
-/* Its guest's CPUs and vcpus_at_once, at load and after each reboot. */
-static void place(struct vcpu *v)
-{
-	v->sched.allowed = v->guest->cpus;
-	v->sched.group = v->guest->vcpus_at_once ? 0 : v->guest;
-	/* Its wake-ups preempt other guests' vCPUs within one bound for
-	 * all of its guest's vCPUs (sched.c, preempt). */
-	v->sched.guest = v->guest;
-}
-
-/* A rebooted guest started again: in the scheduler as a new vCPU. */
-static void rejoin(struct run *r, struct guest *g)
-{
-	guest_restart(g);
-	run_start(g, r->n > 1);
-	for (unsigned j = 0; j < g->nr_vcpus; j++) {
-		place(g->vcpus[j]);
-		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
-			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
-		park_unstarted(r, g->vcpus[j]);
-	}
-	if (r->keys.console == g && r->n > 1)
-		console_show(&g->screen);
-}
-
-static bool any_alive(const struct run *r)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (guest_alive(r->guests[i]))
-			return true;
-	return false;
-}
-
-/* Did g die where its vCPU still runs, on another CPU?  That CPU reaps
- * it when it comes back to the loop: its registers are still loaded
- * there (pcpu->current). */
-static bool dying_elsewhere(const struct guest *g)
-{
-	for (unsigned j = 0; j < g->nr_vcpus; j++) {
-		const struct sched_entity *e = &g->vcpus[j]->sched;
-
-		if (e->state == SCHED_RUNNING && e->cpu != (int)this_pcpu()->index)
-			return true;
-	}
-	return false;
-}
-
-/* Report the guests that died since the last look; the console moves on
- * to a guest still alive.  A guest that rebooted starts again.  With
- * sched_lock held; each dead guest's lock is taken for its report and
- * restart. */
-static void reap(struct run *r)
-{
-	for (unsigned i = 0; i < r->n; i++) {
-		struct guest *g = r->guests[i];
-		bool again;
-
-		if (guest_alive(g) || g->end_reported || dying_elsewhere(g))
-			continue;
-		spin_lock(&g->lock);
-		again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
-		for (unsigned j = 0; j < g->nr_vcpus; j++)
-			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
-		console_guest_flush(&g->vuart.console);
-		if (r->n > 1 && !again) {
-			unsigned left = 0;
-
-			for (unsigned j = 0; j < r->n; j++)
-				left += guest_alive(r->guests[j]);
-			kprintf("\nvmi-hv: guest %u (%s) has ended; %u other%s go%s on\n", i + 1, g->name,
-				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
-		}
-		guest_report_end(g);
-		if (again)
-			rejoin(r, g);
-		else
-			r->last_ended = g;
-		spin_unlock(&g->lock);
-	}
-	console_keys_guest_ended(&r->keys);
-	/* The boot CPU ends the hypervisor when no guest is left (idle):
-	 * it may be asleep with nothing armed. */
-	if (!any_alive(r))
-		kick(r, 0);
-}
-
-/* A guest died and is not reported yet: its vCPUs ran at once, and the
- * last one inside it on another CPU may leave it without coming back
- * through run_jmp (its CPU picked another vCPU), so every turn looks. */
-static bool unreaped(const struct run *r)
-{
-	for (unsigned i = 0; i < r->n; i++)
-		if (!guest_alive(r->guests[i]) && !r->guests[i]->end_reported)
-			return true;
-	return false;
-}
-
-/*
- * Make sure the loop comes round by the next event: the nearest alarm of
- * a live guest's vCPU whose home is this CPU (it may wake a halted vCPU, which may preempt the
- * running one), the running vCPU's slice end when another waits, or a
- * console line held back long enough.
- * Everything else that needs the loop (console input) interrupts anyway.
- */
-static void arm_next_event(struct run *r, uint64_t now)
-{
-	uint64_t next = sched_next_event(&r->sched, this_pcpu()->index);
-
-	unsigned me = this_pcpu()->index;
-
-	for (unsigned i = 0; i < r->n; i++) {
-		struct guest *g = r->guests[i];
-		uint64_t at;
-
-		if (!guest_alive(g) || !try_guest(r, g))
-			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct vcpu *v = g->vcpus[j];
-
-			if (home_cpu(v) != me)
-				continue;
-			at = valarm_next(&v->valarm, &v->sched, now);
-			if (at < next)
-				next = at;
-		}
-		at = guest_home_cpu(g) == me ? console_guest_flush_at(&g->vuart.console) : UINT64_MAX;
-		if (at < next)
-			next = at;
-		spin_unlock(&g->lock);
-	}
-	if (r->cpu[me].retry && now + tsc_hz() / (1000000 / RUN_RETRY_US) < next)
-		next = now + tsc_hz() / (1000000 / RUN_RETRY_US);	/* try_guest */
-	if (next != UINT64_MAX)
-		hv_timer_arm(next);
-}
-
-__attribute__((noreturn)) static void no_guest_left(struct run *r)
-{
-	bool stopped = false;
-
-	for (unsigned i = 0; i < r->n; i++)
-		stopped |= r->guests[i]->state == GUEST_STOPPED;
-	if (locks_checking())
-		for (unsigned i = 0; i < nr_online_cpus; i++)
-			log_info("locks=check: CPU %u checked %llu lock takes", i,
-				 (unsigned long long)pcpus[i].locks.checked);
-	if (stopped || !r->last_ended)
-		guests_after_stop(r->guests, r->n);
-	if (r->last_ended->state == GUEST_REBOOTED)
-		hv_stop(HV_EXIT_GUEST_REBOOT, "guest reboot");
-	hv_stop(HV_EXIT_GUEST_SHUTDOWN, "guest powered off");
-}
-
-/* Halted vCPUs with an interrupt to take become runnable again. */
-static void wake_halted(struct run *r, uint64_t now)
-{
-	for (unsigned i = 0; i < r->n; i++) {
-		struct guest *g = r->guests[i];
-
-		if (!guest_alive(g) || !try_guest(r, g))
-			continue;
-		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct vcpu *v = g->vcpus[j];
-			bool wake;
-
-			/* v->halted is set in v's exit handling (g's lock)
-			 * and cleared only here (both locks).  The vPIC is
-			 * vCPU 0's (vcpu.c, inject_interrupt). */
-			wake = v->halted && !v->awaiting_start &&
-			       (v->wake_requested || (v->vif && vlapic_pending(&v->lapic) >= 0) ||
-				(!v->index && vpic_pending(&g->vpic)));
-			if (wake) {
-				v->halted = v->wake_requested = false;
-				kick(r, sched_wake(&r->sched, &v->sched, now));
-			}
-		}
-		spin_unlock(&g->lock);
-	}
 }
 
 /* What the loop decides from, as it was before an entry (quiet_exit). */
@@ -431,70 +121,6 @@ static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
 }
 
 /*
- * Nothing to run on this CPU: its vCPU's registers saved (another CPU may
- * take it), sched_lock released, and the CPU halted until an interrupt: its
- * timer, an IPI, or (the boot CPU) a device.  sti takes effect after hlt
- * has begun: no wake-up is lost between the decision and the halt.
- */
-static void idle(struct run *r, struct pcpu *c)
-{
-	uint64_t slept;
-
-	/* Not while a dead guest waits for its report: the last CPU out of
-	 * a guest whose vCPUs ran at once reaps it (dying_elsewhere), and
-	 * kicks this one then.  Ending before would find no last_ended and
-	 * wait at the console's prompt with the guest's end never said
-	 * (a reboot of Linux with vcpus_at_once=on, 2 runs in 5). */
-	if (c->index == 0 && !any_alive(r) && !unreaped(r))
-		no_guest_left(r);
-	pcpu_leave(c);
-	c->exit_tsc = 0;	/* sleeping is not exit handling */
-	vcpu_exit_handling_end(c);
-	spin_unlock(&sched_lock);
-	slept = rdtsc();
-	__asm__ volatile("sti; hlt; cli" ::: "memory");
-	c->idle_cycles += rdtsc() - slept;
-	spin_lock(&sched_lock);
-}
-
-/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler. */
-static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
-{
-	if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
-		sched_gone(&r->sched, &v->sched, rdtsc());
-}
-
-/*
- * Back in the loop from a guest's death (run_jmp): from its exit handling,
- * with its lock held and sched_lock not, or from the console's 'q' on the
- * boot CPU, with both.  The loop goes on with sched_lock alone.
- */
-static void after_death(struct run *r)
-{
-	struct pcpu *c = this_pcpu();
-	struct vcpu *picked = r->cpu[c->index].picked;
-
-	vcpu_exit_handling_end(c);
-	for (unsigned i = 0; i < r->n; i++)
-		if (spin_held(&r->guests[i]->lock))
-			spin_unlock(&r->guests[i]->lock);
-	if (!spin_held(&sched_lock))
-		spin_lock(&sched_lock);
-	/* This CPU is out of the dead guest: its vCPU here leaves the CPU
-	 * (registers saved) and the scheduler, so that the last CPU out of
-	 * a guest whose vCPUs ran at once reaps it (dying_elsewhere). */
-	if (c->current && !guest_alive(c->current->guest)) {
-		leave_scheduler(r, c, c->current);
-		pcpu_leave(c);
-	}
-	/* And the one it picked but never entered (its guest died first):
-	 * left RUNNING, two such on two CPUs block each other's reap. */
-	if (picked && !guest_alive(picked->guest))
-		leave_scheduler(r, c, picked);
-	reap(r);
-}
-
-/*
  * Enter v and handle its exits under its guest's lock alone, again and
  * again while they leave the loop nothing to decide (quiet_exit): this is
  * where two guests' vCPUs on two CPUs proceed at once.
@@ -531,22 +157,22 @@ void run_step(struct run *r)
 	struct vcpu *v;
 
 	if (hv_setjmp(&c->run_jmp)) {
-		after_death(r);
+		run_after_death(r);
 		return;
 	}
 	irq_disable();
 	rc->retry = false;
-	if (unreaped(r))
-		reap(r);
-	poll_devices(r, rc->ran);
-	wake_halted(r, rdtsc());
+	if (run_unreaped(r))
+		run_reap(r);
+	run_poll_devices(r, rc->ran);
+	run_wake_halted(r, rdtsc());
 	rc->kicked = false;
 	e = sched_pick(&r->sched, c->index, rdtsc());
 	if (r->ncpus > 1)
-		kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
-	arm_next_event(r, rdtsc());
+		run_kick(r, sched_idle_cpu_for_waiting(&r->sched, c->index));
+	run_arm_next_event(r, rdtsc());
 	if (!e) {
-		idle(r, c);
+		run_idle(r, c);
 		return;
 	}
 	v = e->owner;
@@ -565,7 +191,7 @@ void run_step(struct run *r)
 		sched_halt(&r->sched, &v->sched, rdtsc());
 		/* Idle: what it printed of a line (a prompt) is complete
 		 * (a sibling's exit holding the lock: at its flush time). */
-		if (try_guest(r, v->guest)) {
+		if (run_try_guest(r, v->guest)) {
 			console_guest_flush(&v->guest->vuart.console);
 			spin_unlock(&v->guest->lock);
 		}
@@ -582,8 +208,8 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
 			if (!sched_add(&r->sched, &guests[i]->vcpus[j]->sched, guests[i]->vcpus[j],
 				       guests[i]->weight, rdtsc()))
 				hv_panic("more vCPUs than the scheduler takes (%u)", SCHED_MAX);
-			place(guests[i]->vcpus[j]);
-			park_unstarted(r, guests[i]->vcpus[j]);
+			run_place(guests[i]->vcpus[j]);
+			run_park_unstarted(r, guests[i]->vcpus[j]);
 		}
 	}
 }
@@ -609,7 +235,7 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 	this_pcpu()->joined_tsc = rdtsc();
 	published_run = &r;
 	for (unsigned k = 1; k < r.ncpus; k++)
-		kick(&r, (int)k);
+		run_kick(&r, (int)k);
 	for (;;)
 		run_step(&r);
 }

@@ -61,4 +61,32 @@ void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_u
  * story). */
 void run_step(struct run *r);
 
+/* The loop's work across CPUs (run_smp.c). */
+/* Tell CPU k to look at the queue, once until it has looked. */
+void run_kick(struct run *r, int k);
+/* g's lock if it is free (true, held); a busy one is a CPU in g's exit. */
+bool run_try_guest(struct run *r, struct guest *g);
+/* Interrupts off: the alarms and console lines at home here, the console. */
+void run_poll_devices(struct run *r, struct vcpu *ran);
+/* The timer armed for the next event this CPU must see. */
+void run_arm_next_event(struct run *r, uint64_t now);
+/* Halted vCPUs with an interrupt to take become runnable again. */
+void run_wake_halted(struct run *r, uint64_t now);
+/* Nothing to run: halt the CPU until an interrupt, sched_lock released. */
+void run_idle(struct run *r, struct pcpu *c);
+
+/* Guests that end, reboot or are yet to start (run_reap.c). */
+/* A vCPU its guest has yet to start waits halted. */
+void run_park_unstarted(struct run *r, struct vcpu *v);
+/* Its guest's CPUs and vcpus_at_once in its scheduler entity. */
+void run_place(struct vcpu *v);
+bool run_any_alive(const struct run *r);
+/* Report the guests that died since the last look (run_unreaped). */
+void run_reap(struct run *r);
+bool run_unreaped(const struct run *r);
+/* Back in the loop from a guest's death (run_jmp). */
+void run_after_death(struct run *r);
+/* No guest left: end the hypervisor, or stay on the console. */
+__attribute__((noreturn)) void run_no_guest_left(struct run *r);
+
 #endif

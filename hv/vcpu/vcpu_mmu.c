@@ -9,6 +9,8 @@
  * take over: cached per page directory across CR3 switches and freed on
  * ReleasePage.  The vTLB's walker stays in use in both modes, to translate
  * guest-linear addresses for the emulator and the hypercalls.
+ * The continuous audit is vcpu_mmu_audit.c; the updates queued in the
+ * shared page, and AllocatePage/ReleasePage, are vcpu_pxe_queue.c.
  */
 #include "vcpu_state.h"
 #include "guest_frames.h"
@@ -25,13 +27,7 @@
 #include "hvlib.h"
 #include "stop.h"
 #include "vmi_abi.h"
-
-/* The most work one exit does to the shadows (shadow.h, shadow_work_begin:
- * a page table derived or zeroed counts 1024): 16 tables, tens of
- * microseconds on a CPU, a few milliseconds under TCG (docs/HV.md, "The
- * work of one exit").  A Linux directory's clone links tables that have
- * their shadows already: about 1000, far below it. */
-#define EXIT_WORK (16u * 1024u)
+#include "vcpu_mmu_internal.h"
 
 static void *map_frame(uint32_t mfn)
 {
@@ -95,194 +91,8 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 
 _Static_assert(SHADOW_MAX_VCPUS == GUEST_MAX_VCPUS, "a shadow slot per vCPU");
 
-/* ---- continuous audit (audit= option) ----------------------------------
- * Off, each hook below is one test of the mode and the shadows note
- * nothing (shadow_track). */
 
-static bool auditing(const struct vcpu *v)
-{
-	return v->guest->audit.opt.mode != AUDIT_OFF;
-}
-
-/* "exit", "every=16", ... into buf. */
-static const char *audit_mode_name(const struct audit_options *o, char *buf, size_t len)
-{
-	static const char *const names[] = { "off", "exit", "every", "cr3" };
-
-	if (o->mode == AUDIT_EVERY)
-		fmt_snprintf(buf, len, "every=%u", o->every);
-	else
-		fmt_snprintf(buf, len, "%s", o->mode < ARRAY_SIZE(names) ? names[o->mode] : "?");
-	return buf;
-}
-
-/* Where the kernel called the VMI call being handled: the return address
- * the ROM's stub left above the saved words it pushed (vrom/vmi.S: edi,
- * then ebx and esi for stack arguments).  For the report only: 0 if the
- * stack does not read. */
-static uint32_t call_site(struct vcpu *v, unsigned saved_words)
-{
-	uint32_t ret, pf;
-
-	if (!vcpu_read_lin(v, v->frame->esp + 4 * saved_words, &ret, 4, 1, &pf)) {
-		v->violation = false;	/* the guest did not make this access */
-		return 0;
-	}
-	return ret;
-}
-
-static void note(struct vcpu *v, uint32_t gfn, enum shadow_op op, uint32_t eip)
-{
-	if (auditing(v))
-		shadow_note(&v->guest->shadow, gfn, op, eip);
-}
-
-/* An audit found stale entries: stop the guest with the first, or with
- * audit_action=log say so (the stale pages were derived again). */
-static void audit_found(struct vcpu *v, const char *when, const struct shadow_audit *a)
-{
-	char where[80] = "";
-
-	/* The last notification's kernel function, when a System.map was given. */
-	if (a->have_entry && a->m.last_eip)
-		sysmap_describe(&v->guest->sysmap, a->m.last_eip, where, sizeof(where));
-	if (v->guest->audit.opt.log_only) {
-		log_warn("shadow audit at %s: %u stale entries, derived again; first: %s%s",
-			 when, a->mismatches, a->first, where);
-		return;
-	}
-	kprintf("vmi-hv: shadow audit at %s: %u stale entries; first: %s%s\n", when, a->mismatches, a->first,
-		where);
-	vcpu_stop(v, "shadow audit at %s: %s%s", when, a->first, where);
-}
-
-static bool sibling_write_may_be_in_flight(const struct vcpu *v);
-
-/* Audit the shadows touched since the last audit, and the directory
- * extra_gfn too unless it is ~0u. */
-static void audit_now(struct vcpu *v, const char *when, uint32_t extra_gfn)
-{
-	struct guest_audit *ga = &v->guest->audit;
-	struct shadow *s = &v->guest->shadow;
-	struct shadow_audit a;
-
-	if (!v->shadows_active || (!s->ntouched && !s->touched_overflow && extra_gfn == ~0u))
-		return;
-	shadow_audit_touched(s, ga->opt.log_only, &a);
-	if (extra_gfn != ~0u)
-		shadow_audit_page(s, extra_gfn, &a);
-	if (a.mismatches && sibling_write_may_be_in_flight(v)) {
-		/* A sibling vCPU wrote an entry in the meantime, not yet
-		 * derived (its queue drains at its exit): not proof.  The
-		 * next audit checks every shadow again. */
-		s->touched_overflow = true;
-		ga->inconclusive++;
-		return;
-	}
-	ga->runs++;
-	ga->entries += a.entries;
-	ga->mismatches += a.mismatches;
-	ga->unfilled += a.unfilled;
-	if (a.mismatches)
-		audit_found(v, when, &a);
-}
-
-/*
- * Might the ROM's fast path have written an entry and not queued it yet?
- * Only if this exit interrupted it between the two, and it runs that with
- * the virtual IF clear and makes no hypercall there: so never at a
- * hypercall, nor with the virtual IF set.  An audit now could see that
- * entry stale; it waits for a later exit (the pages stay touched).
- */
-static bool own_write_may_be_in_flight(const struct vcpu *v)
-{
-	return v->drain_left || (!v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
-				 (v->shared->features & VMI_SHARED_F_PXE));
-}
-
-/*
- * vcpus_at_once: another vCPU of the guest may have written entries its
- * ROM queued and that its next exit drains (its queue not empty: in
- * guest mode, or out of it and waiting for the guest's lock to drain
- * them), or be inside the ROM between such a write and its queueing (its
- * virtual IF clear in its page: in guest mode; or out of it, stopped by
- * an exit that was no hypercall and has not brought it to a halt): an
- * audit could see them stale.  It waits for an exit when none is
- * (docs/SMP.md, "Concurrent vCPUs": the deferred queues).  The ROM
- * clears the IF before the write and sets it after the queueing, so the
- * IF is read first: set, and the queue then empty, no write was made
- * before the look.  One made during the audit still shows when it ends,
- * since the queue drains only under the lock the audit holds
- * (audit_now looks again before it reports).
- */
-static bool sibling_write_may_be_in_flight(const struct vcpu *v)
-{
-	const struct guest *g = v->guest;
-
-	if (!g->vcpus_at_once)
-		return false;
-	for (unsigned i = 0; i < g->nr_vcpus; i++) {
-		const struct vcpu *w = g->vcpus[i];
-		bool if_clear;
-
-		if (!w || w == v || w->awaiting_start || !(w->shared->features & VMI_SHARED_F_PXE))
-			continue;
-		if_clear = !(*(volatile uint32_t *)&w->shared->eflags_if & X86_EFLAGS_IF);
-		if (*(volatile uint32_t *)&w->shared->pxe_count)
-			return true;
-		if (if_clear && (vcpu_guest_mode_cpu(w) >= 0 ||
-				 (!w->halted && w->frame->vector != VMI_HYPERCALL_VECTOR)))
-			return true;
-	}
-	return false;
-}
-
-static bool write_may_be_in_flight(const struct vcpu *v)
-{
-	return own_write_may_be_in_flight(v) || sibling_write_may_be_in_flight(v);
-}
-
-/* n page-table notifications were handled (all of them: an audit
- * between two entries of one drained queue would see the second one
- * written but not yet derived). */
-static void count_ops(struct vcpu *v, uint32_t n)
-{
-	struct guest_audit *ga = &v->guest->audit;
-
-	if (ga->opt.mode != AUDIT_EVERY)
-		return;
-	ga->since += n;
-	if (ga->since >= ga->opt.every && !write_may_be_in_flight(v)) {
-		ga->since = 0;
-		audit_now(v, "a page-table notification", ~0u);
-	}
-}
-
-void vcpu_mmu_audit_exit(struct vcpu *v)
-{
-	if (!write_may_be_in_flight(v))
-		audit_now(v, "an exit", ~0u);
-}
-
-/*
- * audit_selftest=N: a planted hypervisor bug for the audit to find.  From
- * the Nth queued write on, the first one that changes a shadow entry is
- * not derived (as if the drain had lost it).
- */
-static bool selftest_drops(struct vcpu *v, uint32_t gpa, uint32_t lin)
-{
-	struct guest_audit *ga = &v->guest->audit;
-
-	if (!ga->opt.selftest || ga->selftest_done || ++ga->queued_seen < ga->opt.selftest ||
-	    !shadow_entry_stale(&v->guest->shadow, gpa))
-		return false;
-	ga->selftest_done = true;
-	kprintf("vmi-hv: audit_selftest: dropped queued page-table write %llu (entry at %08x, guest-physical %08x)\n",
-		(unsigned long long)ga->queued_seen, lin, gpa);
-	return true;
-}
-
-static void check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what)
+void vcpu_mmu_check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what)
 {
 	if (r == VTLB_VIOLATION)
 		vcpu_stop(v, "%s breaks the rules: %s", what, out->why);
@@ -298,7 +108,7 @@ void vcpu_mmu_activate(struct vcpu *v)
 		log_info("shadow paging: the guest activated VMI with paging or CR0.WP off; the virtual TLB stays");
 		return;
 	}
-	check(v, shadow_load_cr3(&v->guest->shadow, v->index, v->cr3, &out), &out, "VMI activation");
+	vcpu_mmu_check(v, shadow_load_cr3(&v->guest->shadow, v->index, v->cr3, &out), &out, "VMI activation");
 	vtlb_flush(&v->vtlb);
 	v->shadows_active = true;
 	/* From now on every guest entry is notified or queued, so with the
@@ -343,10 +153,10 @@ void vcpu_paging_changed(struct vcpu *v, bool force_flush)
 			vcpu_stop(v, "paravirtual guest turned %s off (cr0=%08x): not supported",
 				  gp.pg ? "CR0.WP" : "paging", v->cr0);
 		if (gp.cr3 != v->paging.cr3) {
-			check(v, shadow_load_cr3(&v->guest->shadow, v->index, gp.cr3, &out), &out, "a CR3 write");
+			vcpu_mmu_check(v, shadow_load_cr3(&v->guest->shadow, v->index, gp.cr3, &out), &out, "a CR3 write");
 			if (v->guest->audit.opt.mode == AUDIT_CR3) {
 				v->paging = gp;
-				audit_now(v, "a CR3 load", pte_frame(gp.cr3));
+				vcpu_mmu_audit_now(v, "a CR3 load", pte_frame(gp.cr3));
 			}
 		}
 	} else if (force_flush || gp.pg != v->paging.pg || gp.wp != v->paging.wp ||
@@ -393,7 +203,7 @@ void vcpu_mmu_invlpg(struct vcpu *v, uint32_t lin)
 {
 	if (v->shadows_active) {
 		shadow_invlpg(&v->guest->shadow, v->index, lin);
-		count_ops(v, 1);
+		vcpu_mmu_count_ops(v, 1);
 	} else
 		vtlb_invlpg(&v->vtlb, lin);
 }
@@ -413,10 +223,10 @@ static void entry_written_at(struct vcpu *v, uint32_t gpa, enum shadow_op op)
 
 	if (!v->shadows_active)
 		return;
-	if (auditing(v))
-		note(v, page_frame(gpa), op, call_site(v, 1));
-	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
-	count_ops(v, 1);
+	if (vcpu_mmu_auditing(v))
+		vcpu_mmu_note(v, page_frame(gpa), op, vcpu_mmu_call_site(v, 1));
+	vcpu_mmu_check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a page-table entry write");
+	vcpu_mmu_count_ops(v, 1);
 }
 
 /* The same for the entry at lin, written the long way. */
@@ -498,234 +308,6 @@ bool vcpu_mmu_change_pxe_bit(struct vcpu *v, uint32_t lin, unsigned bit, bool se
 			   set ? SHADOW_OP_TEST_AND_SET : SHADOW_OP_TEST_AND_CLEAR) & mask) != 0;
 }
 
-/* The notification a queued entry stands for, by its kind bits
- * (VMI_SHARED_PXE_*). */
-static const enum shadow_op queued_op[VMI_SHARED_PXE_KIND_MASK + 1] = {
-	[VMI_SHARED_PXE_SET] = SHADOW_OP_QUEUED_SET_PXE,
-	[VMI_SHARED_PXE_SWAP] = SHADOW_OP_QUEUED_SWAP_PXE,
-	[VMI_SHARED_PXE_TEST_SET] = SHADOW_OP_QUEUED_TEST_AND_SET,
-	[VMI_SHARED_PXE_TEST_CLEAR] = SHADOW_OP_QUEUED_TEST_AND_CLEAR,
-};
-
-/*
- * AllocatePage(ppn, flags, orig, base, count).  A directory's build stops
- * where this exit's work reaches EXIT_WORK (shadow_announce_from): false
- * then, and the call is to be made again, which goes on from that PDE
- * (pd_build_*); true when done.
- */
-static bool announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
-		     uint32_t base, uint32_t count, uint32_t eip)
-{
-	struct vtlb_outcome out;
-	enum shadow_kind kind;
-	uint32_t next;
-
-	/* API 13.0 has no other flags for a non-PAE guest (PAE, PDP and
-	 * PML4 belong to paging modes we do not run). */
-	if (flags == VMI_PAGE_PT)
-		kind = SHADOW_PT;
-	else if (flags == VMI_PAGE_PD)
-		kind = SHADOW_PD;
-	else
-		vcpu_stop(v, "AllocatePage(%x, flags %x): a non-PAE guest announces a page table (%x) or a page directory (%x)",
-			  ppn, flags, VMI_PAGE_PT, VMI_PAGE_PD);
-	next = kind == SHADOW_PD && v->pd_build_gfn == ppn ? v->pd_build_next : 0;
-	check(v, shadow_announce_from(&v->guest->shadow, ppn, kind, orig, base, count, &next, &out), &out,
-	      "AllocatePage");
-	if (next) {
-		v->pd_build_gfn = ppn;
-		v->pd_build_next = next;
-		return false;
-	}
-	if (v->pd_build_gfn == ppn)
-		v->pd_build_next = 0;
-	note(v, ppn, SHADOW_OP_ALLOCATE, eip);
-	return true;
-}
-
-static void release(struct vcpu *v, uint32_t ppn, uint32_t eip)
-{
-	struct vtlb_outcome out;
-
-	note(v, ppn, SHADOW_OP_RELEASE, eip);
-	check(v, shadow_release(&v->guest->shadow, ppn, &out), &out, "ReleasePage");
-}
-
-/* Argument words of VMI call n (the definition's word count). */
-static uint32_t call_words(uint32_t n)
-{
-	switch (n) {
-#define V(num, name, kind, ret, words, sw) case num: return words;
-	VMI_CALL_LIST(V)
-#undef V
-	default: return 0;
-	}
-}
-
-/* Queue entry i is a queued call (VMI_SHARED_PXE_CALL | call << 2, vmi.S
- * pxe_queue_call), not an entry's address; *call its number. */
-static bool queued_call(uint32_t word, uint32_t *call)
-{
-	if ((word & ~(uint32_t)0xffc) != VMI_SHARED_PXE_CALL)
-		return false;
-	*call = (word & 0xffc) >> 2;
-	return true;
-}
-
-/* Releases in one queue, by position: an entry written in a table that
- * the same queue releases later is not derived (below). */
-struct queued_releases {
-	uint32_t n;
-	uint32_t at[VMI_SHARED_PXE_QUEUE_LEN / 3 + 1], ppn[VMI_SHARED_PXE_QUEUE_LEN / 3 + 1];
-};
-
-static bool released_after(const struct queued_releases *r, uint32_t i, uint32_t gfn)
-{
-	for (uint32_t k = 0; k < r->n; k++)
-		if (r->at[k] > i && r->ppn[k] == gfn)
-			return true;
-	return false;
-}
-
-/*
- * One queued call at entry i of n (AllocatePage and ReleasePage, queued by
- * the ROM with F_PTLIFE): checked like the hypercall, applied in its place
- * among the entries.  Returns the entries it took, 0 if it is not done (a
- * directory's build cut by the work limit: it stays at the queue's head).
- */
-static uint32_t drain_call(struct vcpu *v, const struct vmi_shared_page *sh, uint32_t i, uint32_t n,
-			   uint32_t call)
-{
-	const uint32_t *a = &sh->pxe_queue[i + 1];
-	uint32_t words = call_words(call);
-
-	if (call != VMI_CALL_AllocatePage && call != VMI_CALL_ReleasePage)
-		vcpu_stop(v, "shared page: queued entry %u of %u is VMI call %u, which is not queued", i, n, call);
-	if (words >= n - i)
-		vcpu_stop(v, "shared page: queued %s at entry %u of %u is cut short (%u argument words)",
-			  vmi_call_name(call), i, n, words);
-	if (v->shadows_active && call == VMI_CALL_AllocatePage &&
-	    !announce(v, a[0], a[1], a[2], a[3], a[4], sh->pxe_site[i]))
-		return 0;
-	if (v->shadows_active && call == VMI_CALL_ReleasePage)
-		release(v, a[0], sh->pxe_site[i]);
-	v->stats.pxe_calls[call == VMI_CALL_AllocatePage ? 0 : 1]++;
-	return 1 + words;
-}
-
-/* The first `done` words of the queue applied: the rest to its front, for
- * the next exit.  The ROM appends with cmpxchg on the count it read, so
- * an exit that changed the count makes it append again at the new one
- * (vmi.S, pxe_queue_and_return); one that applied nothing leaves the
- * queue as it was. */
-static void queue_keep_rest(struct vmi_shared_page *sh, uint32_t done, uint32_t n)
-{
-	for (uint32_t i = done; i < n; i++) {	/* to the front: forward is safe */
-		sh->pxe_queue[i - done] = sh->pxe_queue[i];
-		sh->pxe_site[i - done] = sh->pxe_site[i];
-	}
-	sh->pxe_count = n - done;
-}
-
-/* A queued entry write (not a call) at entry i of n, applied. */
-static void drain_entry(struct vcpu *v, const struct vmi_shared_page *sh, uint32_t i, uint32_t n,
-			const struct queued_releases *rel)
-{
-	uint32_t kind = sh->pxe_queue[i] & VMI_SHARED_PXE_KIND_MASK;
-	uint32_t lin = sh->pxe_queue[i] & ~(uint32_t)VMI_SHARED_PXE_KIND_MASK, gpa;
-	struct vtlb_outcome out;
-
-	v->stats.pxe_by_kind[kind]++;
-	/* The ROM wrote the entry through this address, with the guest's
-	 * mapping, before queueing it. */
-	if (vtlb_translate(&v->vtlb, &v->paging, lin, false, 1, &gpa, &out) != VTLB_FILLED)
-		vcpu_stop(v, "shared page: queued page-table entry %u of %u at %08x does not translate",
-			  i, n, lin);
-	if (!v->shadows_active || released_after(rel, i, page_frame(gpa)))
-		return;
-	note(v, page_frame(gpa), queued_op[kind], sh->pxe_site[i]);
-	if (selftest_drops(v, gpa, lin))
-		return;
-	check(v, shadow_entry_written(&v->guest->shadow, gpa, &out), &out, "a queued page-table entry write");
-}
-
-/*
- * The ROM's SetPxE/SwapPxE/TestAndSet/ClearPxEBit with F_PXE write the
- * entry themselves and queue its linear address (with the call in its
- * low bits) and the kernel's call site in the shared page; with F_PTLIFE
- * AllocatePage and ReleasePage join the same queue.  Run
- * at every exit before the exit is handled, so everything the hypervisor
- * does (fault handling, hypercalls, the audit) sees shadows that follow
- * the guest's tables exactly as if each call had been a hypercall, in
- * the order the guest made them.  One difference: an entry written in a
- * table that the queue releases later is not derived, since the release
- * drops that shadow anyway and the page may already hold other data.
- * Why all this may wait until the exit: docs/MEMORY.md, "The VMI shared page".
- */
-/* The releases in the queue's first n words (released_after). */
-static void find_releases(const struct vmi_shared_page *sh, uint32_t n, struct queued_releases *rel)
-{
-	uint32_t call;
-
-	rel->n = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (queued_call(sh->pxe_queue[i], &call)) {
-			if (call == VMI_CALL_ReleasePage && i + 1 < n && rel->n < ARRAY_SIZE(rel->at)) {
-				rel->at[rel->n] = i;
-				rel->ppn[rel->n++] = sh->pxe_queue[i + 1];
-			}
-			i += call_words(call);
-		}
-}
-
-/*
- * ... and the exit's work bounded: once it reaches EXIT_WORK (entries
- * derived, zeroed or cleared, shadow_work_spent), the drain stops before
- * the next queued word, or inside a directory's build (drain_call), and
- * leaves the rest at the queue's front for the next exit (drain_left:
- * this exit's own handling waits, vcpu_mmu_defer_exit), so that one exit
- * cannot keep the guest's lock, and the CPU, for the builds of 74 queued
- * directories (docs/HV.md, "The work of one exit").
- */
-void vcpu_mmu_drain(struct vcpu *v)
-{
-	struct vmi_shared_page *sh = v->shared;
-	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0, i, took;
-	struct queued_releases rel;	/* 1.2 KB: filled only as far as rel.n */
-
-	if (!n)
-		return;		/* most exits: before anything costs */
-	if (n > VMI_SHARED_PXE_QUEUE_LEN)
-		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
-			  n, VMI_SHARED_PXE_QUEUE_LEN);
-	find_releases(sh, n, &rel);
-	for (i = 0; i < n; i++) {
-		if (i && shadow_work_spent(&v->guest->shadow))
-			break;
-		if (!queued_call(sh->pxe_queue[i], &call)) {
-			drain_entry(v, sh, i, n, &rel);
-			entries++;
-		} else if ((took = drain_call(v, sh, i, n, call))) {
-			i += took - 1;
-		} else {
-			break;
-		}
-	}
-	if (i < n) {
-		queue_keep_rest(sh, i, n);
-		v->drain_left = true;
-		v->stats.drains_split++;
-	} else {
-		sh->pxe_count = 0;
-	}
-	if (v->shadows_active)
-		count_ops(v, i);
-	v->stats.pxe_drained += entries;	/* the calls: pxe_calls */
-	v->stats.pxe_drains++;
-	if (n > v->stats.pxe_max_batch)
-		v->stats.pxe_max_batch = n;
-}
-
 void vcpu_mmu_exit_begin(struct vcpu *v)
 {
 	v->drain_left = false;
@@ -752,26 +334,6 @@ bool vcpu_mmu_defer_exit(struct vcpu *v, struct trap_frame *f)
 	v->stats.exits_by_vector[f->vector & 0xff]++;
 	v->stats.exits_deferred++;
 	return true;
-}
-
-void vcpu_mmu_announce(struct vcpu *v, uint32_t ppn, uint32_t flags, uint32_t orig,
-		       uint32_t base, uint32_t count)
-{
-	if (!v->shadows_active)
-		return;		/* the vTLB serves (paging was off at Init): nothing to track */
-	if (!announce(v, ppn, flags, orig, base, count, auditing(v) ? call_site(v, 3) : 0)) {
-		v->frame->eip -= 2;	/* the int $0x82 again: the build goes on */
-		return;
-	}
-	count_ops(v, 1);
-}
-
-void vcpu_mmu_release(struct vcpu *v, uint32_t ppn)
-{
-	if (!v->shadows_active)
-		return;
-	release(v, ppn, auditing(v) ? call_site(v, 1) : 0);
-	count_ops(v, 1);
 }
 
 void vcpu_mmu_reset_peaks(struct vcpu *v)
@@ -826,13 +388,13 @@ void vcpu_mmu_print_stats(const struct vcpu *v, const struct shadow_audit *a)
 	if (v->guest->strict_pt)
 		kprintf("vmi-hv: strict_pt: announced page tables read-only; %llu writable entries made read-only at AllocatePage\n",
 			(unsigned long long)s->strict_revoked);
-	if (auditing(v))
+	if (vcpu_mmu_auditing(v))
 		kprintf("vmi-hv: continuous audit (%s): %llu audits, %llu entries checked, %llu mismatches, %llu entries not filled yet\n",
-			audit_mode_name(&v->guest->audit.opt, mode, sizeof(mode)), (unsigned long long)v->guest->audit.runs,
+			vcpu_mmu_audit_mode_name(&v->guest->audit.opt, mode, sizeof(mode)), (unsigned long long)v->guest->audit.runs,
 			(unsigned long long)v->guest->audit.entries,
 			(unsigned long long)v->guest->audit.mismatches,
 			(unsigned long long)v->guest->audit.unfilled);
-	if (auditing(v) && v->guest->vcpus_at_once)
+	if (vcpu_mmu_auditing(v) && v->guest->vcpus_at_once)
 		kprintf("vmi-hv: continuous audit: %llu audits set aside (stale entries a sibling vCPU's queued write "
 			"may explain; every shadow checked again at the next)\n",
 			(unsigned long long)v->guest->audit.inconclusive);

@@ -13,6 +13,7 @@ from hvguest import DONE, GUEST_FATAL, SERIAL_CMDLINE
 
 LINT = os.path.join(paths.ROOT, "tests", "lint", "no_global_state.py")
 LAYERS_LINT = os.path.join(paths.ROOT, "tests", "lint", "include_layers.py")
+SIZES_LINT = os.path.join(paths.ROOT, "tests", "lint", "sizes.py")
 
 
 def lint_module(path=LINT):
@@ -53,6 +54,47 @@ def hv_include_layers(t):
     vocab = sorted(f for f in os.listdir(os.path.join(paths.ROOT, "hv", "include")) if f.endswith(".h"))
     t.note(f"hv/include/: {len(vocab)} vocabulary headers; layers from the ground up: "
            + " < ".join(lint.LAYERS))
+
+
+@test("hv-sizes")
+def hv_sizes(t):
+    """No function of hv/ or vrom/ longer than 80 lines, no .c file longer
+    than 600 (tests/lint/sizes.py; the exceptions are listed there)."""
+    lint = lint_module(SIZES_LINT)
+    # The check itself must be able to fail: an 81-line function and a
+    # 601-line file, beside a file whose 80-line function is fine.
+    def body(name, lines):
+        return f"int {name}(int x)\n{{\n" + "\tx++;\n" * (lines - 3) + "}\n"
+    files = {
+        "hv/mm/long_function.c": body("too_long", 81),
+        "hv/mm/fine.c": body("just_right", 80) + "\n" + body("short_one", 5),
+        "vrom/big.c": "/* filler */\n" * 596 + body("small", 5),
+    }
+    for name, text in files.items():
+        os.makedirs(os.path.join(t.tmpdir, "sizelint", os.path.dirname(name)), exist_ok=True)
+        t.tmpfile(os.path.join("sizelint", name), text.encode())
+    found = sorted(lint.check(os.path.join(t.tmpdir, "sizelint")))
+    want = ["hv/mm/long_function.c:1: too_long is 81 lines, at most 80",
+            "vrom/big.c: 601 lines, at most 600"]
+    t.check(found == want, f"the lint on a sample with two breaks found {found}")
+    found = lint.check(paths.ROOT)
+    t.check(not found, "functions or files too long (tests/lint/sizes.py):\n    " + "\n    ".join(found))
+    longest, largest = (0, ""), (0, "")
+    for top in ("hv", "vrom"):
+        for d, _, names in os.walk(os.path.join(paths.ROOT, top)):
+            for n in names:
+                if not n.endswith(".c"):
+                    continue
+                path = os.path.join(d, n)
+                rel = os.path.relpath(path, paths.ROOT)
+                with open(path) as f:
+                    text = f.read()
+                largest = max(largest, (text.count("\n"), rel))
+                for name, _, length in lint.functions(text):
+                    if (rel, name) not in lint.LONG_FUNCTIONS:
+                        longest = max(longest, (length, f"{rel} {name}"))
+    t.note(f"the longest function: {longest[1]}, {longest[0]} lines; "
+           f"the largest file: {largest[1]}, {largest[0]} lines")
 
 
 @test("hv-no-file-scope-state")
