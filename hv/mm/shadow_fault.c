@@ -67,7 +67,7 @@ static enum vtlb_result check_fault_pde(struct shadow *s, uint32_t lin, uint32_t
 					 lin, pde_index(lin), gpde);
 		/* A user access where the guest maps nothing is the guest's
 		 * own #PF, as natively (the walk finds its PDE absent); only
-		 * the guest kernel promised to keep out (docs/HV.md,
+		 * the guest kernel promised to keep out (docs/MEMORY.md,
 		 * "Shadow paging after activation"). */
 		if (!(hw_error & X86_PF_U))
 			return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
@@ -140,7 +140,7 @@ enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_p
 	 * such fill, never nine in a row).  Identical faults that each
 	 * change an entry are progress: each child of a fork fetches its
 	 * first instruction at the same address through a new, not yet
-	 * accessed entry (docs/HV.md, "Shadow paging after activation"). */
+	 * accessed entry (docs/MEMORY.md, "Shadow paging after activation"). */
 	progress = spde_before != shadow_table(s, pd)[pde_index(lin)] ||
 		   spte_before != shadow_table(s, pt)[pte_index(lin)];
 	if (!progress && lin == s->last_fault_lin && hw_error == s->last_fault_err) {

@@ -132,7 +132,7 @@ static bool own_write_may_be_in_flight(const struct vcpu *v)
  * virtual IF clear in its page: in guest mode; or out of it, stopped by
  * an exit that was no hypercall and has not brought it to a halt): an
  * audit could see them stale.  It waits for an exit when none is
- * (docs/HV.md, "Concurrent vCPUs": the deferred queues).  The ROM
+ * (docs/SMP.md, "Concurrent vCPUs": the deferred queues).  The ROM
  * clears the IF before the write and sets it after the queueing, so the
  * IF is read first: set, and the queue then empty, no write was made
  * before the look.  One made during the audit still shows when it ends,

@@ -201,7 +201,7 @@ static void drain_entry(struct vcpu *v, const struct vmi_shared_page *sh, uint32
  * the order the guest made them.  One difference: an entry written in a
  * table that the queue releases later is not derived, since the release
  * drops that shadow anyway and the page may already hold other data.
- * Why all this may wait until the exit: docs/HV.md, "The VMI shared page".
+ * Why all this may wait until the exit: docs/MEMORY.md, "The VMI shared page".
  */
 /* The releases in the queue's first n words (released_after). */
 static void find_releases(const struct vmi_shared_page *sh, uint32_t n, struct queued_releases *rel)
