@@ -34,7 +34,7 @@ void run_kick(struct run *r, int k)
  * The vCPU `ran` left the guest for a hardware interrupt, and the loop
  * found vCPU v's alarm due: the timer interrupt was v's guest's, so the cycles
  * from that exit to now (the interrupt, the world switch, the poll) are
- * v's too, not the interrupted vCPU's (docs/HV.md, "Rates a guest
+ * v's too, not the interrupted vCPU's (docs/TIME.md, "Rates a guest
  * controls").
  */
 static void charge_alarm_work(struct vcpu *ran, struct vcpu *v)
