@@ -85,7 +85,7 @@ ALARM_RATE_CASES = {"alarm-taken": r"floods: alarm interrupts taken: ([0-9a-f]{8
 
 def alarm_rate_holds(t, name, output):
     """At most one alarm per VALARM_MIN_US of the REAL time the guest had
-    its alarm armed (the first expiry is at least that far from the
+    its alarm armed, and at least a tenth of that, one interrupt taken (the first expiry is at least that far from the
     arming, each next one that far from the last): the alarms the
     hypervisor fired, in guest 1's end report, against the span the guest
     reports.  (The interrupts the guest took are fewer: an expiry that
@@ -104,6 +104,13 @@ def alarm_rate_holds(t, name, output):
     bound = int(armed_us // ALARM_MIN_US) + 2
     t.check(int(fired[-1]) <= bound, f"{name}: {fired[-1]} alarms fired in {armed_us / 1000:.1f} ms armed, "
             f"more than one per {ALARM_MIN_US} us ({bound})")
+    # And at least a tenth of that rate, one interrupt taken: an alarm that
+    # stopped arming, or a past one-shot never delivered, fires none (a
+    # loaded TCG host was seen firing 329-928 of the 1,000 allowed).
+    floor = int(armed_us // ALARM_MIN_US) // 10
+    t.check(ticks >= 1 and int(fired[-1]) >= floor,
+            f"{name}: {fired[-1]} alarms fired and {ticks} interrupts taken in {armed_us / 1000:.1f} ms armed, "
+            f"expected at least {floor} fired (a tenth of one per {ALARM_MIN_US} us) and one taken")
     return (f"floods: {fired[-1]} alarms fired and {ticks} interrupts taken in {armed_us / 1000:.1f} ms armed, "
             f"at most {bound} (one per {ALARM_MIN_US} us)")
 
