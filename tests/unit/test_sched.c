@@ -459,6 +459,44 @@ static void uneven_queues_share_fairly(void **state)
 	assert_true(moved <= 2 * 10000 / 3);
 }
 
+/* More CPUs than two: the weights hold and every CPU is used.  Five busy
+ * vCPUs, weights 2:1:1:1:1, on three CPUs (the weight-2 one gets a third
+ * of the three CPUs, the others a sixth each), and seven equal ones on
+ * four CPUs (four sevenths of a CPU each): each within 2 points, no CPU
+ * ever idle while a vCPU waits (the shares add up to the whole). */
+static void more_cpus(unsigned ncpus, unsigned n, const unsigned *w, const uint64_t *want_percent)
+{
+	const uint64_t until = 10000 * SLICE;
+	uint64_t ran[8], total = ncpus * until, all = 0;
+
+	simulate(ncpus, n, w, until, ran);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t got = ran[i] * 100 / total;
+
+		print_message("%u CPUs: vCPU %u (weight %u): %llu%% of the CPUs, %llu migrations\n", ncpus, i, w[i],
+			      (unsigned long long)got, (unsigned long long)me[i].migrations);
+		assert_true(got + 2 >= want_percent[i] && got <= want_percent[i] + 2);
+		all += ran[i];
+	}
+	assert_true(all * 100 >= total * 99);
+}
+
+static void three_cpus_weights_hold(void **state)
+{
+	const unsigned w[5] = { 2, 1, 1, 1, 1 };
+	const uint64_t want[5] = { 33, 16, 16, 16, 16 };
+
+	more_cpus(3, 5, w, want);
+}
+
+static void four_cpus_seven_vcpus(void **state)
+{
+	const unsigned w[7] = { 1, 1, 1, 1, 1, 1, 1 };
+	const uint64_t want[7] = { 14, 14, 14, 14, 14, 14, 14 };
+
+	more_cpus(4, 7, w, want);
+}
+
 /* A vCPU that wakes goes to the idle CPU, not onto the busy one. */
 static void wake_goes_to_the_idle_cpu(void **state)
 {
@@ -575,6 +613,8 @@ int main(void)
 		cmocka_unit_test(two_cpus_weights_hold),
 		cmocka_unit_test(balanced_queues_stay_put),
 		cmocka_unit_test(uneven_queues_share_fairly),
+		cmocka_unit_test(three_cpus_weights_hold),
+		cmocka_unit_test(four_cpus_seven_vcpus),
 		cmocka_unit_test(wake_goes_to_the_idle_cpu),
 		cmocka_unit_test(pinned_vcpus),
 		cmocka_unit_test(one_running_vcpu_per_group),
