@@ -26,7 +26,7 @@ import statistics
 
 from vmitest import FATAL_PATTERNS, paths, test
 from guest_end import HV_BROKEN, check_invariants
-from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console
+from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
@@ -59,12 +59,7 @@ def victim_beside(t, partner):
     # since under -icount one tick's handling takes about the period and
     # IRQ0 stays in front of the UART's IRQ4; it harms only itself.  Then
     # the hypervisor, up after a stop, exits on 'q'.
-    q.send("\x1dq")
-    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=60)
-    q.expect(r"vmi-hv: machine frames free: \d+ after guest guest1's end", timeout=60)
-    q.expect(r"the hypervisor is still running", timeout=60)
-    q.send("q")
-    q.wait_exit(timeout=60)
+    stop_console_guest_and_quit(q)
     check_invariants(t, q.output, partner)
     t.check(len(loops) == 7, f"{partner}: {len(loops)} windows counted, expected 7")
     flood = partner != "partner"

@@ -39,7 +39,7 @@ import statistics
 import time
 
 from vmitest import TestFailure, paths, test
-from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
+from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive, stop_console_guest_and_quit
 from guest_end import HV_BROKEN, check_invariants
 
 
@@ -1147,11 +1147,7 @@ def drain_victim(t, smp):
         if key == "\x1dr":
             q.expect(r"vmi-hv: peaks reset: ", timeout=120)
     q.expect(r"\[guest2\] floods: ticker: done", timeout=600)
-    q.send("\x1dq")
-    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=300)
-    q.expect(r"the hypervisor is still running", timeout=120)
-    q.send("q")
-    q.wait_exit(timeout=60)
+    stop_console_guest_and_quit(q, timeout=300)
     check_invariants(t, q.output, "drain-flood")
     loops = ticker_windows(q.output)
     rounds = re.findall(r"hostile: drain: rounds ([0-9a-f]{8})", "".join(re.findall(r"^\[guest1\] ([^\n]*)", q.output, re.M)))

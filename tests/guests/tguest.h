@@ -6,6 +6,18 @@
 #define TGUEST_H
 #include <stdint.h>
 
+/* xAPIC register offsets and the LVT mask bit, as APICRead/APICWrite take
+ * them (the SMP modes: tguest_smp.c, tguest_rates.c, tguest_smpfuzz*.c). */
+#define APIC_ID 0x20
+#define APIC_VERSION 0x30
+#define APIC_TPR 0x80
+#define APIC_EOI 0xb0
+#define APIC_SVR 0xf0
+#define APIC_ICR_LO 0x300
+#define APIC_ICR_HI 0x310
+#define APIC_LVTT 0x320
+#define APIC_LVT_MASKED 0x10000u
+
 void putc(char c);
 void puts(const char *s);
 void puthex(uint32_t v);

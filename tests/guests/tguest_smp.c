@@ -44,14 +44,6 @@
 #define PING 0x40
 #define PONG 0x41
 #define ROUNDS 20
-/* xAPIC register offsets, as APICRead/APICWrite take them. */
-#define APIC_ID 0x20
-#define APIC_EOI 0xb0
-#define APIC_SVR 0xf0
-#define APIC_ICR_LO 0x300
-#define APIC_ICR_HI 0x310
-#define APIC_LVTT 0x320
-#define APIC_LVT_MASKED 0x10000
 #define TICK 0xef
 #define TICKS_WANTED 30
 #define TICK_US 2000

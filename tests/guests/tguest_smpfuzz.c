@@ -49,15 +49,6 @@
 #include "vmi_abi.h"
 #include "io.h"
 
-#define APIC_ID 0x20
-#define APIC_VERSION 0x30
-#define APIC_TPR 0x80
-#define APIC_EOI 0xb0
-#define APIC_SVR 0xf0
-#define APIC_ICR_LO 0x300
-#define APIC_ICR_HI 0x310
-#define APIC_LVTT 0x320
-#define LVT_MASKED 0x10000u
 #define WAKE_VECTOR 0xee
 #define PIC_BASE 0x30		/* vCPU 0's 8259: IRQ0 is vector 0x30 */
 #define INVALID 0xffffffeau	/* VMI_ERROR_INVALID */
@@ -232,7 +223,7 @@ void sfz_load_idt(void)
 
 static uint32_t lvtt_ok(uint32_t val)
 {
-	return !(val & ~0x000700ffu) && (val & 0x60000u) != 0x60000u && ((val & LVT_MASKED) || (val & 0xff) >= 16);
+	return !(val & ~0x000700ffu) && (val & 0x60000u) != 0x60000u && ((val & APIC_LVT_MASKED) || (val & 0xff) >= 16);
 }
 
 static int lvtt_allowed(struct sfz *c)
@@ -281,7 +272,7 @@ static uint32_t apic_write_answer(uint32_t reg, uint32_t val)
 static uint32_t apic_value(struct sfz *c, uint32_t reg)
 {
 	if (reg == APIC_LVTT && sfz_chance(c, 60))
-		return (16 + sfz_pick(c, 240)) | (sfz_chance(c, 40) ? LVT_MASKED : 0) | sfz_pick(c, 3) << 17;
+		return (16 + sfz_pick(c, 240)) | (sfz_chance(c, 40) ? APIC_LVT_MASKED : 0) | sfz_pick(c, 3) << 17;
 	if (reg == APIC_TPR && sfz_chance(c, 70))
 		return sfz_pick(c, 0x100);
 	if (reg == APIC_SVR && sfz_chance(c, 70))
@@ -394,7 +385,7 @@ static void op_alarm(struct sfz *c)
 	if (periodic && !period)
 		period = 1;			/* periodic with period 0 is a rule break */
 	if (lvtt && sfz_chance(c, 30))
-		sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, (16 + sfz_pick(c, 240)) | (sfz_chance(c, 30) ? LVT_MASKED : 0),
+		sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, (16 + sfz_pick(c, 240)) | (sfz_chance(c, 30) ? APIC_LVT_MASKED : 0),
 		       0, 0, 0);
 	set_alarm(c, which | (periodic ? VMI_ALARM_IS_PERIODIC : 0) | (lvtt ? VMI_ALARM_WIRED_LVTT : 0), expiry,
 		  period);
@@ -493,7 +484,7 @@ void sfz_quiesce(struct sfz *c)
 {
 	sfz_hc(c, VMI_CALL_CancelAlarm, VMI_CYCLES_REAL, 0, 0, 0, 0);
 	sfz_hc(c, VMI_CALL_CancelAlarm, VMI_CYCLES_AVAILABLE, 0, 0, 0, 0);
-	sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, LVT_MASKED | WAKE_VECTOR, 0, 0, 0);
+	sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, APIC_LVT_MASKED | WAKE_VECTOR, 0, 0, 0);
 	sfz_hc(c, VMI_CALL_APICWrite, APIC_TPR, 0, 0, 0, 0);
 	sfz_hc(c, VMI_CALL_APICWrite, APIC_SVR, 0x1ff, 0, 0, 0);
 	sfz_hc(c, VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
@@ -524,7 +515,7 @@ int alarm_wrap_main(const char *cmdline)
 	for (int masked = 0; masked < 2; masked++) {
 		uint32_t before = c->irqs;
 
-		sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, WAKE_VECTOR | (masked ? LVT_MASKED : 0), 0, 0, 0);
+		sfz_hc(c, VMI_CALL_APICWrite, APIC_LVTT, WAKE_VECTOR | (masked ? APIC_LVT_MASKED : 0), 0, 0, 0);
 		now = hc64(c, VMI_CALL_GetCycleCounter, VMI_CYCLES_REAL);
 		__asm__ volatile("sti");
 		sfz_hc(c, VMI_CALL_SetAlarm, VMI_CYCLES_REAL | VMI_ALARM_IS_PERIODIC | VMI_ALARM_WIRED_LVTT,

@@ -152,6 +152,16 @@ def stays_responsive(t, q):
     t.check(status == GUEST_STOPPED, f"exit status {status}, expected {GUEST_STOPPED}")
 
 
+def stop_console_guest_and_quit(q, timeout=60):
+    """Stop the guest that has the console (Ctrl-] q); then the hypervisor,
+    up after a stop, exits on 'q'.  Returns QEMU's exit status."""
+    q.send("\x1dq")
+    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=timeout)
+    q.expect(r"the hypervisor is still running", timeout=timeout)
+    q.send("q")
+    return q.wait_exit(timeout=60)
+
+
 def quiet_console(q, timeout=60):
     """Wait for the kernel's last message of a native boot, the TSC
     clocksource that a delayed work registers about a second after start:

@@ -45,6 +45,7 @@ import statistics
 
 from vmitest import paths
 from guest_end import HV_BROKEN, check_invariants
+from hvguest import stop_console_guest_and_quit
 
 TGUEST = paths.BUILD + "/hv/test-guests/tguest.bzImage"
 IDLE, BUSY, ATTACK = 0, 1, 2
@@ -102,11 +103,7 @@ def beside(t, attacker, options="", smp=2, windows=54, victim_cpus=None):
     q.expect(r"\[guest2\] victim: done", timeout=60)
     # Guest 1 has the console: stop it; then the hypervisor, up after a
     # stop, exits on 'q'.
-    q.send("\x1dq")
-    q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=60)
-    q.expect(r"the hypervisor is still running", timeout=60)
-    q.send("q")
-    q.wait_exit(timeout=60)
+    stop_console_guest_and_quit(q)
     check_invariants(t, q.output, attacker)
     m = Measure(windows_by_phase(q.output), q.output)
     for line in re.findall(r"vmi-hv: (?:vcpu time|cpu \d+ \(APIC)[^\n]*", q.output):
