@@ -8,7 +8,7 @@ import re
 
 from vmitest import paths, test
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
-from guest_end import HV_BROKEN, check_invariants
+from guest_end import HV_BROKEN, check_invariants, ends_powered_off
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 MTTCG = "tcg,thread=multi"
@@ -217,10 +217,7 @@ def smp_guest_mmu(t, smp, final="", options=""):
 @test("hv-smp-guest-own-directories")
 def smp_guest_own_directories(t):
     q = smp_guest_mmu(t, 1)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
-    check_invariants(t, q.output, "two vCPUs on their own directories")
+    ends_powered_off(t, q, "two vCPUs on their own directories")
 
 
 @test("hv-smp-guest-release-loaded-elsewhere")
@@ -256,10 +253,7 @@ def smp_guest_own_directories_smp2(t):
     """The two vCPUs one at a time (vcpus_at_once=off) on -smp 2: the
     scheduler never runs both, and either CPU may take either."""
     q = smp_guest_mmu(t, 2, options="vcpus_at_once=off")
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
-    check_invariants(t, q.output, "two vCPUs on their own directories, -smp 2")
+    ends_powered_off(t, q, "two vCPUs on their own directories, -smp 2")
 
 
 def at_once_remap(t, rom):
@@ -288,9 +282,7 @@ def at_once_remap(t, rom):
     t.check(ipis > 0, "no shootdown ever found vCPU 0 running on the other CPU: the vCPUs did not run at once")
     audits = re.findall(r"continuous audit \(every=1\): (\d+) audits", q.output)
     t.check(audits and int(audits[-1]) > 0, "the continuous audit never ran")
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    check_invariants(t, q.output, "vCPUs at once, remapping under a reader")
+    ends_powered_off(t, q, "vCPUs at once, remapping under a reader")
 
 
 @test("hv-smp-guest-at-once-remap", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
@@ -312,10 +304,7 @@ def smp_guest_own_directories_at_once(t):
     """The same two vCPUs on their own directories with vcpus_at_once=on on
     -smp 2: they run at once, each still reads its own mapping."""
     q = smp_guest_mmu(t, 2, options="vcpus_at_once=on")
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
-    check_invariants(t, q.output, "two vCPUs at once on their own directories")
+    ends_powered_off(t, q, "two vCPUs at once on their own directories")
 
 
 # smpmmu_trim: vCPU 1's vTLB holds a table for each of 1004 regions and
@@ -361,9 +350,7 @@ def vtlb_trim(t, smp):
     t.check(shootdowns > 0, "vCPU 1's vTLB tables were freed with no shootdown of the guest's other CPUs")
     if smp > 1:
         t.check(ipis > 0, "vCPU 1's vTLB tables were freed while it ran on the other CPU, with no IPI to it")
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    check_invariants(t, q.output, "a trim of a running sibling's vTLB")
+    ends_powered_off(t, q, "a trim of a running sibling's vTLB")
 
 
 @test("hv-smp-guest-vtlb-trim")
@@ -451,10 +438,7 @@ def smp_guest_ap_dies_smp2(t):
              timeout=60)
     q.expect(r"tguest: smp: pings the dead AP took 00000000\n", timeout=120)
     q.expect(r"tguest: smp: other APs still answering 00000001\n", timeout=60)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected the guest's power-off")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
-    check_invariants(t, q.output, "an AP halted with interrupts off")
+    ends_powered_off(t, q, "an AP halted with interrupts off")
 
 
 def sparse_directories(t, smp):
@@ -485,9 +469,7 @@ def sparse_directories(t, smp):
     m = q.expect(r"(\d+) evictions \((\d+) unlinked loaded directories' tables\)", timeout=30)
     t.note(f"{m.group(1)} evictions, {m.group(2)} of them unlinking loaded directories' tables")
     t.check(int(m.group(2)) > 0, "no loaded directory's tables were ever unlinked")
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    check_invariants(t, q.output, "three loaded directories beyond the frame budget")
+    ends_powered_off(t, q, "three loaded directories beyond the frame budget")
 
 
 @test("hv-smp-guest-sparse-directories")

@@ -12,7 +12,7 @@ from the hypervisor's own lines after the guest ended (docs/HV.md, "Tests"):
 
 import re
 
-from hvguest import HV_FAULT_STOPS
+from hvguest import GUEST_SHUTDOWN, HV_FAULT_STOPS
 from vmitest import FATAL_PATTERNS
 
 AUDIT = r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, (\d+) mismatches"
@@ -48,3 +48,12 @@ def check_invariants(t, text, what, last=True):
         t.check(after == before, f"{what}: machine frames free {after} after the end, {before} before the guests ran")
     return {"audits": len(a), "entries": sum(x[2] for x in a),
             "frames": (f[-1][2], f[-1][0]) if f else None}
+
+
+def ends_powered_off(t, q, what, timeout=60):
+    """The run ends with the guest's own power-off: QEMU's status says so,
+    no guest was stopped, and the invariants hold (check_invariants)."""
+    status = q.wait_exit(timeout=timeout)
+    t.check(status == GUEST_SHUTDOWN, f"{what}: exit status {status}, expected a clean power-off")
+    t.check("guest stopped" not in q.output, f"{what}: the guest was stopped")
+    return check_invariants(t, q.output, what)
