@@ -72,8 +72,6 @@ void run_poll_devices(struct run *r, struct vcpu *ran);
 void run_arm_next_event(struct run *r, uint64_t now);
 /* Halted vCPUs with an interrupt to take become runnable again. */
 void run_wake_halted(struct run *r, uint64_t now);
-/* Nothing to run: halt the CPU until an interrupt, sched_lock released. */
-void run_idle(struct run *r, struct pcpu *c);
 
 /* Guests that end, reboot or are yet to start (run_reap.c). */
 /* A vCPU its guest has yet to start waits halted. */

@@ -19,7 +19,6 @@
 #include "vmi_abi.h"
 #include "smp.h"
 #include "spinlock.h"
-#include "lock_selftest.h"
 
 /*
  * Does a guest's reboot start it again?  Always, but for one case: the

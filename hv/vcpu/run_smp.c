@@ -19,7 +19,11 @@
 #include "vmi_abi.h"
 #include "smp.h"
 #include "spinlock.h"
-#include "lock_selftest.h"
+
+
+/* The run loops' lock: the scheduler's queues and struct run, taken by
+ * every CPU's loop (docs/ARCHITECTURE.md, lock order; run_loop.h). */
+struct spinlock sched_lock = SPINLOCK_INIT("sched_lock", LOCK_RANK_SCHED);
 
 /* Tell CPU k to look at the queue, once until it has looked. */
 void run_kick(struct run *r, int k)
@@ -192,31 +196,4 @@ void run_wake_halted(struct run *r, uint64_t now)
 		}
 		spin_unlock(&g->lock);
 	}
-}
-
-/*
- * Nothing to run on this CPU: its vCPU's registers saved (another CPU may
- * take it), sched_lock released, and the CPU halted until an interrupt: its
- * timer, an IPI, or (the boot CPU) a device.  sti takes effect after hlt
- * has begun: no wake-up is lost between the decision and the halt.
- */
-void run_idle(struct run *r, struct pcpu *c)
-{
-	uint64_t slept;
-
-	/* Not while a dead guest waits for its report: the last CPU out of
-	 * a guest whose vCPUs ran at once reaps it (dying_elsewhere), and
-	 * kicks this one then.  Ending before would find no last_ended and
-	 * wait at the console's prompt with the guest's end never said
-	 * (a reboot of Linux with vcpus_at_once=on, 2 runs in 5). */
-	if (c->index == 0 && !run_any_alive(r) && !run_unreaped(r))
-		run_no_guest_left(r);
-	pcpu_leave(c);
-	c->exit_tsc = 0;	/* sleeping is not exit handling */
-	vcpu_exit_handling_end(c);
-	spin_unlock(&sched_lock);
-	slept = rdtsc();
-	__asm__ volatile("sti; hlt; cli" ::: "memory");
-	c->idle_cycles += rdtsc() - slept;
-	spin_lock(&sched_lock);
 }

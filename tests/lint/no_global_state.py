@@ -34,7 +34,8 @@ ALLOWED = {
     # locks=check, set at start-up before the other CPUs run.
     "lib/spinlock.c": {"checking"},
     # The run loops' lock, and the run the other CPUs join (run_loop.h).
-    "vcpu/run.c": {"sched_lock", "published_run"},
+    "vcpu/run.c": {"published_run"},
+    "vcpu/run_smp.c": {"sched_lock"},
     # The lock rule lock_selftest= breaks on CPU 1, set once at boot
     # before the APs join, and the lock it holds into an entry.
     "vcpu/lock_selftest.c": {"armed", "selftest_lock"},
