@@ -4,6 +4,7 @@
 #include "version.h"
 #include "console.h"
 #include "stop.h"
+#include "acpi_poweroff.h"
 #include "traps.h"
 #include "segments.h"
 #include "pic.h"
@@ -31,7 +32,6 @@
 #include "lock_selftest.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */
-uint64_t hv_start_tsc;
 
 static const char *loader_name(const struct multiboot_info *mbi)
 {
@@ -144,15 +144,19 @@ static void list_cpus(struct cpu_list *cpus)
  * other CPUs. */
 static void machine_init(unsigned max_cpus)
 {
+	static const struct irq_controller legacy_pic = {
+		.is_spurious = pic_is_spurious, .mask = pic_mask, .eoi = pic_eoi,
+	};
 	struct cpu_list cpus;
 
 	pic_init();
+	irq_set_controller(&legacy_pic);
 	calibrate_tsc();
 	fpu_init();
 	rtc_read_boot();
 	hv_timer_start();
-	/* The drivers' interrupt handlers, registered here (trap.c calls the
-	 * drivers, as in xv6, and the drivers know nothing of traps.c). */
+	/* The drivers' interrupt handlers, registered here: traps.c knows no
+	 * driver (the local APIC's driver registers its own vectors). */
 	irq_set_handler(HV_IRQ_COM1, serial_irq);
 	irq_set_handler(HV_IRQ_KEYBOARD, kbd_irq);
 	serial_enable_rx_irq();
@@ -263,9 +267,10 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 	unsigned n;
 	char err[200];
 
-	hv_start_tsc = rdtsc();
+	tsc_mark_start();
 	cpu_tables_init();
 	console_init();
+	stop_set_power_off(acpi_power_off);
 	kprintf("vmi-hv %s: a VMI 13.0 hypervisor for i386 Linux guests\n", HV_VERSION);
 	sysenter_msrs_clear();
 
@@ -281,7 +286,7 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 			      loader_puts_path_first(loader_name(mbi)),
 			      &opt, err, sizeof(err)))
 		hv_fail("%s", err);
-	console_set_level((enum log_level)opt.loglevel);
+	log_set_level((enum log_level)opt.loglevel);
 	if (opt.locks_check) {
 		locks_check_enable();
 		log_info("locks=check: the lock order is checked at every take, and no lock may be held across a guest entry");

@@ -21,7 +21,7 @@
  */
 #include "fpu.h"
 #include "io.h"
-#include "console.h"
+#include "log.h"
 #include "hvlib.h"
 #include "x86.h"
 

@@ -17,7 +17,7 @@
 #include "traps.h"
 #include "io.h"
 #include "x86.h"
-#include "console.h"
+#include "log.h"
 
 void sysenter_msrs_clear(void)
 {

@@ -8,8 +8,9 @@
  * hypervisor's image at its linear == physical address.  There the CPU
  * turns on paging with the hypervisor's page directory, loads its own
  * GDT and stack (ap_boot, filled in by the boot CPU for one CPU at a
- * time) and calls ap_main.
+ * time) and calls ap_boot.entry.
  */
+#include "ap_boot.h"
 #include "segments.h"
 #include "x86.h"
 #include "paging_on.h"
@@ -57,10 +58,16 @@ ap_entry32:
 	movw %ax, %es
 	movw %ax, %ss
 	/* ap_boot.cr3, and ap_boot.gdt_limit/base: the CPU's own GDT */
-	hv_paging_on ap_boot + 0, ap_boot + 6
-	movl ap_boot + 12, %esp		/* ap_boot.stack_top */
+	hv_paging_on ap_boot + AP_BOOT_CR3, ap_boot + AP_BOOT_GDTR
+	movl ap_boot + AP_BOOT_STACK_TOP, %esp
 	xorl %ebp, %ebp
-	call ap_main
+	call *ap_boot + AP_BOOT_ENTRY
 2:	cli
 	hlt
 	jmp 2b
+
+	.data
+	.balign 4
+	.globl ap_boot
+ap_boot:
+	.space AP_BOOT_SIZE

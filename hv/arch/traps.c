@@ -8,9 +8,8 @@
  * cpu_tables.c) and stops with HV_EXIT_DOUBLE_FAULT.
  */
 #include "traps.h"
-#include "console.h"
+#include "log.h"
 #include "stop.h"
-#include "pic.h"
 #include "io.h"
 #include "segments.h"
 #include "layout.h"
@@ -20,6 +19,13 @@ static irq_handler_fn irq_handlers[16];
 /* Local APIC vectors: HV_LOCAL_TIMER_VECTOR and the spurious one. */
 static irq_handler_fn local_timer_handler, local_spurious_handler, local_ipi_handler;
 static unsigned long long irq_counts[16];
+/* The legacy interrupt controller (main.c registers the 8259's). */
+static const struct irq_controller *controller;
+
+void irq_set_controller(const struct irq_controller *c)
+{
+	controller = c;
+}
 
 const char *const exception_names[32] = {
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint",
@@ -127,7 +133,7 @@ static void irq_dispatch(unsigned vector)
 {
 	unsigned irq = vector - HV_IRQ_BASE;
 
-	if (pic_is_spurious(irq))
+	if (!controller || controller->is_spurious(irq))
 		return;
 	irq_counts[irq]++;
 	if (irq_handlers[irq])
@@ -135,9 +141,9 @@ static void irq_dispatch(unsigned vector)
 	else {
 		/* Nobody owns it: mask it rather than take it forever. */
 		log_warn("unexpected IRQ %u; masking it", irq);
-		pic_mask(irq);
+		controller->mask(irq);
 	}
-	pic_eoi(irq);
+	controller->eoi(irq);
 }
 
 bool interrupt_dispatch(unsigned vector)

@@ -14,7 +14,7 @@
 #include "acpi.h"
 #include "address_space.h"
 #include "layout.h"
-#include "console.h"
+#include "log.h"
 #include "hvlib.h"
 
 struct rsdp {

@@ -15,9 +15,9 @@
 #include "acpi_sleep.h"
 #include "acpi_poweroff.h"
 #include "layout.h"
-#include "console.h"
+#include "log.h"
 #include "io.h"
-#include "timer.h"
+#include "tsc.h"
 #include "hvlib.h"
 
 /* The DSDT the FADT names, mapped, with its signature and checksum right. */

@@ -4,14 +4,14 @@
  * console input from COM1 and the keyboard.
  */
 #include "console.h"
+#include "log.h"
 #include "kbd.h"
 #include "io.h"
 #include "hvlib.h"
-#include "timer.h"
+#include "tsc.h"
 #include "spinlock.h"
 #include "x86.h"
 
-static enum log_level level = LOG_INFO;
 static bool guest_output_last;	/* the guest's bytes were the last on VGA */
 /* Whose line COM1's cursor is in (0: none, at the start of a line), so
  * that each line carries one guest's name (with several) and the
@@ -101,20 +101,42 @@ static uint64_t line_hold_cycles(void)
 	return udiv64(tsc_hz() * CONSOLE_LINE_HOLD_US, 1000000);
 }
 
+/* The log's output (lib/log.h): a message is whole under console_lock,
+ * its level coloured on VGA. */
+static uint32_t output_enter(void)
+{
+	struct console_hold h = console_enter();
+
+	return h.eflags | (h.taken ? CONSOLE_TAKEN : 0);
+}
+
+static void output_leave(uint32_t token)
+{
+	console_leave((struct console_hold){ token & CONSOLE_TAKEN, token & ~CONSOLE_TAKEN });
+}
+
+static void output_colour(int level)
+{
+	static const unsigned char colour[] = {
+		[LOG_ERROR] = 0x0c, [LOG_WARN] = 0x0e,
+		[LOG_INFO] = VGA_ATTR_HV, [LOG_DEBUG] = 0x08,
+	};
+
+	vga_set_attr(level >= 0 && level <= LOG_DEBUG ? colour[level] : VGA_ATTR_HV);
+}
+
+static const struct log_output console_output = {
+	.enter = output_enter,
+	.leave = output_leave,
+	.putc = console_putc,
+	.colour = output_colour,
+};
+
 void console_init(void)
 {
 	serial_init();
 	vga_init();
-}
-
-void console_set_level(enum log_level l)
-{
-	level = l;
-}
-
-enum log_level console_level(void)
-{
-	return level;
+	log_set_output(&console_output);
 }
 
 void console_putc(char c)
@@ -280,52 +302,3 @@ int console_wait_char(int (*source)(void))
 	}
 }
 
-static void putc_cb(char c, void *ctx)
-{
-	(void)ctx;
-	console_putc(c);
-}
-
-void vkprintf(const char *fmt, va_list ap)
-{
-	fmt_format(putc_cb, NULL, fmt, ap);
-}
-
-void kprintf(const char *fmt, ...)
-{
-	struct console_hold h = console_enter();
-	va_list ap;
-
-	va_start(ap, fmt);
-	vkprintf(fmt, ap);
-	va_end(ap);
-	console_leave(h);
-}
-
-void log_msg(enum log_level l, const char *fmt, ...)
-{
-	static const char *const prefix[] = {
-		[LOG_ERROR] = "vmi-hv: error: ",
-		[LOG_WARN] = "vmi-hv: warning: ",
-		[LOG_INFO] = "vmi-hv: ",
-		[LOG_DEBUG] = "vmi-hv: debug: ",
-	};
-	static const unsigned char colour[] = {
-		[LOG_ERROR] = 0x0c, [LOG_WARN] = 0x0e,
-		[LOG_INFO] = VGA_ATTR_HV, [LOG_DEBUG] = 0x08,
-	};
-	struct console_hold h;
-	va_list ap;
-
-	if (l > level)
-		return;
-	h = console_enter();
-	vga_set_attr(colour[l]);
-	kprintf("%s", prefix[l]);
-	va_start(ap, fmt);
-	vkprintf(fmt, ap);
-	va_end(ap);
-	console_putc('\n');
-	vga_set_attr(VGA_ATTR_HV);
-	console_leave(h);
-}

@@ -7,7 +7,7 @@
 #include "acpi.h"
 #include "address_space.h"
 #include "layout.h"
-#include "console.h"
+#include "log.h"
 #include "hvlib.h"
 
 #define MP_CONFIG_HEADER 44	/* the configuration table's header */

@@ -22,7 +22,7 @@
 #include "io.h"
 #include "pic.h"
 #include "segments.h"
-#include "timer.h"
+#include "tsc.h"
 
 #define I8042_DATA     0x60
 #define I8042_STATUS   0x64	/* read */

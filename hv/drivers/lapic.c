@@ -21,7 +21,7 @@
 #include "segments.h"
 #include "traps.h"
 #include "io.h"
-#include "timer.h"
+#include "tsc.h"
 #include "hvlib.h"
 #include "pcpu.h"
 

@@ -17,38 +17,19 @@
 #include "fpu.h"
 #include "machine_mem.h"
 #include "address_space.h"
-#include "console.h"
-#include "timer.h"
+#include "log.h"
+#include "tsc.h"
 #include "io.h"
 #include "hvlib.h"
 #include "segments.h"
 #include "stop.h"
+#include "ap_boot.h"
 
-extern const char ap_trampoline[], ap_trampoline_end[], ap_trampoline_gdt[],
-	ap_trampoline_gdtr_base[];
-
-/* Read by ap_entry32 (trampoline.S) at fixed offsets: cr3 at 0, the GDT
- * pseudo-descriptor (limit, base) at 6, the stack at 12. */
-struct ap_boot {
-	uint32_t cr3;
-	uint16_t pad;
-	uint16_t gdt_limit;
-	uint32_t gdt_base;
-	uint32_t stack_top;
-	struct pcpu *cpu;
-	uint32_t df_stack_top;
-	void (*cpu_main)(struct pcpu *c);
-} __attribute__((packed));
-_Static_assert(__builtin_offsetof(struct ap_boot, cr3) == 0, "trampoline.S");
-_Static_assert(__builtin_offsetof(struct ap_boot, gdt_limit) == 6, "trampoline.S");
-_Static_assert(__builtin_offsetof(struct ap_boot, stack_top) == 12, "trampoline.S");
-
-struct ap_boot ap_boot;
 unsigned nr_online_cpus = 1;
 
-/* Where a started CPU's C begins (trampoline.S calls it on its stack). */
-__attribute__((noreturn)) void ap_main(void);
-__attribute__((noreturn)) void ap_main(void)
+/* Where a started CPU's C begins (trampoline.S calls ap_boot.entry on its
+ * stack). */
+__attribute__((noreturn)) static void ap_main(void)
 {
 	struct pcpu *c = ap_boot.cpu;
 
@@ -154,7 +135,7 @@ void smp_start_cpus(const struct cpu_list *cpus, unsigned max_cpus,
 			.cr3 = hv_cr3(), .gdt_limit = sizeof(pcpu_tables_of(c)->gdt) - 1,
 			.gdt_base = (uint32_t)pcpu_tables_of(c)->gdt,
 			.stack_top = new_stack(c), .df_stack_top = new_stack(c), .cpu = c,
-			.cpu_main = cpu_main,
+			.cpu_main = cpu_main, .entry = ap_main,
 		};
 		why = start_one(c, e->apic_id, page);
 		if (why) {

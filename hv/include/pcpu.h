@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include "segments.h"
 #include "layout.h"
-#include "spinlock.h"
+#include "lock_types.h"
 
 #define HV_NR_PCPUS HV_MAX_CPUS
 
@@ -134,14 +134,6 @@ static inline uint32_t pcpu_stack_claim(struct pcpu *c, void *base)
 	*(struct pcpu **)base = c;
 	return (uint32_t)base + HV_STACK_SIZE;
 }
-
-/* Before entering v on CPU c: its GDT entries into c's GDT, c's tables
- * page into v's switcher view (and the last CPU's out of it), its FPU
- * registers loaded (vcpu_switcher.c). */
-void pcpu_enter(struct pcpu *c, struct vcpu *v);
-/* c stops running its current vCPU (another CPU may take it next): the
- * FPU registers saved into it, nothing of it left loaded on c. */
-void pcpu_leave(struct pcpu *c);
 
 #endif
 #endif

@@ -2,14 +2,22 @@
  * stop.c - every way out of the hypervisor ends here, never in a reset.
  * The code goes to QEMU's isa-debug-exit device (the test harness's).
  * Without one, a clean end (the last guest powered off, 'q' typed on the
- * console) powers the machine off through ACPI, and anything else, or a
- * machine that cannot be powered off, halts with interrupts off, its last
- * lines on the screen (docs/HV.md, "Power-off and reboot").
+ * console) powers the machine off (through ACPI: main.c registers it), and
+ * anything else, or a machine that cannot be powered off, halts with
+ * interrupts off, its last lines on the screen (docs/HV.md, "Power-off and reboot").
  */
 #include "stop.h"
-#include "acpi_poweroff.h"
-#include "console.h"
+#include "log.h"
 #include "io.h"
+
+/* How the machine goes off (drivers/acpi_poweroff.c), registered by
+ * main.c at start-up: the way out knows no driver. */
+static void (*power_off)(void);
+
+void stop_set_power_off(void (*fn)(void))
+{
+	power_off = fn;
+}
 
 /* The ends a user asked for, or the guests did: the machine goes off. */
 static bool powers_off(int code)
@@ -23,8 +31,8 @@ __attribute__((noreturn)) static void halt_forever(int code)
 	/* QEMU's isa-debug-exit: exits with (code << 1) | 1.  Elsewhere the
 	 * port is unused and the write does nothing. */
 	outb(HV_DEBUG_EXIT_PORT, (uint8_t)code);
-	if (powers_off(code))
-		acpi_power_off();
+	if (powers_off(code) && power_off)
+		power_off();
 	for (;;)
 		__asm__ volatile("hlt");
 }

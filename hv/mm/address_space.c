@@ -14,7 +14,7 @@
 #include "address_space.h"
 #include "machine_mem.h"
 #include "layout.h"
-#include "console.h"
+#include "log.h"
 #include "stop.h"
 #include "io.h"
 

@@ -6,7 +6,7 @@
  */
 #include "machine_mem.h"
 #include "layout.h"
-#include "console.h"
+#include "log.h"
 #include "stop.h"
 #include "hvlib.h"
 #include "spinlock.h"

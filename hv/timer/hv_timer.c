@@ -21,7 +21,7 @@
 #include "pic.h"
 #include "traps.h"
 #include "segments.h"
-#include "console.h"
+#include "log.h"
 #include "stop.h"
 #include "lapic.h"
 #include "pcpu.h"

@@ -5,7 +5,7 @@
  */
 #include "timer.h"
 #include "io.h"
-#include "console.h"
+#include "log.h"
 
 static uint64_t boot_secs, boot_tsc;
 

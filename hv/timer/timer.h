@@ -1,30 +1,11 @@
-/* timer.h - the time base (TSC) and the hypervisor's one-shot timer. */
+/* timer.h - the hypervisor's one-shot timer and the wall clock, on the
+ * time base (tsc.h). */
 #ifndef VMI_HV_TIMER_H
 #define VMI_HV_TIMER_H
 
 #include <stdint.h>
 #include <stdbool.h>
-
-#define PIT_HZ        1193182u	/* the 8254's input clock */
-
-/* What tsc_calibrate() found, for the boot log. */
-enum tsc_result {
-	TSC_OK,
-	TSC_NONE,	/* CPUID.1:EDX.TSC clear */
-	TSC_NO_PIT,	/* PIT channel 2 never finished a window */
-};
-struct tsc_calibration {
-	uint64_t hz;		/* the frequency in use */
-	uint64_t cpuid_hz;	/* CPUID.15h's claim, 0 if none */
-	unsigned window_ms;	/* one window's length */
-	unsigned tries;		/* windows timed */
-	unsigned clean;		/* of them known to within 0.1% (0: the least disturbed used) */
-};
-/* Measure the TSC frequency against PIT channel 2. */
-enum tsc_result tsc_calibrate(struct tsc_calibration *r);
-uint64_t tsc_hz(void);
-/* TSC cycles -> microseconds / nanoseconds at the measured frequency. */
-uint64_t tsc_to_us(uint64_t cycles);
+#include "tsc.h"
 
 /* The hypervisor's one-shot timer (hv_timer.c): take IRQ0, then check
  * that a shot arrives when it should (interrupts must be on). */

@@ -9,11 +9,25 @@
  * new ROM copy (guest_reload), its frame budget back at what the load
  * charged (no peak, no refusals), its shadows, audit, devices and
  * counters from zero, its vCPUs built again at the boot protocol's entry.
- * The run loop then puts them back in the scheduler (run.c).
+ * The run loop then starts it (guest_start, as at the first start) and
+ * puts its vCPUs back in the scheduler (run_reap.c).
  */
 #include "vcpu.h"
 #include "guest_restart.h"
 #include "console.h"
+#include "io.h"
+
+void guest_start(struct guest *g, bool several)
+{
+	guest_devices_reset(g);
+	g->vuart.console = (struct guest_console){ .label = several ? g->name : 0 };
+	if (several) {
+		vga_screen_init(&g->screen);
+		g->vuart.console.screen = &g->screen;
+	}
+	for (unsigned i = 0; i < g->nr_vcpus; i++)
+		g->vcpus[i]->start_tsc = rdtsc();
+}
 
 void guest_restart(struct guest *g)
 {

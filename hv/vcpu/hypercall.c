@@ -41,8 +41,6 @@
 #include "vcpu_lapic.h"
 #include "valarm.h"
 
-extern uint64_t hv_start_tsc;
-
 static void ret64(struct trap_frame *f, uint64_t v)
 {
 	f->eax = (uint32_t)v;
@@ -95,7 +93,7 @@ static uint32_t activate(struct vcpu *v)
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",
 		(unsigned long long)v->stats.emulated,
 		(unsigned long long)v->stats.hidden_faults,
-		(unsigned long long)(tsc_to_us(now - hv_start_tsc) / 1000),
+		(unsigned long long)(tsc_to_us(now - tsc_at_start()) / 1000),
 		(unsigned long long)(tsc_to_us(now - v->start_tsc) / 1000));
 	vcpu_print_counters(v, audit);
 	console_leave(hold);

@@ -46,6 +46,7 @@
 #include "guest_report.h"
 #include "guest_restart.h"
 #include "pcpu.h"
+#include "vcpu_switcher.h"
 #include "console.h"
 #include "stop.h"
 #include "io.h"
@@ -59,18 +60,6 @@
 
 /* The run the other CPUs join, once the boot CPU has set it up. */
 static struct run *volatile published_run;
-
-void run_start(struct guest *g, bool several)
-{
-	guest_devices_reset(g);
-	g->vuart.console = (struct guest_console){ .label = several ? g->name : 0 };
-	if (several) {
-		vga_screen_init(&g->screen);
-		g->vuart.console.screen = &g->screen;
-	}
-	for (unsigned i = 0; i < g->nr_vcpus; i++)
-		g->vcpus[i]->start_tsc = rdtsc();
-}
 
 /* What the loop decides from, as it was before an entry (quiet_exit). */
 struct loop_inputs {
@@ -247,7 +236,7 @@ void run_guests(struct guest **guests, unsigned n, uint32_t slice_us)
 	irq_disable();
 	spin_lock(&sched_lock);
 	for (unsigned i = 0; i < n; i++)
-		run_start(guests[i], n > 1);
+		guest_start(guests[i], n > 1);
 	run_init(&r, guests, n, slice_us);
 	if (n > 1) {
 		console_show(&r.keys.console->screen);

@@ -51,9 +51,6 @@ struct run {
 	struct run_cpu cpu[HV_MAX_CPUS];
 };
 
-/* A guest's devices in their power-on state and its vCPUs' clocks
- * started; its console lines labelled when there are several. */
-void run_start(struct guest *g, bool several);
 /* A run of guests already started, each in the scheduler, with slices
  * of slice_us. */
 void run_init(struct run *r, struct guest **guests, unsigned n, uint32_t slice_us);

@@ -10,6 +10,7 @@
 #include "guest_report.h"
 #include "guest_restart.h"
 #include "pcpu.h"
+#include "vcpu_switcher.h"
 #include "console.h"
 #include "stop.h"
 #include "io.h"
@@ -59,7 +60,7 @@ void run_place(struct vcpu *v)
 static void rejoin(struct run *r, struct guest *g)
 {
 	guest_restart(g);
-	run_start(g, r->n > 1);
+	guest_start(g, r->n > 1);
 	for (unsigned j = 0; j < g->nr_vcpus; j++) {
 		run_place(g->vcpus[j]);
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))

@@ -12,6 +12,7 @@
 #include "stop.h"
 #include "hvlib.h"
 #include "exit_codes.h"
+#include "guest_restart.h"
 
 #define SELFTEST_EXITS 4000
 #define SELFTEST_SLICE_US 10000
@@ -90,8 +91,8 @@ void run_selftest_two_guests(struct guest *a, struct guest *b)
 
 	irq_disable();
 	spin_lock(&sched_lock);	/* as run_guests: run_step is called with it */
-	run_start(a, false);
-	run_start(b, false);
+	guest_start(a, false);
+	guest_start(b, false);
 	for (int round = 0; round < 2 && !why; round++) {
 		why = turn(a, b, SELFTEST_EXITS, &sa, &sb);
 		show(round ? "after its second turn" : "after its first turn", a, &sa);

@@ -42,6 +42,7 @@
 #include "vuart.h"
 #include "valarm.h"
 #include "pcpu.h"
+#include "vcpu_switcher.h"
 #include "run_loop.h"
 #include "smp.h"
 

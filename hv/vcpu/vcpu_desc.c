@@ -33,6 +33,7 @@
 #include "console.h"
 #include "stop.h"
 #include "hvlib.h"
+#include "vcpu_switcher.h"
 
 static void install(struct vcpu *v, unsigned idx, uint64_t guest_desc)
 {

@@ -30,6 +30,7 @@
 #include "stop.h"
 #include "hvlib.h"
 #include "pcpu.h"
+#include "vcpu_switcher.h"
 #include "io.h"
 
 #define PER_PAGE (HV_PAGE_SIZE / 8)

@@ -42,6 +42,7 @@
 #include "stop.h"
 #include "io.h"
 #include "pcpu.h"
+#include "vcpu_switcher.h"
 #include "guest_desc.h"
 #include "traps.h"
 #include "fpu.h"

@@ -14,6 +14,7 @@ from hvguest import DONE, GUEST_FATAL, SERIAL_CMDLINE
 LINT = os.path.join(paths.ROOT, "tests", "lint", "no_global_state.py")
 LAYERS_LINT = os.path.join(paths.ROOT, "tests", "lint", "include_layers.py")
 SIZES_LINT = os.path.join(paths.ROOT, "tests", "lint", "sizes.py")
+CALLS_LINT = os.path.join(paths.ROOT, "tests", "lint", "call_layers.py")
 
 
 def lint_module(path=LINT):
@@ -54,6 +55,44 @@ def hv_include_layers(t):
     vocab = sorted(f for f in os.listdir(os.path.join(paths.ROOT, "hv", "include")) if f.endswith(".h"))
     t.note(f"hv/include/: {len(vocab)} vocabulary headers; layers from the ground up: "
            + " < ".join(lint.LAYERS))
+
+
+@test("hv-call-layers")
+def hv_call_layers(t):
+    """No call runs up the layers, no files call each other in a circle,
+    and hv/include/ declares no folder's functions (tests/lint/call_layers.py,
+    docs/ARCHITECTURE.md "Layers"); the allowed upward calls are counted
+    (at most 3)."""
+    lint = lint_module(CALLS_LINT)
+    # The check itself must be able to fail: lib/ calling up into vcpu/,
+    # two mm/ files calling each other, a vocabulary header declaring a
+    # lib/ function; beside calls down and within a folder, which are fine.
+    files = {
+        "lib/log.c": "void log_line(void)\n{\n\tvcpu_kick();\n}\n",
+        "vcpu/vcpu.c": "void vcpu_kick(void)\n{\n\tlog_line();\n\tshadow_a();\n}\n",
+        "mm/shadow_a.c": "/* shadow_b() is named here only in a comment */\n"
+                         "void shadow_a(void)\n{\n\tshadow_b();\n}\n",
+        "mm/shadow_b.c": "static int calls;\nvoid shadow_b(void)\n{\n\tcalls++;\n\tshadow_a();\n}\n",
+        "mm/frames.c": "int frames_free;\nvoid frames_take(void)\n{\n\tframes_free--;\n\tlog_line();\n}\n",
+        "include/words.h": "#define WORDS 4\nvoid log_line(void);\n",
+    }
+    for name, text in files.items():
+        os.makedirs(os.path.join(t.tmpdir, "calllint", os.path.dirname(name)), exist_ok=True)
+        t.tmpfile(os.path.join("calllint", name), text.encode())
+    found = sorted(lint.check(os.path.join(t.tmpdir, "calllint")))
+    want = ["circle of 2 files: mm/shadow_a.c -> mm/shadow_b.c (shadow_b); mm/shadow_b.c -> mm/shadow_a.c (shadow_a)",
+            "circle of 2 files: lib/log.c -> vcpu/vcpu.c (vcpu_kick); vcpu/vcpu.c -> lib/log.c (log_line)",
+            "include/words.h: declares log_line, defined in hv/lib/: the header belongs beside them, "
+            "not in the vocabulary",
+            "lib/log.c -> vcpu/vcpu.c: hv/lib/ takes vcpu_kick from hv/vcpu/, a layer above it"]
+    t.check(found == sorted(want), f"the lint on a sample with four breaks found {found}")
+    found = lint.check(os.path.join(paths.ROOT, "hv"))
+    t.check(not found, "calls or includes that break the layers (tests/lint/call_layers.py):\n    "
+            + "\n    ".join(found))
+    t.check(len(lint.UPWARD) <= 3, f"{len(lint.UPWARD)} upward calls allowed, at most 3: {sorted(lint.UPWARD)}")
+    files, edges, _ = lint.graph(os.path.join(paths.ROOT, "hv"))
+    t.note(f"hv/: {len(files)} files, {len(edges)} edges (includes and calls), "
+           f"{len(lint.UPWARD)} allowed upward: " + "; ".join(f"{a}/ -> {b}/ {n}" for a, b, n in sorted(lint.UPWARD)))
 
 
 @test("hv-sizes")

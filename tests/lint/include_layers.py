@@ -24,7 +24,7 @@ import re
 import sys
 
 # From the ground floor up.  "." is hv/ itself (main.c), at the top.
-LAYERS = ["include", "lib", "mm", "timer", "arch", "drivers", "emul", "sched", "dev",
+LAYERS = ["include", "lib", "mm", "arch", "drivers", "timer", "emul", "sched", "dev",
           "loader", "vcpu", "."]
 COMPILER_HEADERS = {"stdint.h", "stddef.h", "stdbool.h", "stdarg.h"}
 SKIP_DIRS = set()

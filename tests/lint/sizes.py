@@ -15,8 +15,9 @@ import sys
 
 MAX_FUNCTION_LINES = 80
 MAX_FILE_LINES = 600
-# The run loop's file, which the structure keeps to the loop itself.
-MAX_LINES = {"hv/vcpu/run.c": 600}
+# The run loop's file, which the structure keeps to the loop itself (the
+# SMP plumbing is run_smp.c's, ending guests run_reap.c's).
+MAX_LINES = {"hv/vcpu/run.c": 300}
 # fmt_format: the printf engine, one switch over the conversions, read
 # top to bottom; split, it would be harder to check against C's rules.
 LONG_FUNCTIONS = {("hv/lib/format.c", "fmt_format")}

@@ -35,6 +35,15 @@ unsigned long long irq_count(unsigned irq);
 void trap_dump_registers(const struct trap_frame *f, uint32_t esp, uint32_t ss);
 extern const char *const exception_names[32];
 void irq_set_handler(unsigned irq, irq_handler_fn fn);
+/* The controller of IRQs 0-15 (the 8259s: drivers/pic.c), registered by
+ * main.c: traps.c asks it whether an IRQ is spurious, masks one nobody
+ * handles and acknowledges each; it knows no driver itself. */
+struct irq_controller {
+	bool (*is_spurious)(unsigned irq);
+	void (*mask)(unsigned irq);
+	void (*eoi)(unsigned irq);
+};
+void irq_set_controller(const struct irq_controller *c);
 void trap_dispatch(struct trap_frame *f);
 uint32_t trap_stub_address(unsigned vector);
 

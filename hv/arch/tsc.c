@@ -10,7 +10,7 @@
  * every window is 20 ms of everyone's boot.  CPUID leaf 0x15, when the CPU has it, is shown for
  * comparison.
  */
-#include "timer.h"
+#include "tsc.h"
 #include "io.h"
 #include "hvlib.h"
 
@@ -123,4 +123,17 @@ uint64_t tsc_to_us(uint64_t cycles)
 	uint32_t per_us = (uint32_t)udiv64(hz, 1000000);
 
 	return per_us ? udiv64(cycles, per_us) : 0;
+}
+
+/* Written once, before the other CPUs start. */
+static uint64_t start;
+
+void tsc_mark_start(void)
+{
+	start = rdtsc();
+}
+
+uint64_t tsc_at_start(void)
+{
+	return start;
 }

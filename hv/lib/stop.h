@@ -9,6 +9,9 @@
  * with it; a plain QEMU or a real machine has none). */
 bool hv_debug_exit_present(void);
 
+/* What powers the machine off after a clean end (main.c registers ACPI's). */
+void stop_set_power_off(void (*power_off)(void));
+
 /* Print "vmi-hv: stopped: <why>", exit QEMU through isa-debug-exit with
  * `code` if the device is there, else halt with interrupts off forever. */
 __attribute__((noreturn, format(printf, 2, 3)))

@@ -1,5 +1,6 @@
 /*
- * console.h - output to COM1 and VGA text, with log levels.
+ * console.h - output to COM1 and VGA text: the hypervisor's log (log.h)
+ * and the guests' consoles.
  *
  * Every line that reports bad input starts with "vmi-hv: error:"; the
  * tests and people grep for exactly that.
@@ -7,22 +8,16 @@
 #ifndef VMI_HV_CONSOLE_H
 #define VMI_HV_CONSOLE_H
 
+#include "log.h"
 #include "vterm.h"
 #include <stdbool.h>
 #include <stdarg.h>
 #include "guest_text.h"
 #include <stdint.h>
 
-enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
-
+/* Sets itself as the log's output (log.h: kprintf, log_info, ...). */
 void console_init(void);
-void console_set_level(enum log_level level);
-enum log_level console_level(void);
 void console_putc(char c);
-
-/* Raw output, no prefix. */
-void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void vkprintf(const char *fmt, va_list ap);
 
 /*
  * A report of several lines (a guest's stop or end, its activation, the
@@ -32,21 +27,14 @@ void vkprintf(const char *fmt, va_list ap);
  * never between its lines or inside one printed in pieces.  console_lock
  * ranks last: no other lock may be taken in between.
  */
+/* console_enter's hold as the log's token: EFLAGS has bit 31 clear. */
+#define CONSOLE_TAKEN 0x80000000u
 struct console_hold {
 	bool taken;
 	uint32_t eflags;
 };
 struct console_hold console_enter(void);
 void console_leave(struct console_hold h);
-
-/* One line each, newline added: "vmi-hv: error: ...", "vmi-hv: warning:
- * ...", "vmi-hv: ...", "vmi-hv: debug: ...". */
-void log_msg(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
-#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
-#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 /* COM1 */
 bool serial_init(void);
