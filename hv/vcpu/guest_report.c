@@ -61,6 +61,38 @@ static void say_audit_not_run(uint32_t left)
 			left);
 }
 
+/* The plain counters, a line each (vcpu_counters.h): each row's values
+ * side by side in struct vcpu_stats from its first field on, one for
+ * each %llu of its format. */
+#define COUNTER_ROW(section, format, ...) \
+	{ section, "vmi-hv: " format "\n", offsetof(struct vcpu_stats, VCPU_COUNTER_FIRST(__VA_ARGS__)) },
+static const struct counter_line {
+	enum vcpu_counter_section section;
+	const char *format;
+	size_t first;
+} counter_lines[] = { VCPU_COUNTER_LINES(COUNTER_ROW) };
+
+/* format with each %llu replaced by the next of values. */
+static void print_counter_line(const char *format, const uint64_t *values)
+{
+	for (const char *p = format; *p; p++) {
+		if (p[0] == '%' && p[1] == 'l' && p[2] == 'l' && p[3] == 'u') {
+			kprintf("%llu", (unsigned long long)*values++);
+			p += 3;
+		} else {
+			kprintf("%c", *p);
+		}
+	}
+}
+
+static void print_plain_counters(const struct vcpu_stats *s, enum vcpu_counter_section section)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(counter_lines); i++)
+		if (counter_lines[i].section == section)
+			print_counter_line(counter_lines[i].format,
+				   (const uint64_t *)((const char *)s + counter_lines[i].first));
+}
+
 /* The hypervisor's time per exit and what the exits were. */
 static void print_exit_counters(const struct vcpu_stats *s)
 {
@@ -91,9 +123,7 @@ static void print_call_counters(const struct vcpu *v)
 {
 	const struct vcpu_stats *s = &v->stats;
 
-	kprintf("vmi-hv: page-table updates without an exit: %llu queued entries drained at %llu exits (at most %llu at once)\n",
-		(unsigned long long)s->pxe_drained, (unsigned long long)s->pxe_drains,
-		(unsigned long long)s->pxe_max_batch);
+	print_plain_counters(s, COUNTERS_CALLS);
 	kprintf("vmi-hv: queued page-table updates by call: SetPxE=%llu SwapPxE=%llu TestAndSetPxEBit=%llu TestAndClearPxEBit=%llu\n",
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SET],
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_SWAP],
@@ -101,25 +131,8 @@ static void print_call_counters(const struct vcpu *v)
 		(unsigned long long)s->pxe_by_kind[VMI_SHARED_PXE_TEST_CLEAR]);
 	kprintf("vmi-hv: page-table lifecycle calls queued without an exit: AllocatePage=%llu ReleasePage=%llu\n",
 		(unsigned long long)s->pxe_calls[0], (unsigned long long)s->pxe_calls[1]);
-	kprintf("vmi-hv: IRETs in the ROM without an exit: %llu (%llu finished by the hypervisor at an exit inside the ROM's IRET window)\n",
-		(unsigned long long)s->rom_irets, (unsigned long long)s->rom_iret_finished);
-	kprintf("vmi-hv: Halt calls: %llu with the virtual IF clear (Halt enabled it), %llu with it set; %llu found an interrupt pending (woken at once)\n",
-		(unsigned long long)s->halts_if_clear, (unsigned long long)s->halts_if_set,
-		(unsigned long long)s->halts_pending);
-	kprintf("vmi-hv: string port I/O calls (INS/OUTS): %llu elements, %llu batches continued (the int $0x82 made again), %llu page faults given to the guest\n",
-		(unsigned long long)s->string_io_elements, (unsigned long long)s->string_io_restarts,
-		(unsigned long long)s->string_io_faults);
-	kprintf("vmi-hv: VMI calls answered unsupported (vmi_refuse=): %llu\n",
-		(unsigned long long)s->refused_answered);
-	kprintf("vmi-hv: VMI calls with no code answered unsupported: %llu\n",
-		(unsigned long long)s->unsupported_answered);
-	kprintf("vmi-hv: VMI Init calls refused (VMI active already): %llu\n", (unsigned long long)s->init_refused);
-	kprintf("vmi-hv: faulting IRETs reported to the guest: %llu from the ROM's iret, %llu from the IRET hypercall\n",
-		(unsigned long long)s->iret_faults_rom, (unsigned long long)s->iret_faults_hc);
 	kprintf("vmi-hv: system calls entered directly: gate %s; %llu exits in its entry window\n",
 		v->int80_direct ? "installed" : "not installed", (unsigned long long)s->int80_entry_window);
-	kprintf("vmi-hv: page faults: %llu hidden (shadow fills), %llu guest-visible\n",
-		(unsigned long long)s->hidden_faults, (unsigned long long)s->guest_page_faults);
 }
 
 /* Virtual interrupts, alarms, and the vCPUs-at-once shootdowns. */
@@ -139,8 +152,7 @@ static void print_interrupt_counters(const struct vcpu *v)
 		(unsigned long long)s->rom_pic_changes, (unsigned long long)v->valarm.lazy_taken,
 		(unsigned long long)v->valarm.lazy_early,
 		(unsigned long long)v->valarm.looks_unused);
-	kprintf("vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: %llu\n",
-		(unsigned long long)s->injected_before_iret);
+	print_plain_counters(s, COUNTERS_INTERRUPTS);
 	if (v->guest->vcpus_at_once) {
 		kprintf("vmi-hv: vCPUs at once: %llu shootdowns of the guest's other CPUs (%llu IPIs)\n",
 			(unsigned long long)v->guest->shootdowns, (unsigned long long)v->guest->shootdown_ipis);
@@ -165,10 +177,7 @@ void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)
 		if (s->emulated_by_kind[k])
 			kprintf(" %s=%llu", emul_kind_name(k), (unsigned long long)s->emulated_by_kind[k]);
 	kprintf("\n");
-	kprintf("vmi-hv: privileged instructions trapped after activation: %llu\n",
-		(unsigned long long)s->emulated_after_activation);
-	kprintf("vmi-hv: user-mode faults given to the guest kernel: %llu\n",
-		(unsigned long long)s->user_faults_reflected);
+	print_plain_counters(s, COUNTERS_EXITS);
 	print_exit_counters(s);
 	print_call_counters(v);
 	vcpu_mmu_print_stats(v, audit);

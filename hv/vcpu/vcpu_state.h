@@ -27,6 +27,7 @@
 #include "x86.h"
 #include "virtual_flags.h"
 #include "vlapic.h"
+#include "vcpu_counters.h"
 
 struct desc_reg {
 	uint32_t base;
@@ -34,40 +35,16 @@ struct desc_reg {
 };
 
 struct vcpu_stats {
+	/* The plain counters, each with its report line (vcpu_counters.h). */
+	VCPU_COUNTER_LINES(VCPU_COUNTER_FIELDS)
 	uint64_t exits, exits_by_vector[256];
 	uint64_t emulated, emulated_by_kind[EMUL_KIND_COUNT];
-	uint64_t emulated_after_activation;	/* should be 0: every site is patched */
-	uint64_t hidden_faults;		/* #PF the shadow paging fixed */
-	uint64_t guest_page_faults;	/* #PF reflected into the guest */
 	uint64_t tlb_flushes_ignored;	/* FlushTLB after activation: shadows need none */
 	uint64_t reflected_by_vector[32];	/* exceptions delivered through the guest's IDT */
-	/* Ring-3 faults the emulator does not handle, given to the guest's
-	 * kernel as the CPU raised them (docs/HV.md, "What the guest can reach"). */
-	uint64_t user_faults_reflected;
 	uint64_t hypercalls, hypercalls_by_call[128];
 	uint64_t injected;		/* virtual interrupts delivered */
-	/* Delivered in paravirtual mode before the guest's first IRET
-	 * call: at most 1 (the first interrupt returns through IRET).
-	 * More means interrupts returned through a raw iret, which cannot
-	 * set IF at CPL 1: the virtual IF stayed off behind its back. */
-	uint64_t injected_before_iret;
-	/* F_PXE: entry writes the ROM made without an exit and queued in
-	 * the shared page, drained at the next exit (vcpu_mmu_drain). */
-	uint64_t pxe_drained, pxe_drains, pxe_max_batch;
 	uint64_t pxe_by_kind[VMI_SHARED_PXE_KIND_MASK + 1];	/* by VMI_SHARED_PXE_* */
 	uint64_t pxe_calls[2];	/* F_PTLIFE: queued AllocatePage, ReleasePage */
-	/* F_IRET: exits that caught the ROM inside its IRET window, whose
-	 * iret the hypervisor then finished (vcpu_shared.c). */
-	uint64_t rom_iret_finished;
-	uint64_t rom_irets;		/* IRETs the ROM made without an exit */
-	/* IRETs whose frame the CPU refuses, reported to the guest as the
-	 * fault (docs/VROM.md, "A faulting IRET"): caught at the ROM's own
-	 * iret, and made through the IRET hypercall. */
-	uint64_t iret_faults_rom, iret_faults_hc;
-	/* VMI Halt calls by the virtual IF they were made with (clear: the
-	 * guest relied on Halt enabling it, as its safe_halt must), and
-	 * those that found an interrupt pending and did not sleep. */
-	uint64_t halts_if_clear, halts_if_set, halts_pending;
 	/* Exits at the first instruction of the direct int $0x80 handler,
 	 * where the hypervisor cleared the virtual IF (vcpu_syscall.c). */
 	uint64_t int80_entry_window;
@@ -85,21 +62,13 @@ struct vcpu_stats {
 	/* Exits whose handling began while another CPU was between an exit
 	 * and its next entry too (vcpu.c, exit_handling_begin). */
 	uint64_t parallel_exits;
-	/* VMI INS/OUTS: elements moved, batches that left the call to be
-	 * made again (the slot's int $0x82 re-executed), page faults the
-	 * buffer raised and the guest got. */
-	uint64_t string_io_elements, string_io_restarts, string_io_faults;
 	/* The work of one exit bounded (vcpu_mmu.c): drains that left part of
 	 * the queue for the next exit, exits not handled meanwhile (their
 	 * instruction made again). */
 	uint64_t drains_split, exits_deferred;
-	/* Reports of calls vmi_refuse= refused, answered unsupported. */
-	uint64_t refused_answered;
 	/* F_PIC: exits whose shared page showed a mask or in-service bits
 	 * the ROM had changed since the entry (vcpu_shared.c). */
 	uint64_t rom_pic_changes;
-	uint64_t unsupported_answered;	/* calls with no code answered unsupported */
-	uint64_t init_refused;	/* VMI Init made again, refused (hypercall.c) */
 };
 
 /* The guest's LDT as the CPU uses it (vcpu_ldt.c): its entries converted

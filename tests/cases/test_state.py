@@ -95,6 +95,43 @@ def hv_call_layers(t):
            f"{len(lint.UPWARD)} allowed upward: " + "; ".join(f"{a}/ -> {b}/ {n}" for a, b, n in sorted(lint.UPWARD)))
 
 
+def counter_rows(text):
+    """[(format, [fields])] of a VCPU_COUNTER_LINES table's rows."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S).replace("\\\n", " ")
+    rows = []
+    for m in re.finditer(r'\bL\(\s*(?:\w+\s*,\s*)?((?:"(?:\\.|[^"\\])*"\s*)+),([^()]*)\)', text):
+        fmt = "".join(re.findall(r'"((?:\\.|[^"\\])*)"', m.group(1)))
+        rows.append((fmt, [f.strip() for f in m.group(2).split(",")]))
+    return rows
+
+
+def counter_table_breaks(text):
+    return [f"{fmt!r}: {fmt.count('%llu')} %llu for {len(fields)} fields ({', '.join(fields)})"
+            for fmt, fields in counter_rows(text)
+            if fmt.count("%llu") != len(fields) or fmt.count("%") != fmt.count("%llu")]
+
+
+@test("hv-counter-table")
+def hv_counter_table(t):
+    """Each row of the plain counters' table (hv/vcpu/vcpu_counters.h)
+    prints as many values (%llu) as it names fields, and no other
+    conversion: the report reads each row's fields side by side."""
+    # The check itself must be able to fail: a row with a field too many
+    # and one with a %u, beside a good one.
+    sample = ('#define VCPU_COUNTER_LINES(L) \\\n\tL(ONE, "a: %llu, b: %llu", a, b) \\\n'
+              '\tL(ONE, "c: %llu", c, d) \\\n\tL(TWO, "e: %u %llu", e) \\\n')
+    found = counter_table_breaks(sample)
+    t.check(len(found) == 2 and "'c: %llu'" in found[0] and "'e: %u %llu'" in found[1],
+            f"the check on a sample with two bad rows found {found}")
+    with open(os.path.join(paths.ROOT, "hv", "vcpu", "vcpu_counters.h")) as f:
+        text = f.read()
+    rows = counter_rows(text)
+    t.check(len(rows) >= 10, f"only {len(rows)} rows read from vcpu_counters.h")
+    found = counter_table_breaks(text)
+    t.check(not found, "rows whose format and fields disagree:\n    " + "\n    ".join(found))
+    t.note(f"{len(rows)} report lines, {sum(len(f) for _, f in rows)} counters declared once")
+
+
 @test("hv-sizes")
 def hv_sizes(t):
     """No function of hv/ or vrom/ longer than 80 lines, no .c file longer
