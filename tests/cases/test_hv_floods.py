@@ -20,15 +20,14 @@ window; the figures are printed.  The hostile suite runs the flood cases themsel
 (block "floods and consoles" in test_hv_hostile.py).
 """
 
-import os
 import re
 import statistics
 
 from vmitest import FATAL_PATTERNS, paths, test
+from testguest import tguest_modules
 from guest_end import HV_BROKEN, check_invariants
 from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
 # 8 ns of machine time per instruction; no sleeping when every vCPU
 # halts (the clock jumps to the next timer instead).
@@ -42,9 +41,8 @@ def victim_beside(t, partner):
     """One boot: the partner as guest 1, the victim as guest 2; returns the
     victim's loop counts (the first window left out: the partner may still
     be starting) and the hypervisor's timer interrupts during the windows."""
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu(*ICOUNT, "-m", "128", "-kernel", paths.HV_ELF, "-initrd",
-               f"{TGUEST} tguest=f:{partner},{tiny},{TGUEST} tguest=busy,{tiny}", fatal=HV_BROKEN)
+               tguest_modules(t, f"tguest=f:{partner}", "tguest=busy"), fatal=HV_BROKEN)
     q.expect(r"\[guest2\] busy: window 00000000", timeout=120)
     q.send("\x1ds")
     m0 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
@@ -78,7 +76,7 @@ def victim_beside(t, partner):
 def hv_alarm_flood_throughput(t):
     """The victim's median 200 ms window beside a guest flooding alarms with
     IRQ0 masked is within 10% of its best beside the same guest quiet."""
-    t.require(paths.HV_ELF, TGUEST)
+    t.require(paths.HV_ELF, paths.TGUEST)
     windows = {"partner": [], "partner-flood": []}
     rates = {"partner": [], "partner-flood": []}
     for _ in range(2):
@@ -132,7 +130,7 @@ def hv_alarm_work_charged(t):
     controls"), not to the victim, whose report shows none.  Under
     -icount; the victim's throughput beside the ticks is printed, as a
     figure (10,000 ticks a second, each a world switch, are real work)."""
-    t.require(paths.HV_ELF, TGUEST)
+    t.require(paths.HV_ELF, paths.TGUEST)
     quiet, _, _ = victim_beside(t, "partner")
     ticks, irq_rate, charged = victim_beside(t, "partner-ticks")
     victim_us, owner_us = charged

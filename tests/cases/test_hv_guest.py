@@ -13,23 +13,19 @@ prints statistics (the uptime grows), 'q' exits with status 13
 (HV_EXIT_GUEST_STOPPED = 6 in hv/include/exit_codes.h).
 """
 
-import os
 import re
 
 from vmitest import FATAL_PATTERNS, ExpectTimeout, paths, test
+from testguest import tguest_modules
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
                      HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
 from guest_end import audits
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
 
 def tguest(t, what, append=None):
     """Boot the hypervisor (QEMU multiboot) with the test guest doing `what`."""
-    t.require(paths.HV_ELF, TGUEST)
-    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    args = ["-m", "128", "-kernel", paths.HV_ELF,
-            "-initrd", f"{TGUEST} tguest={what},{initrd}"]
+    args = ["-m", "128", "-kernel", paths.HV_ELF, "-initrd", tguest_modules(t, f"tguest={what}")]
     if append:
         args += ["-append", append]
     q = t.qemu(*args)

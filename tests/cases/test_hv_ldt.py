@@ -11,19 +11,16 @@ its diagnostic, and the hypervisor answers.  The LDT of a real program
 test_hv_ring3.py.
 """
 
-import os
 
 from vmitest import paths, test
+from testguest import tguest_modules
 from hvguest import REGS, stays_responsive
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
 
 @test("hv-tguest-ldt")
 def tguest_ldt(t):
-    t.require(paths.HV_ELF, TGUEST)
-    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-initrd", f"{TGUEST} tguest=ldt,{initrd}")
+    q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-initrd", tguest_modules(t, "tguest=ldt"))
     q.expect(r"tguest: hello from the test guest, command line: tguest=ldt", timeout=60)
     q.expect(r"tguest: LDT data segment 000c loaded\n", timeout=30)
     m = q.expect(r"tguest: lcall through the LDT call gate: #GP count (\w+) error (\w+) eax (\w+)\n", timeout=30)

@@ -30,11 +30,11 @@ import os
 import re
 import time
 
-from vmitest import TestFailure, paths, test
+from vmitest import TestFailure, accel_for, paths, test
+from testguest import tguest_modules
 from hvguest import GUEST_FAULT_STOPS, GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, STOP, check_invariants
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 # make test: one run per final action (seeds 1-12), at least 10^5 VMI calls
 # in all by the hypervisor's own count (about 30 s under TCG).  About a
 # fifth of the guest's calls go through the ROM's fast path, which queues
@@ -67,16 +67,14 @@ def machine(smp):
 
 def sfuzz_one(t, seed, calls, smp=1):
     """One run; returns its figures."""
-    t.require(paths.HV_ELF, TGUEST)
-    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     # The continuous audit checks the shadows the calls touched every
     # AUDIT_EVERY notifications and stops the guest at the first stale
     # entry: a lost update is caught where it happens, before a later
     # call (a release, an announce) derives the table again and hides it.
     q = t.qemu(*machine(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append",
                f"audit=every={AUDIT_EVERY}" + (" locks=check" if smp > 1 else ""),
-               "-initrd", f"{TGUEST} tguest=sfuzz:{seed} sfuzz_calls={calls},{initrd}", fatal=HV_BROKEN,
-               accel="tcg,thread=multi" if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, f"tguest=sfuzz:{seed} sfuzz_calls={calls}"), fatal=HV_BROKEN,
+               accel=accel_for(smp))
     q.expect(r"sfuzz: paging on, shadows active, shared page ffd02000", timeout=60)
     done = q.expect(r"sfuzz: done: ([^\n]*)\n|" + STOP + r"\n", timeout=calls / 500 + 60)
     t.check(done.group(0).startswith("sfuzz: done"), f"seed {seed}: stopped before the final phase: {done.group(0)}")

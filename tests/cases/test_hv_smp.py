@@ -5,17 +5,11 @@ limits them; a one-CPU machine runs as before.  The machine runs with
 MTTCG (one host thread per CPU), as `make run SMP=N` does."""
 
 import re
-
-import os
-import re
 import time
 
-from vmitest import paths, test
-from hvguest import BAD_INPUT, DONE, GUEST_SHUTDOWN, PANIC, PROMPT
-
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-
-MTTCG = "tcg,thread=multi"
+from vmitest import MTTCG, accel_for, paths, test
+from hvguest import BAD_INPUT, DONE, GUEST_SHUTDOWN, PANIC, PROMPT, hv_modules
+from testguest import tguest_modules
 
 
 def started(output):
@@ -28,7 +22,7 @@ def smp_bringup(t):
     reaches its shell and answers."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-initrd",
-               f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}", accel=MTTCG)
+               hv_modules(), accel=MTTCG)
     q.expect(r"CPU found \(ACPI MADT\): APIC ID 1\n", timeout=60)
     q.expect(r"vmi-hv: CPU 1 started: APIC ID 1, its own GDT, IDT, TSSes and stacks", timeout=60)
     q.expect(PROMPT, timeout=300)
@@ -41,9 +35,7 @@ def smp_bringup(t):
 def smp_cpus_limit(t):
     """-smp 4 with cpus=2: CPU 1 started, APIC IDs 2 and 3 not, with the
     reason; -smp 1 starts none and finds the one CPU."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    guest = f"{TGUEST} tguest=idle,{tiny}"
+    guest = tguest_modules(t, "tguest=idle")
     q = t.qemu("-smp", "4", "-m", "128", "-kernel", paths.HV_ELF, "-append",
                "cpus=2 after_load=stop", "-initrd", guest, accel=MTTCG)
     q.expect(r"APIC ID 3 not started: cpus= asks for 2 CPUs", timeout=60)
@@ -66,16 +58,16 @@ def smp_locks_check(t):
     (entry-ap) and is caught too: the checks are per CPU.  A guest boots
     under locks=check on -smp 2 (every take and entry checked; the
     exit-heavy pair of hv-smp-parallel-exits shows each CPU's count)."""
-    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD, TGUEST)
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD, paths.TGUEST)
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "locks=check lock_selftest=invert",
                fatal=[])
     q.expect(r"locks=check: lock order inversion: sched_lock \(rank 10\) taken while holding "
              r"console_lock \(rank 40\) on CPU 0", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == PANIC, f"exit status {status}, expected {PANIC} (internal error)")
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    idle = tguest_modules(t, "tguest=idle")
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "lock_selftest=invert after_load=stop",
-               "-initrd", f"{TGUEST} tguest=idle,{tiny}")
+               "-initrd", idle)
     q.expect(r"lock_selftest: the inversion went unnoticed \(locks=check is off\)", timeout=60)
     status = q.wait_exit(timeout=60)
     t.check(status == DONE, f"exit status {status}, expected {DONE} (after_load=stop)")
@@ -84,13 +76,13 @@ def smp_locks_check(t):
                                        r"console_lock \(rank 40\) on CPU 1"),
                          ("entry-ap", r"lock_selftest_lock held across a guest entry on CPU 1")):
         q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
-                   f"locks=check lock_selftest={kind}", "-initrd", f"{TGUEST} tguest=idle,{tiny}",
+                   f"locks=check lock_selftest={kind}", "-initrd", idle,
                    accel=MTTCG, fatal=[])
         q.expect(r"vmi-hv: PANIC: locks=check: " + caught, timeout=60)
         status = q.wait_exit(timeout=60)
         t.check(status == PANIC, f"lock_selftest={kind}: exit status {status}, expected {PANIC}")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-initrd",
-               f"{paths.BZIMAGE} console=ttyS0,,115200,{paths.INITRD}", "-append", "locks=check",
+               hv_modules(), "-append", "locks=check",
                accel=MTTCG)
     q.expect(PROMPT, timeout=300)
     q.send("ls /proc > /dev/null; echo locks-$((6 * 7))\n")
@@ -103,11 +95,8 @@ def smp_sixteen_guests(t):
     each, with their 8 MiB frame budgets) load on -smp 2 in 512 MiB, each
     reaches its idle loop and the last one answers a key typed to it; a
     seventeenth module pair is refused at load with the limit named."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    pair = f"{TGUEST} tguest=idle,{tiny}"
     q = t.qemu("-smp", "2", "-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
-               "-initrd", ",".join([pair] * 16), accel=MTTCG)
+               "-initrd", tguest_modules(t, *["tguest=idle"] * 16), accel=MTTCG)
     q.expect(r"vmi-hv: 16 guests share 2 CPUs", timeout=120)
     # Their lines interleave (a line held back is finished later): wait
     # for Ctrl-] l to list all sixteen halted in their idle loops.
@@ -129,7 +118,7 @@ def smp_sixteen_guests(t):
     q.send("k")
     q.expect(r"\[guest16\] idle: got k", timeout=30)
     q = t.qemu("-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
-               "-initrd", ",".join([pair] * 17))
+               "-initrd", tguest_modules(t, *["tguest=idle"] * 17))
     q.expect(r"vmi-hv: error: 34 modules given: that is 17 guests, at most 16", timeout=60)
     t.check(q.wait_exit(timeout=30) == BAD_INPUT, "the seventeenth guest was not refused at load")
 
@@ -139,11 +128,9 @@ def exit_heavy_pair(t, smp):
     -smp SMP machine under locks=check, until both power off: each
     guest's calls per 200 ms window (the first, warm-up, left out) and
     its count of exits handled while another CPU handled one."""
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    pair = f"{TGUEST} tguest=exits,{tiny}"
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
-               "guest_mem=16M locks=check", "-initrd", ",".join([pair] * 2),
-               accel=MTTCG if smp > 1 else "tcg")
+               "guest_mem=16M locks=check", "-initrd", tguest_modules(t, "tguest=exits", "tguest=exits"),
+               accel=accel_for(smp))
     for _ in range(2):
         q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
     status = q.wait_exit(timeout=60)
@@ -180,7 +167,6 @@ def smp_parallel_exits(t):
     guest's lock, while the other CPU handled one under its own: at least
     PARALLEL_SHARE of all exits (one lock around all exit handling would
     give none).  Their call rates on -smp 2 and -smp 1 are noted."""
-    t.require(paths.HV_ELF, TGUEST)
     rate2, parallel = exit_heavy_pair(t, 2)
     t.note(f"-smp 2: VMI calls/s {', '.join(f'{n} {r:.0f}' for n, r in sorted(rate2.items()))}; "
            f"exits handled in parallel (of all): {parallel}")
@@ -198,10 +184,8 @@ def smp_mp_table_only(t):
     """No ACPI (-machine pc,acpi=off): the CPUs come from the MP table alone
     (SeaBIOS lists one per package, hence sockets=2), CPU 1 is started, and
     a guest of two vCPUs (tguest=smp) runs on both and powers off."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-machine", "pc,acpi=off", "-smp", "2,sockets=2", "-m", "128", "-kernel", paths.HV_ELF,
-               "-append", "vcpus=2", "-initrd", f"{TGUEST} tguest=smp smp_vcpus=2,{tiny}", accel=MTTCG)
+               "-append", "vcpus=2", "-initrd", tguest_modules(t, "tguest=smp smp_vcpus=2"), accel=MTTCG)
     q.expect(r"vmi-hv: CPU found \(MP table\): APIC ID 1\n", timeout=60)
     q.expect(r"vmi-hv: CPU 1 started: APIC ID 1", timeout=60)
     q.expect(r"tguest: smp: survived, APs 00000001\n", timeout=120)

@@ -39,12 +39,11 @@ import os
 import re
 import time
 
-from vmitest import TestFailure, TestSkipped, paths, test
+from vmitest import MTTCG, TestFailure, TestSkipped, accel_for, paths, smp_args, test
+from testguest import tguest_modules
 from hvguest import GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, STOP, check_invariants
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-MTTCG = "tcg,thread=multi"
 # make test: three runs (2, 3 and 4 vCPUs) of 60,000 calls, about 6 s each
 # under MTTCG on two idle host CPUs, boots included.
 SMPFUZZ_CALLS = 60000
@@ -87,12 +86,10 @@ def vcpus_for(s, seed):
 
 
 def boot(t, s, seed, calls, vcpus, extra="", debug_exit=True):
-    t.require(paths.HV_ELF, TGUEST)
-    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     skip = f" smpfuzz_skip={s['skip']}" if s["skip"] else ""
     return t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
                   f"vcpus={vcpus} locks=check audit=every={AUDIT_EVERY}", "-initrd",
-                  f"{TGUEST} tguest=smpfuzz:{seed} smpfuzz_calls={calls} smp_vcpus={vcpus}{skip}{extra},{initrd}",
+                  tguest_modules(t, f"tguest=smpfuzz:{seed} smpfuzz_calls={calls} smp_vcpus={vcpus}{skip}{extra}"),
                   fatal=HV_BROKEN, accel=MTTCG, debug_exit=debug_exit)
 
 
@@ -229,11 +226,9 @@ def hv_smpfuzz_reboot(t):
 
 
 def alarm_wrap(t, smp):
-    t.require(paths.HV_ELF, TGUEST)
-    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    q = t.qemu(*(("-smp", str(smp)) if smp > 1 else ()), "-m", "128", "-kernel", paths.HV_ELF,
-               "-append", "locks=check", "-initrd", f"{TGUEST} tguest=alarmwrap,{initrd}",
-               fatal=HV_BROKEN, accel=MTTCG if smp > 1 else "tcg")
+    q = t.qemu(*smp_args(smp), "-m", "128", "-kernel", paths.HV_ELF,
+               "-append", "locks=check", "-initrd", tguest_modules(t, "tguest=alarmwrap"),
+               fatal=HV_BROKEN, accel=accel_for(smp))
     q.expect(r"vmi-hv: guest activated VMI", timeout=60)
     try:
         ticks = int(q.expect(r"alarmwrap: ticks ([0-9a-f]{8})\n", timeout=30).group(1), 16)

@@ -16,10 +16,10 @@ import os
 import re
 import subprocess
 
-from vmitest import paths, test
+from vmitest import accel_for, paths, test
+from testguest import tguest_modules
+from hvguest import GUEST_SHUTDOWN
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-MTTCG = "tcg,thread=multi"
 PAGE = 0x1000
 SWITCHER_BASE = 0xFFC00000
 
@@ -98,17 +98,15 @@ def check_rounds(t, output, smp):
 
 
 def switcher_view(t, smp):
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    exits = f"{TGUEST} tguest=exits,{tiny}"
     # 1 ms slices: three guests on two CPUs then move between them often
     # (as in hv-smp-migration), so the scan sees its vCPU moved.
     append = "guest_mem=16M" + (" slice=1" if smp > 1 else "")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", append,
-               "-initrd", f"{TGUEST} tguest=swscan,{tiny},{exits},{exits}",
-               accel=MTTCG if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, "tguest=swscan", "tguest=exits", "tguest=exits"),
+               accel=accel_for(smp))
     q.expect(r"\[guest1\] swscan: done", timeout=300)
-    t.check(q.wait_exit(timeout=120) is not None, "the hypervisor did not exit after both guests powered off")
+    t.check(q.wait_exit(timeout=120) == GUEST_SHUTDOWN,
+            "the hypervisor did not end with the guests' power-off")
     gdts, moved = check_rounds(t, q.output, smp)
     if smp > 1:
         t.check(len(gdts) == 2 or moved, f"-smp 2: the scanning guest never moved to the other CPU (GDTs "

@@ -4,8 +4,7 @@ Ctrl-] N gives guest N the keyboard, Ctrl-] q ends the guest that has it."""
 
 import re
 
-# A machine of several CPUs runs with MTTCG: one host thread per CPU.
-MTTCG = "tcg,thread=multi"
+from vmitest import MTTCG  # noqa: F401 (its importers take it from here)
 
 
 def expect_all(q, patterns, timeout=300):

@@ -43,11 +43,11 @@ API:
 import re
 import statistics
 
-from vmitest import paths
+from vmitest import accel_for, paths, smp_args
+from testguest import tguest_modules
 from guest_end import HV_BROKEN, check_invariants
 from hvguest import stop_console_guest_and_quit
 
-TGUEST = paths.BUILD + "/hv/test-guests/tguest.bzImage"
 IDLE, BUSY, ATTACK = 0, 1, 2
 PHASES = ("idle", "busy", "attack")
 PHASE_WINDOWS = 3        # RATES_PHASE_WINDOWS in tests/guests/tguest.h
@@ -86,14 +86,11 @@ def windows_by_phase(output):
 def beside(t, attacker, options="", smp=2, windows=54, victim_cpus=None):
     """One boot, the attacker as guest 1 and the victim as guest 2 (see the
     module's docstring); the victim's windows by phase."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     opts = " ".join(o for o in (options, f"guest2.cpus={victim_cpus}" if victim_cpus else "") if o)
     append = ["-append", opts] if opts else []
-    machine = ("-smp", str(smp)) if smp > 1 else ()
-    q = t.qemu(*machine, "-m", "128", "-kernel", paths.HV_ELF, *append, "-initrd",
-               f"{TGUEST} {attacker},{tiny},{TGUEST} tguest=victim victim_windows={windows},{tiny}",
-               fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")
+    q = t.qemu(*smp_args(smp), "-m", "128", "-kernel", paths.HV_ELF, *append, "-initrd",
+               tguest_modules(t, attacker, f"tguest=victim victim_windows={windows}"),
+               fatal=HV_BROKEN, accel=accel_for(smp))
     q.expect(r"rates: attacking, phase windows", timeout=120)
     # The victim prints its windows once it has counted them all: the
     # statistics then (Ctrl-] s) show where its time went meanwhile.

@@ -39,6 +39,8 @@ class paths:
     # The initrd plus Debian's i386 stress-ng (scripts/build-stress-initrd.sh).
     STRESS_INITRD = os.path.join(BUILD, "guest", "stress-initrd.img")
     HV_ELF = os.path.join(BUILD, "hv", "vmi-hv.elf")
+    # The tiny test guest (tests/guests/, built by make hv).
+    TGUEST = os.path.join(BUILD, "hv", "test-guests", "tguest.bzImage")
     VROM = os.path.join(BUILD, "vrom", "vmi.rom")
     UNIT = os.path.join(BUILD, "tests", "unit")
 
@@ -115,6 +117,21 @@ RUNNING = []
 
 def _shares_machine():
     return bool(RUNNING) and not RUNNING[-1].alone
+
+
+# A machine of several CPUs runs with MTTCG: one host thread per CPU.
+MTTCG = "tcg,thread=multi"
+
+
+def accel_for(smp):
+    """QEMU's accelerator for a machine of smp CPUs: MTTCG for several (each
+    CPU a host thread), plain TCG for one."""
+    return MTTCG if smp > 1 else "tcg"
+
+
+def smp_args(smp):
+    """QEMU's -smp for smp CPUs, nothing for one."""
+    return ("-smp", str(smp)) if smp > 1 else ()
 
 
 def _cpus_asked(args, accel):
