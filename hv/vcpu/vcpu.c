@@ -277,11 +277,11 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2, bool
 	if (interrupt)
 		return;		/* its driver ran at the exit (vcpu_run_once) */
 	switch (vector) {
-	case 14:
+	case X86_VEC_PF:
 		vcpu_strict_pt_write(v, cr2, f->error, frame_cpl(f));
 		vcpu_mmu_fault(v, cr2, f->error, frame_cpl(f));
 		return;
-	case 13:
+	case X86_VEC_GP:
 		if (f->error & 2) {
 			software_interrupt(v, f);
 			return;
@@ -291,17 +291,17 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2, bool
 		 * knows the instruction. */
 		emulate(v, f);
 		return;
-	case 6:
+	case X86_VEC_UD:
 		emulate(v, f);
 		return;
-	case 8:
+	case X86_VEC_DF:
 		vcpu_stop(v, "double fault while the guest ran (a hypervisor bug)");
-	case 2:
+	case X86_VEC_NMI:
 		/* A real NMI (the guest's own "int $2" arrives as #GP): the
 		 * machine's, not the guest's. */
 		log_warn("NMI while the guest ran; ignored");
 		return;
-	case 18:
+	case X86_VEC_MC:
 		hv_panic("machine check while the guest ran");
 	}
 	if (vector == VMI_HYPERCALL_VECTOR) {
@@ -309,7 +309,8 @@ static void handle_exit(struct vcpu *v, struct trap_frame *f, uint32_t cr2, bool
 		return;
 	}
 	if (vector < 32) {
-		bool has_error = vector == 10 || vector == 11 || vector == 12 || vector == 17;
+		bool has_error = vector == X86_VEC_TS || vector == X86_VEC_NP || vector == X86_VEC_SS ||
+				 vector == X86_VEC_AC;
 
 		vcpu_deliver(v, vector, has_error, f->error, 0);
 		return;
