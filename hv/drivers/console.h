@@ -9,7 +9,7 @@
 #define VMI_HV_CONSOLE_H
 
 #include "log.h"
-#include "vterm.h"
+#include "textterm.h"
 #include <stdbool.h>
 #include <stdarg.h>
 #include "guest_text.h"
@@ -95,7 +95,7 @@ void console_guest_flush(struct guest_console *gc);
 uint64_t console_guest_flush_at(const struct guest_console *gc);
 void console_guest_flush_due(struct guest_console *gc, uint64_t now);
 
-/* VGA text mode (hv/drivers/vga.c, rendering by hv/drivers/vterm.c).  Hypervisor messages
+/* VGA text mode (hv/drivers/vga.c, rendering by hv/drivers/textterm.c).  Hypervisor messages
  * and the guest's output share the screen in different colours. */
 #define VGA_ATTR_GUEST 0x07	/* light grey: the guest's console output */
 #define VGA_ATTR_HV    0x0b	/* light cyan: the hypervisor's messages */
@@ -111,7 +111,7 @@ void vga_set_attr(unsigned char attr);	/* colour of the hypervisor's output */
  * the one whose guest has the console (the hypervisor's messages go to
  * the screen shown).  A screen starts as a copy of what is shown. */
 struct vga_screen {
-	struct vterm term;
+	struct textterm term;
 	uint16_t backing[VGA_COLS * VGA_ROWS];	/* its cells while not shown */
 };
 void vga_screen_init(struct vga_screen *s);

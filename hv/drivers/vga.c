@@ -4,7 +4,7 @@
  * several guests, one screen per guest, and the VGA shows the one whose
  * guest has the console (vga_show).
  *
- * The rendering is hv/drivers/vterm.c's (a small terminal emulator; see there for
+ * The rendering is hv/drivers/textterm.c's (a small terminal emulator; see there for
  * why).  This file is only the hardware around it: the cell buffer, the
  * hardware cursor, and the two colours that tell the writers apart on one
  * screen: the guest's output in light grey (0x07, which its own SGR
@@ -14,7 +14,7 @@
  */
 #include "console.h"
 #include "io.h"
-#include "vterm.h"
+#include "textterm.h"
 #include "hvlib.h"
 
 #define VGA_MEM ((uint16_t *)0xb8000)
@@ -26,7 +26,7 @@ static unsigned char hv_attr = VGA_ATTR_HV;
 
 static void move_cursor(void)
 {
-	unsigned pos = vterm_cursor(&shown->term);
+	unsigned pos = textterm_cursor(&shown->term);
 
 	outb(0x3d4, 0x0f);
 	outb(0x3d5, pos & 0xff);
@@ -36,7 +36,7 @@ static void move_cursor(void)
 
 void vga_init(void)
 {
-	vterm_init(&hv_screen.term, VGA_MEM, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
+	textterm_init(&hv_screen.term, VGA_MEM, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
 	shown = &hv_screen;
 	move_cursor();
 }
@@ -49,7 +49,7 @@ void vga_set_attr(unsigned char a)
 /* A hypervisor message: "\n" starts a new line, no escape sequences. */
 void vga_putc(char c)
 {
-	vterm_plain(&shown->term, c, hv_attr);
+	textterm_plain(&shown->term, c, hv_attr);
 	move_cursor();
 }
 
@@ -57,20 +57,20 @@ void vga_putc(char c)
  * so a hypervisor message never continues a guest line (the prompt). */
 void vga_fresh_line(void)
 {
-	vterm_fresh_line(&shown->term);
+	textterm_fresh_line(&shown->term);
 	move_cursor();
 }
 
 /* A byte the guest sent to its COM1, rendered as a terminal would. */
 void vga_guest_putc(char c)
 {
-	vterm_putc(&shown->term, (uint8_t)c);
+	textterm_putc(&shown->term, (uint8_t)c);
 	move_cursor();
 }
 
 void vga_screen_init(struct vga_screen *s)
 {
-	vterm_init(&s->term, s->backing, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
+	textterm_init(&s->term, s->backing, VGA_COLS, VGA_ROWS, VGA_ATTR_GUEST);
 	memcpy(s->backing, shown->term.cells, sizeof(s->backing));
 	s->term.row = shown->term.row;
 	s->term.col = shown->term.col;
@@ -97,7 +97,7 @@ bool vga_shown(const struct vga_screen *s)
 
 void vga_guest_putc_on(struct vga_screen *s, char c)
 {
-	vterm_putc(&s->term, (uint8_t)c);
+	textterm_putc(&s->term, (uint8_t)c);
 	if (s == shown)
 		move_cursor();
 }

@@ -106,7 +106,7 @@ void boot_params_fill(uint8_t *bp, const uint8_t *image,
 	 * so Linux's vgacon steps aside for the dummy console.  The guest has
 	 * no VGA: its 0xB8000 is its own memory, and every VGA register
 	 * access would be a denied port (about 1,900 per boot).  Its serial
-	 * console is what the hypervisor draws on the real screen (vterm.c). */
+	 * console is what the hypervisor draws on the real screen (textterm.c). */
 
 	bp[BP_E820_ENTRIES] = (uint8_t)plan->e820_count;
 	for (unsigned i = 0; i < plan->e820_count; i++) {

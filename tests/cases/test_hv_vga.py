@@ -2,7 +2,7 @@
 
 The guest's console is its virtual COM1; the hypervisor sends what the
 guest transmits to the real COM1 and also renders it on the VGA text
-screen as a terminal would (hv/drivers/vterm.c): escape sequences interpreted or
+screen as a terminal would (hv/drivers/textterm.c): escape sequences interpreted or
 consumed, never drawn.  The hypervisor's own messages share the screen in
 their own colour (light cyan, 0x0b; the guest's output is light grey, 0x07).
 

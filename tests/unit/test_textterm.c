@@ -1,4 +1,4 @@
-/* test_vterm.c - the terminal emulator behind the VGA screen (hv/drivers/vterm.c),
+/* test_textterm.c - the terminal emulator behind the VGA screen (hv/drivers/textterm.c),
  * on a fake 80x25 cell buffer: what a Linux boot and busybox's shell send
  * to their console must look as it would on a terminal. */
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "vterm.h"
+#include "textterm.h"
 
 #define COLS 80
 #define ROWS 25
@@ -16,26 +16,26 @@
 #define HV   0x0b
 
 static uint16_t cells[COLS * ROWS];
-static struct vterm t;
+static struct textterm t;
 
 static int setup(void **state)
 {
 	(void)state;
 	memset(cells, 0xAA, sizeof(cells));	/* init must clear it */
-	vterm_init(&t, cells, COLS, ROWS, GREY);
+	textterm_init(&t, cells, COLS, ROWS, GREY);
 	return 0;
 }
 
 static void feed(const char *s)
 {
 	while (*s)
-		vterm_putc(&t, (uint8_t)*s++);
+		textterm_putc(&t, (uint8_t)*s++);
 }
 
 static void hv_print(const char *s)
 {
 	while (*s)
-		vterm_plain(&t, *s++, HV);
+		textterm_plain(&t, *s++, HV);
 }
 
 /* Row r as text, trailing blanks dropped. */
@@ -62,7 +62,7 @@ static void assert_cursor(unsigned r, unsigned c)
 {
 	assert_int_equal(t.row, r);
 	assert_int_equal(t.col, c);
-	assert_int_equal(vterm_cursor(&t), r * COLS + c);
+	assert_int_equal(textterm_cursor(&t), r * COLS + c);
 }
 
 static void test_init_clears(void **state)
@@ -294,17 +294,17 @@ static void test_hypervisor_plain(void **state)
 static void test_fresh_line(void **state)
 {
 	(void)state;
-	vterm_fresh_line(&t);			/* at a line's start: nothing */
+	textterm_fresh_line(&t);			/* at a line's start: nothing */
 	assert_cursor(0, 0);
 	feed("vmi-guest# ");
-	vterm_fresh_line(&t);
+	textterm_fresh_line(&t);
 	hv_print("vmi-hv: statistics\n");
 	assert_string_equal(row(0), "vmi-guest#");
 	assert_string_equal(row(1), "vmi-hv: statistics");
 	assert_cursor(2, 0);
 	for (int i = 0; i < COLS; i++)		/* a full row: the pending wrap counts */
 		feed("x");
-	vterm_fresh_line(&t);
+	textterm_fresh_line(&t);
 	assert_cursor(3, 0);
 }
 

@@ -1,5 +1,5 @@
 /*
- * vterm.c - render a byte stream on a text-mode cell buffer as a
+ * textterm.c - render a byte stream on a text-mode cell buffer as a
  * terminal would (pure: compiled into the hypervisor and on the host).
  *
  * Why a terminal emulator: the guest's console output (its virtual COM1)
@@ -33,22 +33,22 @@
  * Not a full VT100: no scroll regions, tab stops are every 8 columns,
  * no character sets, no insert mode, no blinking.
  */
-#include "vterm.h"
+#include "textterm.h"
 
 #define BLANK(attr) ((uint16_t)((attr) << 8 | ' '))
 
-static uint16_t *cell(struct vterm *t, unsigned row, unsigned col)
+static uint16_t *cell(struct textterm *t, unsigned row, unsigned col)
 {
 	return &t->cells[row * t->cols + col];
 }
 
-static void fill(struct vterm *t, unsigned from, unsigned to, uint8_t attr)
+static void fill(struct textterm *t, unsigned from, unsigned to, uint8_t attr)
 {
 	for (unsigned i = from; i < to; i++)
 		t->cells[i] = BLANK(attr);
 }
 
-void vterm_clear(struct vterm *t)
+void textterm_clear(struct textterm *t)
 {
 	fill(t, 0, t->rows * t->cols, t->base_attr);
 	t->row = t->col = t->top = 0;
@@ -56,7 +56,7 @@ void vterm_clear(struct vterm *t)
 }
 
 /* The guest's ESC c: its part of the screen cleared, the cursor there. */
-static void guest_reset(struct vterm *t)
+static void guest_reset(struct textterm *t)
 {
 	t->attr = t->base_attr;
 	fill(t, t->top * t->cols, t->rows * t->cols, t->base_attr);
@@ -65,7 +65,7 @@ static void guest_reset(struct vterm *t)
 	t->wrap_pending = false;
 }
 
-void vterm_init(struct vterm *t, uint16_t *cells, unsigned cols, unsigned rows, uint8_t attr)
+void textterm_init(struct textterm *t, uint16_t *cells, unsigned cols, unsigned rows, uint8_t attr)
 {
 	t->cells = cells;
 	t->cols = cols;
@@ -76,16 +76,16 @@ void vterm_init(struct vterm *t, uint16_t *cells, unsigned cols, unsigned rows, 
 	t->nparams = 0;
 	t->csi_private = false;
 	t->utf8_left = 0;
-	vterm_clear(t);
+	textterm_clear(t);
 }
 
-unsigned vterm_cursor(const struct vterm *t)
+unsigned textterm_cursor(const struct textterm *t)
 {
 	return t->row * t->cols + t->col;
 }
 
 /* Everything moves up one row; the bottom row is blank. */
-static void scroll_up(struct vterm *t)
+static void scroll_up(struct textterm *t)
 {
 	unsigned n = (t->rows - 1) * t->cols;
 
@@ -97,14 +97,14 @@ static void scroll_up(struct vterm *t)
 }
 
 /* Everything moves down one row; the top row is blank (ESC M at the top). */
-static void scroll_down(struct vterm *t)
+static void scroll_down(struct textterm *t)
 {
 	for (unsigned i = t->rows * t->cols; i-- > t->cols;)
 		t->cells[i] = t->cells[i - t->cols];
 	fill(t, 0, t->cols, t->base_attr);
 }
 
-static void line_feed(struct vterm *t)
+static void line_feed(struct textterm *t)
 {
 	t->wrap_pending = false;
 	if (t->row + 1 < t->rows)
@@ -113,13 +113,13 @@ static void line_feed(struct vterm *t)
 		scroll_up(t);
 }
 
-static void carriage_return(struct vterm *t)
+static void carriage_return(struct textterm *t)
 {
 	t->col = 0;
 	t->wrap_pending = false;
 }
 
-static void draw(struct vterm *t, uint8_t ch, uint8_t attr)
+static void draw(struct textterm *t, uint8_t ch, uint8_t attr)
 {
 	if (t->wrap_pending) {
 		carriage_return(t);
@@ -133,7 +133,7 @@ static void draw(struct vterm *t, uint8_t ch, uint8_t attr)
 }
 
 /* The C0 controls a terminal acts on; the rest draw nothing. */
-static void control(struct vterm *t, uint8_t c)
+static void control(struct textterm *t, uint8_t c)
 {
 	switch (c) {
 	case '\n': case '\v': case '\f':
@@ -159,7 +159,7 @@ static void control(struct vterm *t, uint8_t c)
 }
 
 /* Guest cursor moves: within the screen, never above t->top. */
-static void move_to(struct vterm *t, int row, int col)
+static void move_to(struct textterm *t, int row, int col)
 {
 	if (row < (int)t->top)
 		row = (int)t->top;
@@ -177,7 +177,7 @@ static void move_to(struct vterm *t, int row, int col)
 /* ANSI colour numbers (red = 1, blue = 4) to VGA's (blue = 1, red = 4). */
 static const uint8_t ansi_to_vga[8] = { 0, 4, 2, 6, 1, 5, 3, 7 };
 
-static void sgr(struct vterm *t)
+static void sgr(struct textterm *t)
 {
 	for (unsigned i = 0; i < t->nparams; i++) {
 		unsigned p = t->params[i];
@@ -210,17 +210,17 @@ static void sgr(struct vterm *t)
 }
 
 /* Erase [from, to) in cell indices, with the current colours (as xterm). */
-static void erase(struct vterm *t, unsigned from, unsigned to)
+static void erase(struct textterm *t, unsigned from, unsigned to)
 {
 	fill(t, from, to, t->attr);
 }
 
-static void csi_dispatch(struct vterm *t, uint8_t final)
+static void csi_dispatch(struct textterm *t, uint8_t final)
 {
 	unsigned p0 = t->params[0], p1 = t->nparams > 1 ? t->params[1] : 0;
 	int n = p0 ? (int)p0 : 1;	/* a count: 0 or missing means 1 */
 	int row = (int)t->row, col = (int)t->col;
-	unsigned here = vterm_cursor(t);
+	unsigned here = textterm_cursor(t);
 	unsigned line = t->row * t->cols, end = t->rows * t->cols, start = t->top * t->cols;
 
 	switch (final) {
@@ -286,14 +286,14 @@ static void csi_dispatch(struct vterm *t, uint8_t final)
 	}
 }
 
-static void esc_dispatch(struct vterm *t, uint8_t c)
+static void esc_dispatch(struct textterm *t, uint8_t c)
 {
 	t->state = VT_GROUND;
 	switch (c) {
 	case '[':
 		t->state = VT_CSI;
 		t->nparams = 0;
-		for (unsigned i = 0; i < VTERM_MAX_PARAMS; i++)
+		for (unsigned i = 0; i < TEXTTERM_MAX_PARAMS; i++)
 			t->params[i] = 0;
 		t->csi_private = false;
 		break;
@@ -335,7 +335,7 @@ static void esc_dispatch(struct vterm *t, uint8_t c)
 	}
 }
 
-static void csi_byte(struct vterm *t, uint8_t c)
+static void csi_byte(struct textterm *t, uint8_t c)
 {
 	if (c >= '0' && c <= '9') {
 		unsigned *p = &t->params[t->nparams];
@@ -343,7 +343,7 @@ static void csi_byte(struct vterm *t, uint8_t c)
 		if (*p < 10000)
 			*p = *p * 10 + (c - '0');
 	} else if (c == ';' || c == ':') {
-		if (t->nparams + 1 < VTERM_MAX_PARAMS)
+		if (t->nparams + 1 < TEXTTERM_MAX_PARAMS)
 			t->nparams++;
 	} else if (c >= 0x3c && c <= 0x3f) {		/* ? > = < */
 		t->csi_private = true;
@@ -365,7 +365,7 @@ static void csi_byte(struct vterm *t, uint8_t c)
 	}
 }
 
-static void ground(struct vterm *t, uint8_t c)
+static void ground(struct textterm *t, uint8_t c)
 {
 	if (t->utf8_left) {
 		if ((c & 0xc0) == 0x80) {
@@ -390,7 +390,7 @@ static void ground(struct vterm *t, uint8_t c)
 	}
 }
 
-void vterm_putc(struct vterm *t, uint8_t c)
+void textterm_putc(struct textterm *t, uint8_t c)
 {
 	switch (t->state) {
 	case VT_GROUND:
@@ -420,7 +420,7 @@ void vterm_putc(struct vterm *t, uint8_t c)
 	}
 }
 
-void vterm_fresh_line(struct vterm *t)
+void textterm_fresh_line(struct textterm *t)
 {
 	if (t->col != 0 || t->wrap_pending) {
 		carriage_return(t);
@@ -428,7 +428,7 @@ void vterm_fresh_line(struct vterm *t)
 	}
 }
 
-void vterm_plain(struct vterm *t, char ch, uint8_t attr)
+void textterm_plain(struct textterm *t, char ch, uint8_t attr)
 {
 	uint8_t c = (uint8_t)ch;
 

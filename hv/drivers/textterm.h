@@ -1,5 +1,5 @@
 /*
- * vterm.h - a small terminal emulator on a text-mode cell buffer.
+ * textterm.h - a small terminal emulator on a text-mode cell buffer.
  *
  * Why: the guest's console is its virtual COM1, and what it sends there
  * is written for a terminal (a VT100-ish one: busybox's shell and line
@@ -7,27 +7,27 @@
  * on the VGA text screen we must render it as a terminal would, and not
  * draw the escape sequences as garbage.  This file is pure (no hardware,
  * no libc): hv/drivers/vga.c runs it on the real 0xB8000 buffer, and
- * tests/unit/test_vterm.c on a fake 80x25 array.
+ * tests/unit/test_textterm.c on a fake 80x25 array.
  *
  * A cell is a VGA text cell: character in the low byte, attribute (colour)
  * in the high byte.
  *
  * Two ways in, for the two writers that share the screen:
- *   vterm_putc()   the guest's bytes: C0 controls, ESC sequences, UTF-8;
- *   vterm_plain()  the hypervisor's own messages: \n means a new line
+ *   textterm_putc()   the guest's bytes: C0 controls, ESC sequences, UTF-8;
+ *   textterm_plain()  the hypervisor's own messages: \n means a new line
  *                  (CR LF), no escape parsing, and a guest's half-sent
  *                  escape sequence is left alone (its state is not
  *                  touched), so neither writer can garble the other.
  */
-#ifndef VMI_HV_VTERM_H
-#define VMI_HV_VTERM_H
+#ifndef VMI_HV_TEXTTERM_H
+#define VMI_HV_TEXTTERM_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VTERM_MAX_PARAMS 8
+#define TEXTTERM_MAX_PARAMS 8
 
-struct vterm {
+struct textterm {
 	uint16_t *cells;		/* rows * cols cells, row-major */
 	unsigned cols, rows;
 	unsigned row, col;		/* cursor */
@@ -42,27 +42,27 @@ struct vterm {
 
 	/* Escape sequence parser (guest output only). */
 	enum { VT_GROUND, VT_ESC, VT_ESC_SKIP, VT_CSI, VT_OSC, VT_OSC_ESC } state;
-	unsigned params[VTERM_MAX_PARAMS];
+	unsigned params[TEXTTERM_MAX_PARAMS];
 	unsigned nparams;
 	bool csi_private;		/* "ESC [ ?" (or > = <): modes we do not have */
 	unsigned utf8_left;		/* continuation bytes still to swallow */
 };
 
 /* Attach to a buffer of rows * cols cells and clear it with attr. */
-void vterm_init(struct vterm *t, uint16_t *cells, unsigned cols, unsigned rows, uint8_t attr);
-void vterm_clear(struct vterm *t);
+void textterm_init(struct textterm *t, uint16_t *cells, unsigned cols, unsigned rows, uint8_t attr);
+void textterm_clear(struct textterm *t);
 
 /* One byte of guest output, interpreted as a terminal would. */
-void vterm_putc(struct vterm *t, uint8_t c);
+void textterm_putc(struct textterm *t, uint8_t c);
 
 /* One byte of a hypervisor message, drawn with attr. */
-void vterm_plain(struct vterm *t, char c, uint8_t attr);
+void textterm_plain(struct textterm *t, char c, uint8_t attr);
 
 /* Go to the start of a new line unless the cursor is at a line's start
  * (a hypervisor message after the guest's prompt gets its own line). */
-void vterm_fresh_line(struct vterm *t);
+void textterm_fresh_line(struct textterm *t);
 
 /* The cursor's cell index (row * cols + col), for the hardware cursor. */
-unsigned vterm_cursor(const struct vterm *t);
+unsigned textterm_cursor(const struct textterm *t);
 
 #endif
