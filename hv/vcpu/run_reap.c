@@ -142,11 +142,14 @@ bool run_unreaped(const struct run *r)
 	return false;
 }
 
-/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler. */
-static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
+/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler
+ * (true if it was still there). */
+static bool leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
 {
-	if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
-		sched_gone(&r->sched, &v->sched, rdtsc());
+	if (v->sched.state != SCHED_RUNNING || v->sched.cpu != (int)c->index)
+		return false;
+	sched_gone(&r->sched, &v->sched, rdtsc());
+	return true;
 }
 
 /*
@@ -174,8 +177,9 @@ void run_after_death(struct run *r)
 	}
 	/* And the one it picked but never entered (its guest died first):
 	 * left RUNNING, two such on two CPUs block each other's reap. */
-	if (picked && !guest_alive(picked->guest))
-		leave_scheduler(r, c, picked);
+	if (picked && !guest_alive(picked->guest) && leave_scheduler(r, c, picked))
+		log_info("guest %s's vcpu %u, picked on CPU %u but never entered, leaves the scheduler",
+			 picked->guest->name, picked->index, c->index);
 	run_reap(r);
 }
 

@@ -52,6 +52,7 @@
  *                       a rule break that stops it
  *   tguest=exits        VMI calls in a loop for a while (tguest_exits.c)
  *   tguest=smp          vcpus=N: vCPU 0 starts the others (tguest_smp.c)
+ *   tguest=smpdeath     vcpus=N: the APs spin, vCPU 0 powers off
  *   tguest=smptick      vcpus=N: each vCPU ticks on its LVTT-wired alarm
  *   tguest=smpmmu       vcpus=2: two vCPUs on their own page directories
  *                       after activation (tguest_smp_mmu.c)

@@ -1,0 +1,38 @@
+"""Narrow windows of the run loop on several CPUs, made wide with the
+test-only options debug_pick_delay= and debug_halt_delay= (docs/HV.md,
+"The hypervisor command line"), so that a test lands in them every run."""
+
+import os
+
+from vmitest import paths, test
+from guest_end import HV_BROKEN, ends_powered_off
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
+MTTCG = "tcg,thread=multi"
+TWO_CPUS = "QEMU on -smp 2 with MTTCG: both host CPUs"
+
+
+def tiny_initrd(t):
+    return t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+
+
+@test("hv-smp-death-picked-never-entered", alone=TWO_CPUS)
+def smp_death_picked_never_entered(t):
+    """tguest=smpdeath, vcpus=4 on -smp 2, 2 ms slices, 10 ms spun after
+    every pick: vCPUs 1-3 spin (two to a CPU, each CPU switching between
+    its two), vCPU 0 powers off.  The dying CPU's next pick, and the other
+    CPU's pick in flight or next, are vCPUs of the dead guest picked and
+    never entered, one on each CPU.  Each must leave the scheduler there,
+    or each CPU sees the other's RUNNING and neither reaps the guest: the
+    machine never powers off."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M vcpus=4 slice=2 debug_pick_delay=10000 locks=check",
+               "-initrd", f"{TGUEST} tguest=smpdeath smp_vcpus=4,{tiny_initrd(t)}",
+               accel=MTTCG, fatal=HV_BROKEN)
+    q.expect(r"test-only delays: 10000 us after each pick", timeout=30)
+    q.expect(r"tguest: smpdeath: every AP counted; powering off\n", timeout=60)
+    q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=30)
+    t.check("picked on CPU" in q.output and "but never entered, leaves the scheduler" in q.output,
+            "no vCPU was picked and never entered: the window was missed")
+    ends_powered_off(t, q, "a guest dying while its siblings were picked")
