@@ -6,6 +6,7 @@ import os
 
 from vmitest import paths, test
 from guest_end import HV_BROKEN, ends_powered_off
+from hvguest import GUEST_STOPPED, stop_console_guest_and_quit
 
 TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 MTTCG = "tcg,thread=multi"
@@ -36,3 +37,21 @@ def smp_death_picked_never_entered(t):
     t.check("picked on CPU" in q.output and "but never entered, leaves the scheduler" in q.output,
             "no vCPU was picked and never entered: the window was missed")
     ends_powered_off(t, q, "a guest dying while its siblings were picked")
+
+
+@test("hv-smp-console-stop-while-halting", alone=TWO_CPUS)
+def smp_console_stop_while_halting(t):
+    """tguest=idle pinned to CPU 1 (guest1.cpus=1) on -smp 2, 2 s spun in
+    each halt's handling: Ctrl-] q typed as it says it waits for input
+    lands while CPU 1 handles its Halt (the console, on CPU 0, sees its
+    vCPU 0 running there and leaves the request).  That vCPU halts for good
+    at that exit (no byte comes to wake it), so the request must be looked
+    at as CPU 1's loop comes back from the exit, not at the next exit: the
+    guest is stopped and the hypervisor stays up on the console."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M guest1.cpus=1 debug_halt_delay=2000000 locks=check",
+               "-initrd", f"{TGUEST} tguest=idle,{tiny_initrd(t)}", accel=MTTCG, fatal=HV_BROKEN)
+    q.expect(r"idle: waiting for input\n", timeout=60)
+    status = stop_console_guest_and_quit(q, timeout=20)
+    t.check(status == GUEST_STOPPED, f"exit status {status}, expected the guest-stopped status")
