@@ -31,8 +31,6 @@
  *                    sends IPIs to vCPU 1 without pause, for ever: the
  *                    guest beside it must keep answering.
  *
- * tguest=smpdeath (smp_vcpus=N): the APs spin, vCPU 0 powers off.
- *
  * tguest=smpreboot (smp_vcpus=2): whether its two vCPUs ran at once,
  * then a reboot, again and again (smp_reboot).  tguest=gdtreboot: what
  * its boot GDT held, then a reboot, again and again (gdt_reboot).
@@ -405,31 +403,6 @@ static void smp_reboot(void)
 }
 
 /*
- * tguest=smpdeath (smp_vcpus=N): vCPUs 1 to N-1 count without end, never
- * exiting of their own; once every count moved, vCPU 0 powers off.  With
- * debug_pick_delay= (tests/cases/test_hv_windows.py) the other CPU is then
- * most likely between a pick and its entry.
- */
-static volatile uint32_t own_counts[MAX_APS];
-
-static void count_own(uint32_t id)
-{
-	for (;;)
-		own_counts[id % MAX_APS]++;
-}
-
-static void smp_death(uint32_t n)
-{
-	for (uint32_t id = 1; id < n; id++)
-		say_value("tguest: smpdeath: ", "SetInitialAPState", smp_start_ap(id, count_own, 0x11, 0));
-	for (uint32_t id = 1; id < n; id++)
-		while (!own_counts[id])
-			__asm__ volatile("pause");
-	puts("tguest: smpdeath: every AP counted; powering off\n");
-	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
-}
-
-/*
  * tguest=gdtreboot: the number of slots 4-9 of the boot GDT that were
  * loadable (entry.S), then a GDT of its own with flat data segments in
  * slots 4-9, and a reboot; the same again after it, for ever.  After a
@@ -462,8 +435,7 @@ int smp_main(const char *cmdline)
 
 	if (!has_word(cmdline, "tguest=smp") && !has_word(cmdline, "tguest=smptick") &&
 	    !has_word(cmdline, "tguest=smpbad") && !has_word(cmdline, "tguest=smpstorm") &&
-	    !has_word(cmdline, "tguest=smpreboot") && !has_word(cmdline, "tguest=gdtreboot") &&
-	    !has_word(cmdline, "tguest=smpdeath"))
+	    !has_word(cmdline, "tguest=smpreboot") && !has_word(cmdline, "tguest=gdtreboot"))
 		return 0;
 	n = cmdline_number(cmdline, "smp_vcpus=", 2);
 	{
@@ -492,10 +464,6 @@ int smp_main(const char *cmdline)
 	}
 	if (has_word(cmdline, "tguest=gdtreboot")) {
 		gdt_reboot();
-		return 1;
-	}
-	if (has_word(cmdline, "tguest=smpdeath")) {
-		smp_death(n);
 		return 1;
 	}
 	if (has_word(cmdline, "tguest=smpreboot")) {
