@@ -95,7 +95,7 @@ static bool dying_elsewhere(const struct guest *g)
 /* Report the guests that died since the last look; the console moves on
  * to a guest still alive.  A guest that rebooted starts again.  With
  * sched_lock held; each dead guest's lock is taken for its report and
- * restart. */
+ * restart if it is free, else at a later turn. */
 void run_reap(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++) {
@@ -104,7 +104,13 @@ void run_reap(struct run *r)
 
 		if (guest_alive(g) || g->end_reported || dying_elsewhere(g))
 			continue;
-		spin_lock(&g->lock);
+		/* Not waited for under sched_lock (run_try_guest): a CPU
+		 * holding a dead guest's lock is leaving it, and this loop
+		 * comes round again within RUN_RETRY_US (run_unreaped). */
+		if (!spin_trylock(&g->lock)) {
+			r->cpu[this_pcpu()->index].retry = true;
+			continue;
+		}
 		again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
