@@ -1066,6 +1066,23 @@ def hv_vmi_init_again(t):
     init_again(t, 2)
 
 
+@test("hv-cr3-unshadowed-bounded")
+def hv_cr3_unshadowed_bounded(t):
+    """tguest=h:cr3-unshadowed: a CR3 load of a directory never announced
+    whose PDEs name 1004 tables.  Building its whole shadow at the load
+    took one exit about a million entries of work under the guest's lock;
+    the build stops at the exit's limit (EXIT_WORK) and the PDEs left
+    empty are filled at the faults through them: no exit of the guest does
+    more than twice the limit, and it reads on through the directory."""
+    run_case(t, "cr3-unshadowed", h("cr3-unshadowed"),
+             r"hostile: unshadowed directory of 1008 tables loaded; h_page reads 00000055\n", SHUTDOWN)
+    out = t.output
+    work = re.findall(WORK, out[:out.find("after guest guest1's end")])
+    most, limit = (int(x) for x in work[-1]) if work else (-1, 0)
+    t.note(f"the most work one exit did: {most} entries (the limit {limit})")
+    t.check(0 <= most <= 2 * limit, f"one exit did {most} entries of work, more than twice the limit {limit}")
+
+
 def _guest_log_limit():
     """GUEST_LOG_LIMIT, from its one definition."""
     with open(os.path.join(paths.ROOT, "hv", "vcpu", "vcpu_io.h")) as f:
