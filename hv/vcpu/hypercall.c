@@ -72,7 +72,8 @@ static void must(struct vcpu *v, unsigned call, enum emul_result r, const struct
  * would change nothing but print the activation report again, so it is
  * refused with VMI_ERROR_INVALID, logged once per guest (whichever of its
  * vCPUs makes it: one line, not one per vCPU) and then only counted.
- * The report's shadow audit runs before console_lock is taken.
+ * The activation report is the guest's, printed once; its shadow audit
+ * runs before console_lock is taken.
  */
 static uint32_t activate(struct vcpu *v)
 {
@@ -91,6 +92,16 @@ static uint32_t activate(struct vcpu *v)
 	}
 	v->paravirtual = true;
 	vcpu_mmu_activate(v);
+	/* A vCPU started before its guest's first Init makes its own: the
+	 * guest's report (its counters, a full audit, under console_lock)
+	 * came with the first; up to 7 more would say nothing new. */
+	for (unsigned j = 0; j < v->guest->nr_vcpus; j++) {
+		if (j != v->index && v->guest->vcpus[j]->paravirtual) {
+			log_info("guest %s: vCPU %u activated VMI too (the guest's activation report came with the first)",
+				 v->guest->name, v->index);
+			return 0;
+		}
+	}
 	audit = vcpu_report_audit(v, &a);
 	hold = console_enter();
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",

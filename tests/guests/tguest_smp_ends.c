@@ -37,26 +37,35 @@ static void smp_death(uint32_t n)
 }
 
 /*
- * tguest=smpinit (smp_vcpus=N): vCPU 0 makes VMI Init and starts the APs
- * (paravirtual from their start); every vCPU then makes Init three times
- * more, each refused (VMI_ERROR_INVALID), and vCPU 0 powers off.
+ * tguest=smpinit (smp_vcpus=N): vCPU 0 starts the APs first, then makes
+ * VMI Init; each AP then makes its own (accepted: it was started before
+ * the guest's), and every vCPU makes Init three times more, each refused
+ * (VMI_ERROR_INVALID); vCPU 0 powers off.
  */
-static volatile uint32_t inits_done, inits_answered_otherwise;
+static volatile uint32_t inits_go, inits_done, inits_answered_otherwise;
+
+static uint32_t init_call(void)
+{
+	uint32_t r;
+
+	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
+	return r;
+}
 
 static void init_thrice(void)
 {
-	for (unsigned i = 0; i < 3; i++) {
-		uint32_t r;
-
-		__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
-		if (r != 0xffffffeau)
+	for (unsigned i = 0; i < 3; i++)
+		if (init_call() != 0xffffffeau)
 			__atomic_fetch_add(&inits_answered_otherwise, 1, __ATOMIC_SEQ_CST);
-	}
 }
 
 static void ap_init_thrice(uint32_t id)
 {
 	(void)id;
+	while (!inits_go)
+		__asm__ volatile("pause");
+	if (init_call())
+		__atomic_fetch_add(&inits_answered_otherwise, 1, __ATOMIC_SEQ_CST);
 	init_thrice();
 	__atomic_fetch_add(&inits_done, 1, __ATOMIC_SEQ_CST);
 	for (;;)
@@ -65,16 +74,14 @@ static void ap_init_thrice(uint32_t id)
 
 static void smp_init(uint32_t n)
 {
-	uint32_t r;
-
-	__asm__ volatile("int $0x82" : "=a"(r) : "D"(VMI_CALL_Init) : "memory");
-	say_value("tguest: smpinit: ", "Init", r);
 	for (uint32_t id = 1; id < n; id++)
 		say_value("tguest: smpinit: ", "SetInitialAPState", smp_start_ap(id, ap_init_thrice, 0x11, 0));
+	say_value("tguest: smpinit: ", "Init", init_call());
+	inits_go = 1;
 	init_thrice();
 	while (inits_done < n - 1)
 		__asm__ volatile("pause");
-	say_value("tguest: smpinit: ", "Inits again not refused", inits_answered_otherwise);
+	say_value("tguest: smpinit: ", "Inits answered otherwise", inits_answered_otherwise);
 	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 }
 
