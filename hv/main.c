@@ -11,6 +11,7 @@
 #include "io.h"
 #include "multiboot.h"
 #include "cmdline.h"
+#include "debug_delay.h"
 #include "machine_mem.h"
 #include "address_space.h"
 #include "timer.h"
@@ -291,6 +292,12 @@ void hv_main(uint32_t magic, const struct multiboot_info *mbi)
 		locks_check_enable();
 		log_info("locks=check: the lock order is checked at every take, and no lock may be held across a guest entry");
 	}
+
+	debug_pick_delay_us = opt.debug_pick_delay_us;
+	debug_halt_delay_us = opt.debug_halt_delay_us;
+	if (debug_pick_delay_us || debug_halt_delay_us)
+		log_warn("test-only delays: %u us after each pick, %u us in each halt (debug_pick_delay=, debug_halt_delay=)",
+			 debug_pick_delay_us, debug_halt_delay_us);
 
 	machine_mem_init(mbi);
 	address_space_init();

@@ -335,6 +335,27 @@ static bool parse_slice(const struct option_arg *a, void *opts)
 	return true;
 }
 
+/* debug_pick_delay=, debug_halt_delay=: microseconds, 0 (off) to 10 s. */
+static bool parse_delay(const struct option_arg *a, uint32_t *us)
+{
+	unsigned n;
+
+	if (!parse_uint(a->v, a->vlen, DEBUG_DELAY_US_MAX, &n))
+		return arg_error(a, "malformed option '%.*s': a debug delay is microseconds, 0-10000000");
+	*us = n;
+	return true;
+}
+
+static bool parse_pick_delay(const struct option_arg *a, void *opts)
+{
+	return parse_delay(a, &((struct hv_options *)opts)->debug_pick_delay_us);
+}
+
+static bool parse_halt_delay(const struct option_arg *a, void *opts)
+{
+	return parse_delay(a, &((struct hv_options *)opts)->debug_halt_delay_us);
+}
+
 static bool parse_cpus(const struct option_arg *a, void *opts)
 {
 	unsigned n;
@@ -430,6 +451,8 @@ static const struct option_spec options_table[] = {
 	CHOICE("locks", struct hv_options, locks_check, locks_words, "locks is check or off"),
 	CHOICE("lock_selftest", struct hv_options, lock_selftest, lock_selftest_words,
 	       "lock_selftest is invert, invert-ap, entry-ap or off"),
+	PARSED("debug_pick_delay", parse_pick_delay),
+	PARSED("debug_halt_delay", parse_halt_delay),
 };
 #define NR_OPTIONS (sizeof(options_table) / sizeof(options_table[0]))
 
@@ -494,6 +517,7 @@ bool hv_parse_cmdline(const char *cmdline, bool path_first,
 	o->slice_ms = SLICE_MS_DEFAULT;
 	o->vcpus = 0;
 	o->vcpus_at_once = true;
+	o->debug_pick_delay_us = o->debug_halt_delay_us = 0;
 	if (!cmdline)
 		return true;
 	p = skip_image_path(cmdline, path_first);

@@ -48,6 +48,11 @@
  *                         wrong order at boot (on CPU 0), or when CPU 1 joins
  *                         the run, or hold a lock into a guest entry on CPU 1
  *                         (locks=check must catch each)
+ *   debug_pick_delay=US   test-only: spin US microseconds (0-10 s) after
+ *                         each scheduler pick, before the guest's lock is
+ *                         taken to enter the vCPU (docs/HV.md)
+ *   debug_halt_delay=US   test-only: spin US microseconds in the handling
+ *                         of each halt (hlt, VMI Halt), under the guest's lock
  *   strict_pt=on|off      every page the guest announced as a page table is
  *                         read-only in the shadows: a direct write to it (not
  *                         through the ROM's calls) stops the guest with the
@@ -99,6 +104,7 @@ enum lock_selftest {
 #define GUEST_MAX_VCPUS 8
 #define SLICE_MS_DEFAULT 10
 #define SLICE_MS_MAX 1000
+#define DEBUG_DELAY_US_MAX 10000000u
 
 /* A set of VMI call numbers (vmi_refuse=): bit n of word n / 32. */
 #define VMI_REFUSE_WORDS ((NUM_VMI_CALLS + 31) / 32)
@@ -151,6 +157,8 @@ struct hv_options {
 	bool vcpus_at_once;		/* vcpus_at_once=on: a guest's vCPUs run at once */
 	bool locks_check;		/* locks=check */
 	enum lock_selftest lock_selftest;	/* lock_selftest= */
+	/* Test-only windows made wide (debug_delay.h); 0: none. */
+	uint32_t debug_pick_delay_us, debug_halt_delay_us;
 };
 
 /* Parse "123", "64K", "128M", "1G" (case-insensitive suffix).  false on

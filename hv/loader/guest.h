@@ -144,6 +144,9 @@ struct guest {
 	 * code segment's limit (its #GP): guest-made, so logged within a
 	 * limit each (vcpu_exception.c, vcpu.c). */
 	struct guest_log_limit delivery_log, cs_limit_log;
+	/* VMI Init made again by any of its vCPUs (hypercall.c): the first
+	 * is logged, the rest only counted, per vCPU in its statistics. */
+	bool init_refusal_logged;
 };
 
 static inline bool guest_alive(const struct guest *g)

@@ -241,12 +241,17 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, str
 		s->stats.cr3_hits++;
 		sp->clone_count = 0;	/* copied by now: the guest is using it */
 	} else {
+		uint32_t next = 0;
+
 		sp = shadow_new_page(s, gfn, SHADOW_PD);
 		if (!sp)
 			return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
 				 shadow_frames_out(s, why, sizeof(why)));
 		s->stats.adopted++;
-		if (!shadow_build_directory(s, sp, 0, 0, 0, 0, out))
+		/* Within this exit's work (shadow_work_begin): the PDEs after
+		 * the one where it stops stay not present, and a fault through
+		 * one links it (shadow_fault), as after an eviction. */
+		if (!shadow_build_directory(s, sp, 0, 0, 0, &next, out))
 			return shadow_refused_directory(s, sp);
 	}
 	s->loaded[k] = index_of(s, sp);

@@ -5,9 +5,13 @@
  * The boot CPU's loop polls it with sched_lock held (the focus and the
  * scheduler's view are read under it); what it reads or changes of a
  * guest, it does under that guest's lock, one guest at a time, so a
- * guest handling exits on another CPU is never seen half-way.
+ * guest handling exits on another CPU is never seen half-way.  A guest
+ * whose lock is busy is in an exit on another CPU, maybe a long one: its
+ * lock is waited for without sched_lock (take_guest), so that the other
+ * CPUs' loops go on meanwhile.
  */
 #include "console_keys.h"
+#include "run_loop.h"
 #include "vcpu_state.h"
 #include "guest_report.h"
 #include "guest_stop.h"
@@ -35,10 +39,44 @@
  */
 #define CONSOLE_ESCAPE 0x1d
 
-static const char *guest_state_name(const struct guest *g)
+/*
+ * g's lock for a console command, with sched_lock held.  A busy one is a
+ * CPU in g's exit, which may be long: waiting for it with sched_lock held
+ * would stop every CPU's loop at its next turn (docs/SMP.md, "Locks").
+ * So the wait lets go of sched_lock, and returns false: sched_lock is
+ * taken again by put_guest, after g's lock (the lock order), and what the
+ * caller read under sched_lock before may have changed (g may have ended).
+ * A command that prints lets go of it in any case (print): its lines take
+ * as long as the UART needs (87 us a byte at 115200 baud).
+ */
+static bool take_guest(struct guest *g, bool print)
+{
+	if (!print && spin_trylock(&g->lock))
+		return true;
+	spin_unlock(&sched_lock);
+	spin_lock(&g->lock);
+	return false;
+}
+
+static void put_guest(struct guest *g, bool kept)
+{
+	spin_unlock(&g->lock);
+	if (!kept)
+		spin_lock(&sched_lock);
+}
+
+/* The scheduler's view of g's vCPUs (sched_lock's), copied before
+ * take_guest may let sched_lock go. */
+static void sched_view(const struct guest *g, struct sched_entity *view)
+{
+	for (unsigned j = 0; j < g->nr_vcpus; j++)
+		view[j] = g->vcpus[j]->sched;
+}
+
+static const char *guest_state_name(const struct guest *g, const struct sched_entity *vcpu0)
 {
 	switch (g->state) {
-	case GUEST_RUNNING: return sched_state_name(g->vcpus[0]->sched.state);
+	case GUEST_RUNNING: return sched_state_name(vcpu0->state);
 	case GUEST_STOPPED: return "stopped";
 	case GUEST_REBOOTED: return "rebooted";
 	case GUEST_SHUT_DOWN: return "shut down";
@@ -79,11 +117,15 @@ static void list_guests(const struct console_keys *r)
 		r->n == 1 ? "" : "s");
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
-		const struct sched_entity *e = &g->vcpus[0]->sched;
+		struct sched_entity view[GUEST_MAX_VCPUS];
+		const struct sched_entity *e = &view[0];
+		const char focused = g == r->console ? '*' : ' ';
+		bool kept;
 
-		spin_lock(&g->lock);
+		sched_view(g, view);
+		kept = take_guest(g, true);
 		kprintf("    %c %u %-15s %-9s weight %u, %llu exits, %s CPU %d, %llu migrations\n",
-			g == r->console ? '*' : ' ', i + 1, g->name, guest_state_name(g),
+			focused, i + 1, g->name, guest_state_name(g, e),
 			g->weight, (unsigned long long)g->vcpus[0]->stats.exits,
 			e->state == SCHED_RUNNING ? "on" : "last on", e->cpu,
 			(unsigned long long)e->migrations);
@@ -93,12 +135,12 @@ static void list_guests(const struct console_keys *r)
 			const struct vcpu *v = g->vcpus[j];
 
 			kprintf("        vcpu %u: %s, %llu exits, %s CPU %d, %llu alarms\n", j,
-				v->awaiting_start ? "waiting for its start" : sched_state_name(v->sched.state),
+				v->awaiting_start ? "waiting for its start" : sched_state_name(view[j].state),
 				(unsigned long long)v->stats.exits,
-				v->sched.state == SCHED_RUNNING ? "on" : "last on", v->sched.cpu,
+				view[j].state == SCHED_RUNNING ? "on" : "last on", view[j].cpu,
 				(unsigned long long)v->valarm.count);
 		}
-		spin_unlock(&g->lock);
+		put_guest(g, kept);
 	}
 }
 
@@ -150,13 +192,15 @@ static void print_times(const struct console_keys *r)
 
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
+		struct sched_entity view[GUEST_MAX_VCPUS];
+		bool kept;
 
-		spin_lock(&g->lock);
+		sched_view(g, view);
+		kept = take_guest(g, true);
 		for (unsigned j = 0; j < g->nr_vcpus; j++) {
-			struct sched_times t = sched_times(&g->vcpus[j]->sched, now);
+			const struct sched_entity *e = &view[j];
+			struct sched_times t = sched_times(e, now);
 			uint64_t real_ms = tsc_to_us(t.real) / 1000, stolen_ms = tsc_to_us(t.stolen) / 1000;
-
-			const struct sched_entity *e = &g->vcpus[j]->sched;
 
 			kprintf("vmi-hv: vcpu time: guest %u (%s) vcpu %u: real=%llu available=%llu stolen=%llu cycles (running=%llu halted=%llu); %llu of %llu ms stolen; %llu alarms (at worst %llu us late, %llu us on average), %llu wake-ups (%llu took the CPU at once)\n",
 				i + 1, g->name, j, (unsigned long long)t.real,
@@ -176,7 +220,7 @@ static void print_times(const struct console_keys *r)
 			if (g->nr_vcpus > 1)
 				print_vcpu_wake_state(i + 1, g, g->vcpus[j]);
 		}
-		spin_unlock(&g->lock);
+		put_guest(g, kept);
 	}
 }
 
@@ -210,22 +254,64 @@ static void focus(struct console_keys *r, unsigned n)
 	kprintf("vmi-hv: console input goes to guest %u (%s)\n", n, r->console->name);
 }
 
-/* A typed byte into g's virtual UART. */
+/* A typed byte into g's virtual UART (not if g ended while take_guest
+ * waited). */
 static void guest_receive(struct guest *g, uint8_t c)
 {
-	spin_lock(&g->lock);
-	vuart_receive(&g->vuart, c);
-	spin_unlock(&g->lock);
+	bool kept = take_guest(g, false);
+
+	if (guest_alive(g))
+		vuart_receive(&g->vuart, c);
+	put_guest(g, kept);
+}
+
+/* Ctrl-] s: the console guest's statistics, then every vCPU's and CPU's
+ * time.  Its shadows are audited only while it lives: a guest that ended
+ * while take_guest waited may have been reaped, its shadows freed. */
+static void print_statistics(struct console_keys *r, struct guest *g)
+{
+	struct console_hold hold;
+	struct shadow_audit a;
+	const struct shadow_audit *audit;
+	bool kept = take_guest(g, true);
+
+	if (guest_alive(g)) {
+		audit = vcpu_report_audit(g->vcpus[0], &a);	/* outside console_lock */
+		hold = console_enter();
+		kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
+			(unsigned long long)hv_uptime_ms(),
+			(unsigned long long)hv_timer_interrupts());
+		vcpu_print_counters(g->vcpus[0], audit);
+		console_leave(hold);
+	}
+	put_guest(g, kept);
+	print_times(r);
+	print_cpus();
+}
+
+/* Ctrl-] r: the peaks (shadow pages, the longest exit) start again. */
+static void reset_peaks(struct guest *g)
+{
+	bool kept = take_guest(g, true);
+
+	if (guest_alive(g)) {
+		vcpu_mmu_reset_peaks(g->vcpus[0]);
+		/* The longest exit too: from now on, not the boot's. */
+		for (unsigned j = 0; j < g->nr_vcpus; j++)
+			g->vcpus[j]->stats.hv_max_cycles = 0;
+	}
+	put_guest(g, kept);
 }
 
 void console_keys_poll(struct console_keys *r)
 {
-	struct guest *g = r->console;
+	struct guest *g;
 	int c;
 
-	if (!g || !guest_alive(g))
-		return;
-	while ((c = console_getc()) >= 0) {
+	/* The focus again before each byte: while take_guest waited, another
+	 * CPU's reap may have moved it (console_keys_guest_ended); a dead
+	 * console guest's input waits in the ring. */
+	while ((g = r->console) && guest_alive(g) && (c = console_getc()) >= 0) {
 		if (!r->escaped) {
 			r->escaped = c == CONSOLE_ESCAPE;
 			if (!r->escaped)
@@ -236,36 +322,15 @@ void console_keys_poll(struct console_keys *r)
 		if (c == CONSOLE_ESCAPE) {
 			guest_receive(g, (uint8_t)c);
 		} else if (c == 's') {
-			struct console_hold hold;
-			struct shadow_audit a;
-			const struct shadow_audit *audit;
-
-			spin_lock(&g->lock);
-			audit = vcpu_report_audit(g->vcpus[0], &a);	/* outside console_lock */
-			hold = console_enter();
-			kprintf("vmi-hv: statistics (guest running, hypervisor up %llu ms, %llu timer interrupts):\n",
-				(unsigned long long)hv_uptime_ms(),
-				(unsigned long long)hv_timer_interrupts());
-			vcpu_print_counters(g->vcpus[0], audit);
-			console_leave(hold);
-			spin_unlock(&g->lock);
-			print_times(r);
-			print_cpus();
+			print_statistics(r, g);
 		} else if (c == 'r') {
-			spin_lock(&g->lock);
-			vcpu_mmu_reset_peaks(g->vcpus[0]);
-			/* The longest exit too: from now on, not the boot's. */
-			for (unsigned j = 0; j < g->nr_vcpus; j++)
-				g->vcpus[j]->stats.hv_max_cycles = 0;
-			spin_unlock(&g->lock);
+			reset_peaks(g);
 		} else if (c == 'q') {
 			stop_from_console(g->vcpus[0]);
 		} else if (c >= '1' && c <= '9') {
 			focus(r, (unsigned)(c - '0'));
-			g = r->console;
 		} else if (c == 'n') {
 			focus(r, next_alive(r));	/* guests 10-16 have no digit */
-			g = r->console;
 		} else if (c == 'l') {
 			list_guests(r);
 		}

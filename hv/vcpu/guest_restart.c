@@ -41,6 +41,7 @@ void guest_restart(struct guest *g)
 	g->shadow_ready = false;
 	g->audit = (struct guest_audit){ .opt = g->audit.opt };
 	memset(g->unsupported_logged, 0, sizeof(g->unsupported_logged));
+	g->init_refusal_logged = false;
 	g->wallclock_read = false;
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		vcpu_restart(g->vcpus[i]);

@@ -64,15 +64,14 @@ static void must(struct vcpu *v, unsigned call, enum emul_result r, const struct
 	vcpu_stop(v, "VMI call %u (%s): %s", call, vmi_call_name(call), out->why);
 }
 
-/* Refused Inits logged per vCPU; the rest are only counted. */
-#define INIT_REFUSALS_LOGGED 2
-
 /*
  * Init: the guest is paravirtual from now on.  Once per vCPU (a vCPU
  * started by a paravirtual one is paravirtual already): a second Init
  * would change nothing but print the activation report again, so it is
- * refused with VMI_ERROR_INVALID, logged twice and then only counted.
- * The report's shadow audit runs before console_lock is taken.
+ * refused with VMI_ERROR_INVALID, logged once per guest (whichever of its
+ * vCPUs makes it: one line, not one per vCPU) and then only counted.
+ * The activation report is the guest's, printed once; its shadow audit
+ * runs before console_lock is taken.
  */
 static uint32_t activate(struct vcpu *v)
 {
@@ -82,12 +81,25 @@ static uint32_t activate(struct vcpu *v)
 	const struct shadow_audit *audit;
 
 	if (v->paravirtual) {
-		if (v->stats.init_refused++ < INIT_REFUSALS_LOGGED)
-			log_warn("guest %s: vCPU %u: VMI Init refused: VMI is active already", v->guest->name, v->index);
+		v->stats.init_refused++;
+		if (!v->guest->init_refusal_logged)
+			log_warn("guest %s: vCPU %u: VMI Init refused: VMI is active already (further refusals of this guest are only counted)",
+				 v->guest->name, v->index);
+		v->guest->init_refusal_logged = true;
 		return VMI_ERROR_INVALID;
 	}
 	v->paravirtual = true;
 	vcpu_mmu_activate(v);
+	/* A vCPU started before its guest's first Init makes its own: the
+	 * guest's report (its counters, a full audit, under console_lock)
+	 * came with the first; up to 7 more would say nothing new. */
+	for (unsigned j = 0; j < v->guest->nr_vcpus; j++) {
+		if (j != v->index && v->guest->vcpus[j]->paravirtual) {
+			log_info("guest %s: vCPU %u activated VMI too (the guest's activation report came with the first)",
+				 v->guest->name, v->index);
+			return 0;
+		}
+	}
 	audit = vcpu_report_audit(v, &a);
 	hold = console_enter();
 	kprintf("vmi-hv: guest activated VMI after %llu emulated instructions, %llu shadow faults (%llu ms since hypervisor start, %llu ms since guest start)\n",

@@ -57,6 +57,7 @@
 #include "smp.h"
 #include "spinlock.h"
 #include "lock_selftest.h"
+#include "debug_delay.h"
 
 /* The run the other CPUs join, once the boot CPU has set it up. */
 static struct run *volatile published_run;
@@ -198,6 +199,7 @@ void run_step(struct run *r)
 	rc->ran = 0;		/* until it has exited */
 	rc->picked = v;
 	spin_unlock(&sched_lock);
+	debug_delay(debug_pick_delay_us);	/* test-only: its guest may die meanwhile */
 	run_vcpu(v);
 	spin_lock(&sched_lock);
 	rc->ran = v;

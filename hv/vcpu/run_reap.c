@@ -96,7 +96,7 @@ static bool dying_elsewhere(const struct guest *g)
 /* Report the guests that died since the last look; the console moves on
  * to a guest still alive.  A guest that rebooted starts again.  With
  * sched_lock held; each dead guest's lock is taken for its report and
- * restart. */
+ * restart if it is free, else at a later turn. */
 void run_reap(struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++) {
@@ -105,7 +105,13 @@ void run_reap(struct run *r)
 
 		if (guest_alive(g) || g->end_reported || dying_elsewhere(g))
 			continue;
-		spin_lock(&g->lock);
+		/* Not waited for under sched_lock (run_try_guest): a CPU
+		 * holding a dead guest's lock is leaving it, and this loop
+		 * comes round again within RUN_RETRY_US (run_unreaped). */
+		if (!spin_trylock(&g->lock)) {
+			r->cpu[this_pcpu()->index].retry = true;
+			continue;
+		}
 		again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
 		for (unsigned j = 0; j < g->nr_vcpus; j++)
 			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
@@ -143,11 +149,14 @@ bool run_unreaped(const struct run *r)
 	return false;
 }
 
-/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler. */
-static void leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
+/* A vCPU of a dead guest RUNNING on this CPU is gone from the scheduler
+ * (true if it was still there). */
+static bool leave_scheduler(struct run *r, struct pcpu *c, struct vcpu *v)
 {
-	if (v->sched.state == SCHED_RUNNING && v->sched.cpu == (int)c->index)
-		sched_gone(&r->sched, &v->sched, rdtsc());
+	if (v->sched.state != SCHED_RUNNING || v->sched.cpu != (int)c->index)
+		return false;
+	sched_gone(&r->sched, &v->sched, rdtsc());
+	return true;
 }
 
 /*
@@ -175,8 +184,9 @@ void run_after_death(struct run *r)
 	}
 	/* And the one it picked but never entered (its guest died first):
 	 * left RUNNING, two such on two CPUs block each other's reap. */
-	if (picked && !guest_alive(picked->guest))
-		leave_scheduler(r, c, picked);
+	if (picked && !guest_alive(picked->guest) && leave_scheduler(r, c, picked))
+		log_info("guest %s's vcpu %u, picked on CPU %u but never entered, leaves the scheduler",
+			 picked->guest->name, picked->index, c->index);
 	run_reap(r);
 }
 

@@ -13,6 +13,7 @@
 #include "vcpu_mem.h"
 #include "vcpu_mmu.h"
 #include "vcpu_ops.h"
+#include "debug_delay.h"
 #include "vpic.h"
 #include "console.h"
 #include "stop.h"
@@ -312,6 +313,7 @@ static enum emul_result op_halt(void *ctx)
  */
 void vcpu_halt(struct vcpu *v)
 {
+	debug_delay(debug_halt_delay_us);	/* test-only: a long exit */
 	/* Another vCPU than 0 that halts with interrupts off stops there
 	 * for good, as a CPU would (Linux's stop_this_cpu): its guest goes
 	 * on (docs/SMP.md, "A guest of several vCPUs"). */

@@ -566,3 +566,23 @@ def reboot_clean_gdt(t):
 def reboot_clean_gdt_smp2(t):
     gdt_after_reboot(t, 2)
 
+
+
+@test("hv-smp-guest-init-again", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_init_again(t):
+    """tguest=smpinit, vcpus=4 on -smp 2: the APs are started before the
+    guest's VMI Init and each makes its own (accepted), then every vCPU
+    makes Init three times more, each refused (-22).  The guest's
+    activation report is printed once, not once per vCPU (each a full
+    shadow audit and some 30 lines under console_lock), and its refusals
+    are one log line, not lines per vCPU (docs/HV.md, "Port I/O", the
+    limits on guest-made lines); the guest powers off cleanly."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=4 locks=check",
+               "-initrd", tguest_pair(t, "smpinit smp_vcpus=4"), accel=MTTCG, fatal=HV_BROKEN)
+    q.expect(r"tguest: smpinit: Inits answered otherwise 00000000\n", timeout=60)
+    ends_powered_off(t, q, "Inits again on every vCPU")
+    reports = len(re.findall(r"vmi-hv: guest activated VMI after ", q.output))
+    t.check(reports == 1, f"{reports} activation reports for 4 vCPUs' Inits, expected 1")
+    logged = re.findall(r"guest guest1: vCPU \d: VMI Init refused: VMI is active already[^\n]*", q.output)
+    t.check(len(logged) == 1, f"{len(logged)} refusal lines for 12 refusals on 4 vCPUs, expected 1: {logged}")

@@ -52,6 +52,8 @@
  *                       a rule break that stops it
  *   tguest=exits        VMI calls in a loop for a while (tguest_exits.c)
  *   tguest=smp          vcpus=N: vCPU 0 starts the others (tguest_smp.c)
+ *   tguest=smpdeath     vcpus=N: the APs spin, vCPU 0 powers off
+ *   tguest=smpinit      vcpus=N: every vCPU makes VMI Init again
  *   tguest=smptick      vcpus=N: each vCPU ticks on its LVTT-wired alarm
  *   tguest=smpmmu       vcpus=2: two vCPUs on their own page directories
  *                       after activation (tguest_smp_mmu.c)
@@ -779,7 +781,7 @@ void tguest_main(const uint8_t *boot_params)
 	puts("\n");
 
 	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
-	    smp_main(cmdline) || smp_mmu_main(cmdline) || rates_main(cmdline) || swscan_main(cmdline) ||
+	    smp_main(cmdline) || smp_ends_main(cmdline) || smp_mmu_main(cmdline) || rates_main(cmdline) || swscan_main(cmdline) ||
 	    smpfuzz_main(boot_params, cmdline) || alarm_wrap_main(cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {

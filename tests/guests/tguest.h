@@ -76,6 +76,9 @@ int smp_main(const char *cmdline);
 /* tguest_smp.c: start vCPU id (SetInitialAPState) at fn(id), on flat
  * ring-1 segments and a stack of its own, with cr0 and cr3; its answer. */
 uint32_t smp_start_ap(uint32_t id, void (*fn)(uint32_t), uint32_t cr0, uint32_t cr3);
+/* tguest_smp_ends.c: tguest=smpdeath, tguest=smpinit (smp_vcpus=N); 0 if
+ * the command line names neither. */
+int smp_ends_main(const char *cmdline);
 /* tguest_smp_mmu.c: tguest=smpmmu[:remap]; 0 if the command line does not name it. */
 int smp_mmu_main(const char *cmdline);
 /* tguest_rates.c: tguest=victim and the phased attackers tguest=rates:*;

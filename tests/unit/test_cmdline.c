@@ -58,7 +58,7 @@ static void unknown_option_lists_every_key(void **state)
 	assert_string_equal(big,
 		"unknown hypervisor option 'frobnicate=1' (options are guest_mem=, loglevel=, after_load=, "
 		"selftest_fault=, fastpaths=, selftest=, slice=, audit=, audit_action=, audit_selftest=, "
-		"strict_pt=, vmi_refuse=, cpus=, vcpus=, vcpus_at_once=, locks=, lock_selftest=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
+		"strict_pt=, vmi_refuse=, cpus=, vcpus=, vcpus_at_once=, locks=, lock_selftest=, debug_pick_delay=, debug_halt_delay=, guestN.mem=, guestN.name=, guestN.weight=, guestN.vmi_refuse=, "
 		"guestN.cpus=, guestN.vcpus=)");
 	assert_false(hv_parse_cmdline("x guest2.colour=red", true, &o, big, sizeof(big)));
 	assert_string_equal(big,
@@ -108,6 +108,14 @@ static void word_options(void **state)
 	assert_true(hv_parse_cmdline("x slice=7 selftest=two-guests strict_pt=on", true, &o, err, sizeof(err)));
 	assert_int_equal(o.slice_ms, 7);
 	assert_true(o.fastpaths);
+	/* The test-only delays: none unless given, microseconds up to 10 s. */
+	assert_int_equal(o.debug_pick_delay_us, 0);
+	assert_true(hv_parse_cmdline("x debug_pick_delay=2000 debug_halt_delay=10000000", true, &o, err, sizeof(err)));
+	assert_int_equal(o.debug_pick_delay_us, 2000);
+	assert_int_equal(o.debug_halt_delay_us, 10000000);
+	assert_false(hv_parse_cmdline("x debug_halt_delay=10000001", true, &o, err, sizeof(err)));
+	assert_string_equal(err, "malformed option 'debug_halt_delay=10000001': a debug delay is microseconds, 0-10000000");
+	assert_true(hv_parse_cmdline("x slice=7", true, &o, err, sizeof(err)));
 	/* cpus=: every CPU the firmware lists unless limited (0: no limit). */
 	assert_int_equal(o.max_cpus, 0);
 	assert_true(hv_parse_cmdline("x cpus=1", true, &o, err, sizeof(err)));

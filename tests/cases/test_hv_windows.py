@@ -1,0 +1,106 @@
+"""Narrow windows of the run loop on several CPUs, made wide with the
+test-only options debug_pick_delay= and debug_halt_delay= (docs/HV.md,
+"The hypervisor command line"), so that a test lands in them every run."""
+
+import os
+import re
+import statistics
+import time
+
+from vmitest import paths, test
+from guest_end import HV_BROKEN, ends_powered_off
+from hvguest import GUEST_STOPPED, stop_console_guest_and_quit
+
+TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
+MTTCG = "tcg,thread=multi"
+TWO_CPUS = "QEMU on -smp 2 with MTTCG: both host CPUs"
+
+
+def tiny_initrd(t):
+    return t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+
+
+@test("hv-smp-death-picked-never-entered", alone=TWO_CPUS)
+def smp_death_picked_never_entered(t):
+    """tguest=smpdeath, vcpus=4 on -smp 2, 2 ms slices, 10 ms spun after
+    every pick: vCPUs 1-3 spin (two to a CPU, each CPU switching between
+    its two), vCPU 0 powers off.  The dying CPU's next pick, and the other
+    CPU's pick in flight or next, are vCPUs of the dead guest picked and
+    never entered, one on each CPU.  Each must leave the scheduler there,
+    or each CPU sees the other's RUNNING and neither reaps the guest: the
+    machine never powers off."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M vcpus=4 slice=2 debug_pick_delay=10000 locks=check",
+               "-initrd", f"{TGUEST} tguest=smpdeath smp_vcpus=4,{tiny_initrd(t)}",
+               accel=MTTCG, fatal=HV_BROKEN)
+    q.expect(r"test-only delays: 10000 us after each pick", timeout=30)
+    q.expect(r"tguest: smpdeath: every AP counted; powering off\n", timeout=60)
+    q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=30)
+    t.check("picked on CPU" in q.output and "but never entered, leaves the scheduler" in q.output,
+            "no vCPU was picked and never entered: the window was missed")
+    ends_powered_off(t, q, "a guest dying while its siblings were picked")
+
+
+@test("hv-smp-console-stop-while-halting", alone=TWO_CPUS)
+def smp_console_stop_while_halting(t):
+    """tguest=idle pinned to CPU 1 (guest1.cpus=1) on -smp 2, 2 s spun in
+    each halt's handling: Ctrl-] q typed as it says it waits for input
+    lands while CPU 1 handles its Halt (the console, on CPU 0, sees its
+    vCPU 0 running there and leaves the request).  That vCPU halts for good
+    at that exit (no byte comes to wake it), so the request must be looked
+    at as CPU 1's loop comes back from the exit, not at the next exit: the
+    guest is stopped and the hypervisor stays up on the console."""
+    t.require(paths.HV_ELF, TGUEST)
+    q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M guest1.cpus=1 debug_halt_delay=2000000 locks=check",
+               "-initrd", f"{TGUEST} tguest=idle,{tiny_initrd(t)}", accel=MTTCG, fatal=HV_BROKEN)
+    q.expect(r"idle: waiting for input\n", timeout=60)
+    status = stop_console_guest_and_quit(q, timeout=20)
+    t.check(status == GUEST_STOPPED, f"exit status {status}, expected the guest-stopped status")
+
+
+TICKER = r"ticker: window ([0-9a-f]{8}) loops ([0-9a-f]{8})"
+
+
+@test("hv-smp3-console-keys-beside-long-exit", alone="QEMU on -smp 3 with MTTCG: more threads than host CPUs")
+def smp3_console_keys_beside_long_exit(t):
+    """-smp 3: tguest=f:partner-ticks, the console guest, alone on CPU 1
+    with every halt's exit 1.5 s long (debug_halt_delay=): its lock is
+    nearly always held; tguest=ticker (a 1 ms tick, loops counted per
+    100 ms window, printed at its end: no console_lock meanwhile) alone on
+    CPU 2.  Ctrl-] l, s and r, typed on CPU 0, each
+    need the partner's lock; waiting for it with sched_lock held stopped
+    the ticker's CPU at its next tick for as long (14 windows in a row and
+    more with no loops were seen).  The commands wait without sched_lock: no run
+    of 8 emptied windows (the host's load, more QEMU threads than host
+    CPUs, empties up to 4 in a row), and every command is answered."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = tiny_initrd(t)
+    q = t.qemu("-smp", "3", "-m", "128", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M guest1.cpus=1 guest2.cpus=2 debug_halt_delay=1500000 locks=check",
+               "-initrd", f"{TGUEST} tguest=f:partner-ticks,{tiny},{TGUEST} tguest=ticker ticker_windows=40 ticker_quiet,{tiny}",
+               accel=MTTCG, fatal=HV_BROKEN)
+    q.expect(r"floods: partner taking a period-1 alarm: halting between ticks", timeout=60)
+    time.sleep(0.5)			# the ticker's windows begin
+    for key in ("\x1dl", "\x1ds", "\x1dr"):
+        q.send(key)
+        time.sleep(0.2)
+    q.expect(r"\[guest2\] floods: ticker: done", timeout=120)
+    # Each answer comes once the partner's lock is free: wait for the last.
+    deadline = time.monotonic() + 30
+    while "vmi-hv: peaks reset: " not in q.output and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pattern in (r"vmi-hv: 2 guests \(Ctrl-\] N gives", r"vmi-hv: statistics \(guest running", r"vmi-hv: peaks reset: "):
+        got = len(re.findall(pattern, q.output))
+        t.check(got == 1, f"/{pattern}/ answered {got} times, not once")
+    joined = "".join(re.findall(r"^\[guest2\] ([^\n]*)", q.output, re.M))
+    loops = [int(n, 16) for _, n in re.findall(TICKER, joined)][1:]
+    med = statistics.median(loops) if loops else 0
+    run = longest = 0
+    for n in loops:
+        run = run + 1 if n * 50 < med else 0
+        longest = max(longest, run)
+    t.note(f"ticker loops per 100 ms: median {med:.0f}; the longest run of emptied windows {longest}: {loops}")
+    t.check(len(loops) >= 30 and med > 0, f"ticker windows: {loops}")
+    t.check(longest < 8, f"{longest} ticker windows in a row kept less than a 50th of the median's loops: its CPU stalled")
