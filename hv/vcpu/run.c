@@ -181,6 +181,9 @@ void run_step(struct run *r)
 	if (run_unreaped(r))
 		run_reap(r);
 	run_poll_devices(r, rc->ran);
+	if (c->index == 0)	/* console input: the boot CPU takes COM1's IRQs */
+		console_keys_poll(&r->keys);
+	run_kick_for_interrupts(r);
 	run_wake_halted(r, rdtsc());
 	rc->kicked = false;
 	e = sched_pick(&r->sched, c->index, rdtsc());

@@ -63,8 +63,10 @@ void run_step(struct run *r);
 void run_kick(struct run *r, int k);
 /* g's lock if it is free (true, held); a busy one is a CPU in g's exit. */
 bool run_try_guest(struct run *r, struct guest *g);
-/* Interrupts off: the alarms and console lines at home here, the console. */
+/* Interrupts off: the alarms and console lines at home here. */
 void run_poll_devices(struct run *r, struct vcpu *ran);
+/* A vCPU running on another CPU with an interrupt to take is kicked. */
+void run_kick_for_interrupts(struct run *r);
 /* The timer armed for the next event this CPU must see. */
 void run_arm_next_event(struct run *r, uint64_t now);
 /* Halted vCPUs with an interrupt to take become runnable again. */

@@ -77,7 +77,7 @@ bool run_try_guest(struct run *r, struct guest *g)
  * vCPU 0 only, or its local APIC's) is kicked, to take it at the entry.
  * A guest with its lock busy: kicked unlooked (an IPI too many costs it an
  * exit), but on the holder's CPU, which enters it next anyway. */
-static void kick_for_interrupts(struct run *r)
+void run_kick_for_interrupts(struct run *r)
 {
 	for (unsigned i = 0; i < r->n && r->ncpus > 1; i++) {
 		struct guest *g = r->guests[i];
@@ -106,8 +106,8 @@ static unsigned guest_home_cpu(const struct guest *g)
 
 /* With interrupts off: the expired alarms of the vCPUs at home on this
  * CPU into their vPIC or local APIC, their guests' console lines held
- * back long enough out; on the boot CPU, console input.  ran: the vCPU
- * whose exit brought the loop round, if any. */
+ * back long enough out.  ran: the vCPU whose exit brought the loop round,
+ * if any. */
 void run_poll_devices(struct run *r, struct vcpu *ran)
 {
 	unsigned me = this_pcpu()->index;
@@ -127,9 +127,6 @@ void run_poll_devices(struct run *r, struct vcpu *ran)
 			console_guest_flush_due(&g->vuart.console, rdtsc());
 		spin_unlock(&g->lock);
 	}
-	if (me == 0)
-		console_keys_poll(&r->keys);
-	kick_for_interrupts(r);
 }
 
 /*

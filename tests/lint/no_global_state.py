@@ -44,6 +44,9 @@ ALLOWED = {
     # The lock rule lock_selftest= breaks on CPU 1, set once at boot
     # before the APs join, and the lock it holds into an entry.
     "vcpu/lock_selftest.c": {"armed", "selftest_lock"},
+    # The test-only windows debug_pick_delay= and debug_halt_delay= widen,
+    # set once at boot.
+    "vcpu/debug_delay.c": {"debug_pick_delay_us", "debug_halt_delay_us"},
     # The per-CPU arrays: each CPU's tables page in the switcher (GDT, IDT,
     # TSSes, the trap path's two words) and the rest (current vCPU, counters).
     "arch/cpu_tables.c": {"pcpus", "pcpu_tables"},
