@@ -20,6 +20,14 @@
  * that vCPU 0's queued write had not reached.  vCPU 0 also reports
  * whether its queue still held the write when vCPU 1 read (it must not:
  * with it still there, vCPU 1 cannot have seen it applied).
+ *
+ * Phase 4, lifecycle calls in two queues: vCPU 1 leaves D for A; vCPU 0
+ * releases D through the ROM (queued), as Linux's pgd_free, and spins;
+ * vCPU 1 announces D again through the ROM (queued: the frame reused as
+ * a new process's directory) and loads it.  The release must be applied
+ * first: applied after, it would find D loaded ("ReleasePage: page
+ * directory ... is loaded in CR3", the guest stopped).  vCPU 1 reads LIN
+ * through D (MARK + 3) and stays on D while vCPU 0 exits.
  */
 #include <stdint.h>
 #include "tguest.h"
@@ -35,6 +43,7 @@
 #define LIN	0x02000000u	/* PDE 8 */
 #define MARK	0x5a5a0000u
 #define PHASES	3u
+#define LIFE	(PHASES + 1)	/* the lifecycle phase */
 #define CR0_PG_WP_PE_ET 0x80010011u
 #define SPIN_LIMIT 400000000u
 
@@ -44,7 +53,7 @@ static uint32_t dir_a[1024] PAGE, dir_d[1024] PAGE;
 static uint32_t table_t[1024] PAGE;
 static uint32_t pages[PHASES + 1][1024] PAGE;
 
-static volatile uint32_t ready, queued, answered, answer[PHASES + 1], held[PHASES + 1];
+static volatile uint32_t ready, queued, answered, answer[LIFE + 1], held[LIFE + 1];
 
 static uint32_t hc5(uint32_t call, uint32_t a, uint32_t d, uint32_t c, uint32_t b, uint32_t s)
 {
@@ -65,6 +74,15 @@ static uint32_t rom(uint32_t call, uint32_t a, uint32_t d)
 
 	__asm__ volatile("call *%3" : "+a"(a), "+d"(d), "+c"(c) : "r"(fn) : "memory", "cc");
 	return a;
+}
+
+/* The ROM's AllocatePage: its last two arguments on the stack. */
+static void rom_allocate(uint32_t ppn, uint32_t flags, uint32_t orig, uint32_t base, uint32_t count)
+{
+	uint32_t fn = 0xc0000u + VMI_CALL_AllocatePage * 32;
+
+	__asm__ volatile("pushl %5\n\tpushl %4\n\tcall *%3\n\taddl $8, %%esp"
+			 : "+a"(ppn), "+d"(flags), "+c"(orig) : "r"(fn), "r"(base), "r"(count) : "memory", "cc");
 }
 
 static uint32_t pfn(const void *p)
@@ -111,6 +129,14 @@ static void relier(uint32_t id)
 		(void)read_lin();
 		__atomic_store_n(&ready, k + 1, __ATOMIC_SEQ_CST);
 	}
+	hc(VMI_CALL_SetCR3, (uint32_t)dir_a, 0);
+	__atomic_store_n(&ready, LIFE, __ATOMIC_SEQ_CST);
+	wait_for(&queued, LIFE);
+	rom_allocate(pfn(dir_d), VMI_PAGE_PD, pfn(base_pd), 0, 4);
+	hc(VMI_CALL_SetCR3, (uint32_t)dir_d, 0);
+	answer[LIFE] = read_lin();
+	__atomic_store_n(&answered, LIFE, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ready, LIFE + 1, __ATOMIC_SEQ_CST);
 	for (;;)
 		hc(VMI_CALL_Halt, 0, 0);
 }
@@ -138,11 +164,12 @@ static void set_up(void)
 	hc(VMI_CALL_SetCR3, (uint32_t)dir_a, 0);
 }
 
-static const char *const phase_name[PHASES + 1] = {
+static const char *const phase_name[LIFE + 1] = {
 	"read on D before the phases",
 	"read after SetCR3 of D",
 	"read after the ROM's FlushTLB",
 	"read after the ROM's InvalPage",
+	"read after D released here, announced and loaded there",
 };
 
 int smp_queue_main(const char *cmdline)
@@ -152,19 +179,26 @@ int smp_queue_main(const char *cmdline)
 	set_up();
 	say_value("tguest: smpq: ", "SetInitialAPState on D",
 		  smp_start_ap(1, relier, CR0_PG_WP_PE_ET, (uint32_t)dir_d));
+	wait_for(&ready, 1);
+	say_value("tguest: smpq: ", phase_name[0], answer[0]);
 	for (uint32_t k = 1; k <= PHASES; k++) {
 		wait_for(&ready, k);
 		rom(VMI_CALL_SwapPxE, (uint32_t)&table_t[0], (uint32_t)pages[k] | PTE_FLAGS);
 		__atomic_store_n(&queued, k, __ATOMIC_SEQ_CST);
 		wait_for(&answered, k);		/* no exit: the write stays queued here */
 		held[k] = own_queue_count();
-		hc(VMI_CALL_FlushTLB, VMI_FLUSH_TLB, 0);
+		say_value("tguest: smpq: ", phase_name[k], answer[k]);	/* exits */
 	}
-	wait_for(&ready, PHASES + 1);
-	for (uint32_t k = 0; k <= PHASES; k++)
-		say_value("tguest: smpq: ", phase_name[k], answer[k]);
-	for (uint32_t k = 1; k <= PHASES; k++)
-		say_value("tguest: smpq: vCPU 0's queue still held the write at that read: ", phase_name[k], held[k]);
+	wait_for(&ready, LIFE);
+	rom(VMI_CALL_ReleasePage, pfn(dir_d), VMI_PAGE_PD);
+	__atomic_store_n(&queued, LIFE, __ATOMIC_SEQ_CST);
+	wait_for(&answered, LIFE);
+	held[LIFE] = own_queue_count();
+	/* vCPU 1 is on D now: this exit would apply a release still queued. */
+	say_value("tguest: smpq: ", phase_name[LIFE], answer[LIFE]);
+	wait_for(&ready, LIFE + 1);
+	for (uint32_t k = 1; k <= LIFE; k++)
+		say_value("tguest: smpq: still queued at the ", phase_name[k], held[k]);
 	hc(VMI_CALL_Shutdown, 0, 0);
 	return 1;
 }
