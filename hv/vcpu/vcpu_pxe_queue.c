@@ -227,9 +227,12 @@ static void find_releases(const struct vmi_shared_page *sh, uint32_t n, struct q
  * caller sets drain_left, this exit's handling waits,
  * vcpu_mmu_defer_exit), so that one exit
  * cannot keep the guest's lock, and the CPU, for the builds of 74 queued
- * directories (docs/HV.md, "The work of one exit").
+ * directories (docs/HV.md, "The work of one exit").  self: the vCPU whose
+ * exit drains, v or another (drain_siblings); the audit's look for writes
+ * still in flight is made from its side, since v, stopped by that exit,
+ * has not taken its shared page's state yet (its virtual IF).
  */
-static bool drain_queue(struct vcpu *v)
+static bool drain_queue(struct vcpu *self, struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
 	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0, i, took;
@@ -260,7 +263,7 @@ static bool drain_queue(struct vcpu *v)
 		sh->pxe_count = 0;
 	}
 	if (v->shadows_active)
-		vcpu_mmu_count_ops(v, i);
+		vcpu_mmu_count_ops(self, i);
 	v->stats.pxe_drained += entries;	/* the calls: pxe_calls */
 	v->stats.pxe_drains++;
 	if (n > v->stats.pxe_max_batch)
@@ -311,7 +314,7 @@ static void drain_siblings(struct vcpu *v)
 		if (vcpu_make_leave(w))
 			g->sibling_kicks++;
 		g->sibling_drains++;
-		if (drain_queue(w))
+		if (drain_queue(v, w))
 			v->drain_left = true;
 	}
 }
@@ -330,7 +333,7 @@ void vcpu_mmu_drain(struct vcpu *v)
 
 	if (v->guest->nr_vcpus > 1 && (relies_on_every_queue(v) || holds_call(v->shared, n)))
 		drain_siblings(v);
-	if (drain_queue(v))
+	if (drain_queue(v, v))
 		v->drain_left = true;
 }
 
