@@ -91,6 +91,10 @@ struct guest {
 	uint64_t shootdowns, shootdown_ipis;
 	/* TSC cycles waited for the other CPUs' exits, in all and the longest. */
 	uint64_t shootdown_waited, shootdown_longest;
+	/* Queues of other vCPUs drained at an exit that relies on them
+	 * (vcpu_mmu_drain), and how many of those vCPUs had to be made to
+	 * leave guest mode first. */
+	uint64_t sibling_drains, sibling_kicks;
 	/* Its lock: its vCPU's exit handling, its memory, shadows, vTLB, ROM
 	 * copy, devices, alarms, statistics and frame budget
 	 * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  state

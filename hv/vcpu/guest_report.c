@@ -160,6 +160,9 @@ static void print_interrupt_counters(const struct vcpu *v)
 			"the longest %llu us\n", (unsigned long long)tsc_to_us(v->guest->shootdown_waited),
 			(unsigned long long)tsc_to_us(v->guest->shootdown_longest));
 	}
+	if (v->guest->nr_vcpus > 1)
+		kprintf("vmi-hv: queues of other vCPUs drained at an exit that relies on them: %llu (%llu of those vCPUs made to leave guest mode first)\n",
+			(unsigned long long)v->guest->sibling_drains, (unsigned long long)v->guest->sibling_kicks);
 }
 
 void vcpu_print_counters(const struct vcpu *v, const struct shadow_audit *audit)

@@ -155,6 +155,7 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 		vcpu_mmu_activate(t);
 	}
 	t->awaiting_start = false;
+	vcpu_mmu_vcpu_started(g);
 	t->wake_requested = true;
 	g->wakes_requested++;
 	t->start_tsc = v->start_tsc;

@@ -98,6 +98,31 @@ void vcpu_mmu_check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcom
 		vcpu_stop(v, "%s breaks the rules: %s", what, out->why);
 }
 
+/* No other vCPU of v's guest has started. */
+static bool alone(const struct vcpu *v)
+{
+	for (unsigned i = 0; i < v->guest->nr_vcpus; i++) {
+		const struct vcpu *w = v->guest->vcpus[i];
+
+		if (w && w != v && !w->awaiting_start)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A second vCPU starts: F_INVAL goes from every vCPU.  The ROM sees only
+ * its own vCPU's queue, and an InvalPage or FlushTLB must also apply what
+ * the others queued (a task that queued on one CPU flushes on another;
+ * docs/VROM.md, "Queues of several vCPUs").
+ */
+void vcpu_mmu_vcpu_started(struct guest *g)
+{
+	for (unsigned i = 0; i < g->nr_vcpus; i++)
+		if (g->vcpus[i])
+			g->vcpus[i]->shared->features &= ~(uint32_t)VMI_SHARED_F_INVAL;
+}
+
 void vcpu_mmu_activate(struct vcpu *v)
 {
 	struct vtlb_outcome out;
@@ -114,8 +139,9 @@ void vcpu_mmu_activate(struct vcpu *v)
 	/* From now on every guest entry is notified or queued, so with the
 	 * queue empty the shadows are exact and InvalPage / FlushTLB have
 	 * nothing to do: the ROM answers them (vmi.S, fast_InvalPage).  The
-	 * vTLB, a real TLB, needs them, hence not before. */
-	if (v->guest->fastpaths)
+	 * vTLB, a real TLB, needs them, hence not before; and only while
+	 * the guest runs on one vCPU (vcpu_mmu_vcpu_started). */
+	if (v->guest->fastpaths && alone(v))
 		v->shared->features |= VMI_SHARED_F_INVAL;
 	log_info("shadow paging: notification-driven from now on; page directory %08x adopted with %u shadow pages",
 		 v->cr3, v->guest->shadow.stats.pages_in_use);

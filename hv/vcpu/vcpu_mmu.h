@@ -16,6 +16,8 @@ struct trap_frame;
  * notification-driven shadows after it. */
 void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde);
 void vcpu_mmu_activate(struct vcpu *v);
+/* A vCPU of g other than the first has started (SetInitialAPState). */
+void vcpu_mmu_vcpu_started(struct guest *g);
 uint32_t vcpu_mmu_cr3(const struct vcpu *v);
 /* Recompute v->paging from cr0/cr3/cr4: flush the vTLB when it changed,
  * or load the page directory's shadow. */

@@ -116,12 +116,16 @@ void vcpu_mmu_audit_now(struct vcpu *v, const char *when, uint32_t extra_gfn)
  * Only if this exit interrupted it between the two, and it runs that with
  * the virtual IF clear and makes no hypercall there: so never at a
  * hypercall, nor with the virtual IF set.  An audit now could see that
- * entry stale; it waits for a later exit (the pages stay touched).
+ * entry stale; it waits for a later exit (the pages stay touched).  So
+ * it does while this vCPU's own queue still holds entries (an exit that
+ * drains the other vCPUs' queues first: vcpu_mmu_drain).
  */
 static bool own_write_may_be_in_flight(const struct vcpu *v)
 {
-	return v->drain_left || (!v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR &&
-				 (v->shared->features & VMI_SHARED_F_PXE));
+	if (!(v->shared->features & VMI_SHARED_F_PXE))
+		return v->drain_left;
+	return v->drain_left || *(volatile uint32_t *)&v->shared->pxe_count ||
+	       (!v->vif && v->frame->vector != VMI_HYPERCALL_VECTOR);
 }
 
 /*

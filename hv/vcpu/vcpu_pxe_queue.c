@@ -223,19 +223,23 @@ static void find_releases(const struct vmi_shared_page *sh, uint32_t n, struct q
  * ... and the exit's work bounded: once it reaches EXIT_WORK (entries
  * derived, zeroed or cleared, shadow_work_spent), the drain stops before
  * the next queued word, or inside a directory's build (drain_call), and
- * leaves the rest at the queue's front for the next exit (drain_left:
- * this exit's own handling waits, vcpu_mmu_defer_exit), so that one exit
+ * leaves the rest at the queue's front for the next exit (true: the
+ * caller sets drain_left, this exit's handling waits,
+ * vcpu_mmu_defer_exit), so that one exit
  * cannot keep the guest's lock, and the CPU, for the builds of 74 queued
- * directories (docs/HV.md, "The work of one exit").
+ * directories (docs/HV.md, "The work of one exit").  self: the vCPU whose
+ * exit drains, v or another (drain_siblings); the audit's look for writes
+ * still in flight is made from its side, since v, stopped by that exit,
+ * has not taken its shared page's state yet (its virtual IF).
  */
-void vcpu_mmu_drain(struct vcpu *v)
+static bool drain_queue(struct vcpu *self, struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
 	uint32_t n = *(volatile uint32_t *)&sh->pxe_count, call, entries = 0, i, took;
 	struct queued_releases rel;	/* 1.2 KB: filled only as far as rel.n */
 
 	if (!n)
-		return;		/* most exits: before anything costs */
+		return false;	/* most exits: before anything costs */
 	if (n > VMI_SHARED_PXE_QUEUE_LEN)
 		vcpu_stop(v, "shared page: pxe_count %u is larger than the queue (%u entries)",
 			  n, VMI_SHARED_PXE_QUEUE_LEN);
@@ -254,17 +258,83 @@ void vcpu_mmu_drain(struct vcpu *v)
 	}
 	if (i < n) {
 		queue_keep_rest(sh, i, n);
-		v->drain_left = true;
 		v->stats.drains_split++;
 	} else {
 		sh->pxe_count = 0;
 	}
 	if (v->shadows_active)
-		vcpu_mmu_count_ops(v, i);
+		vcpu_mmu_count_ops(self, i);
 	v->stats.pxe_drained += entries;	/* the calls: pxe_calls */
 	v->stats.pxe_drains++;
 	if (n > v->stats.pxe_max_batch)
 		v->stats.pxe_max_batch = n;
+	return i < n;
+}
+
+/* The queue's first n words hold an AllocatePage or ReleasePage (an
+ * entry's address is never in the reserved top that marks a call). */
+static bool holds_call(const struct vmi_shared_page *sh, uint32_t n)
+{
+	uint32_t call;
+
+	for (uint32_t i = 0; i < n && i < VMI_SHARED_PXE_QUEUE_LEN; i++)
+		if (queued_call(sh->pxe_queue[i], &call))
+			return true;
+	return false;
+}
+
+/* The exit loads a directory or flushes: it relies on the shadows of
+ * every table, whichever vCPU queued a write to it. */
+static bool relies_on_every_queue(const struct vcpu *v)
+{
+	const struct trap_frame *f = v->frame;
+
+	return f->vector == VMI_HYPERCALL_VECTOR &&
+	       (f->edi == VMI_CALL_SetCR3 || f->edi == VMI_CALL_FlushTLB || f->edi == VMI_CALL_InvalPage);
+}
+
+/*
+ * The other vCPUs' queues, each drained as at its owner's exit.  The ROM
+ * appends without a lock (vmi.S: an exit is all it expects between its
+ * instructions), so an owner in guest mode on another CPU is first made
+ * to leave it (vcpu_make_leave): then, until this CPU lets go of the
+ * guest's lock, its queue is still.  A queue the exit's work limit cuts
+ * makes this exit wait too (drain_left: made again, as for its own).
+ */
+static void drain_siblings(struct vcpu *v)
+{
+	struct guest *g = v->guest;
+
+	for (unsigned i = 0; i < g->nr_vcpus; i++) {
+		struct vcpu *w = g->vcpus[i];
+
+		if (!w || w == v || w->awaiting_start || !(w->shared->features & VMI_SHARED_F_PXE) ||
+		    !*(volatile uint32_t *)&w->shared->pxe_count)
+			continue;
+		if (vcpu_make_leave(w))
+			g->sibling_kicks++;
+		g->sibling_drains++;
+		if (drain_queue(v, w))
+			v->drain_left = true;
+	}
+}
+
+/*
+ * At every exit, v's own queue; first every other vCPU's too when the exit
+ * relies on them (a CR3 load, a flush) or v's queue holds a lifecycle
+ * call: the others' queued calls came first in the guest if v's depend on
+ * them (a table released there, announced again here), since Linux flushes
+ * between a table's release and its reuse.  docs/VROM.md, "Queues of
+ * several vCPUs".
+ */
+void vcpu_mmu_drain(struct vcpu *v)
+{
+	uint32_t n = *(volatile uint32_t *)&v->shared->pxe_count;
+
+	if (v->guest->nr_vcpus > 1 && (relies_on_every_queue(v) || holds_call(v->shared, n)))
+		drain_siblings(v);
+	if (drain_queue(v, v))
+		v->drain_left = true;
 }
 
 

@@ -85,6 +85,23 @@ void guest_kick_running(struct guest *g)
 	each_running(g, false);
 }
 
+bool vcpu_make_leave(struct vcpu *v)
+{
+	struct pcpu *self = this_pcpu();
+
+	for (unsigned i = 0; i < nr_online_cpus; i++) {
+		struct pcpu *c = &pcpus[i];
+		uint32_t seen = __atomic_load_n(&c->guest_exits, __ATOMIC_SEQ_CST);
+
+		if (c == self || __atomic_load_n(&c->in_guest, __ATOMIC_SEQ_CST) != v)
+			continue;
+		cpu_kick(c);
+		wait_left(c, v, seen);
+		return true;
+	}
+	return false;
+}
+
 int vcpu_guest_mode_cpu(const struct vcpu *v)
 {
 	for (unsigned i = 0; i < nr_online_cpus; i++)

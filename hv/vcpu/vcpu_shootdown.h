@@ -17,6 +17,11 @@ void guest_kick_running(struct guest *g);
 /* v is in guest mode on another CPU: that CPU is sent an IPI, so that v
  * takes an interrupt now at its exit and re-entry.  Not waited for. */
 void vcpu_kick_running(struct vcpu *v);
+/* With v's guest's lock held: if v is in guest mode on another CPU, that
+ * CPU is sent an IPI and this CPU waits until v has left guest mode; v
+ * then cannot enter again (nor touch its shared page) until the lock
+ * goes.  True if it had to be made to leave. */
+bool vcpu_make_leave(struct vcpu *v);
 /* The CPU v is in guest mode on (pcpu.in_guest), or -1. */
 int vcpu_guest_mode_cpu(const struct vcpu *v);
 

@@ -388,6 +388,11 @@ CASES = [
     ("life-inval-run", h("life-inval-run"),
      r"hostile: pages reading the new frame after 16 queued writes and 16 InvalPages 00000010\n"
      + LIFE_INVAL_END, SHUTDOWN),
+    # A queue the exit's work limit cuts (a directory's build) before a
+    # write that took RW: the continuous audit after the first part waits
+    # for the rest instead of calling that write missed.
+    ("drain-split-audit", h("drain-split-audit"),
+     r"hostile: split drain under the audit; 02000000 reads 0000abcd\n", SHUTDOWN),
     # ---- VMI calls ----
     # A call with no code, in the hypervisor (SetPxELong made straight
     # through int $0x82) or

@@ -57,6 +57,8 @@
  *   tguest=smptick      vcpus=N: each vCPU ticks on its LVTT-wired alarm
  *   tguest=smpmmu       vcpus=2: two vCPUs on their own page directories
  *                       after activation (tguest_smp_mmu.c)
+ *   tguest=smpq         vcpus=2: a write queued on vCPU 0 relied on by
+ *                       vCPU 1 (tguest_smp_queue.c)
  *   tguest=swscan       reads every page of the switcher, counting what
  *                       it can read (tguest_swscan.c)
  *   tguest=smpfuzz:SEED  vcpus=N: 2-4 vCPUs fuzz the SMP surface and the MMU
@@ -781,7 +783,8 @@ void tguest_main(const uint8_t *boot_params)
 	puts("\n");
 
 	if (hostile_main(boot_params, cmdline) || floods_main(cmdline) || exits_main(cmdline) ||
-	    smp_main(cmdline) || smp_ends_main(cmdline) || smp_mmu_main(cmdline) || rates_main(cmdline) || swscan_main(cmdline) ||
+	    smp_main(cmdline) || smp_ends_main(cmdline) || smp_mmu_main(cmdline) || smp_queue_main(cmdline) ||
+	    rates_main(cmdline) || swscan_main(cmdline) ||
 	    smpfuzz_main(boot_params, cmdline) || alarm_wrap_main(cmdline)) {
 		/* a hostile case, the idle, busy or exit-heavy guest: never returns here */
 	} else if (has_word(cmdline, "tguest=pagefault")) {

@@ -81,6 +81,8 @@ uint32_t smp_start_ap(uint32_t id, void (*fn)(uint32_t), uint32_t cr0, uint32_t 
 int smp_ends_main(const char *cmdline);
 /* tguest_smp_mmu.c: tguest=smpmmu[:remap]; 0 if the command line does not name it. */
 int smp_mmu_main(const char *cmdline);
+/* tguest_smp_queue.c: tguest=smpq; 0 if the command line does not name it. */
+int smp_queue_main(const char *cmdline);
 /* tguest_rates.c: tguest=victim and the phased attackers tguest=rates:*;
  * 0 if the command line names none.  Windows of RATES_WINDOW_MS of TSC
  * time on a grid every guest sees alike, RATES_PHASE_WINDOWS of them a

@@ -1474,6 +1474,28 @@ static void c_cr3_unshadowed(void)
 	survived();
 }
 
+/* A queue the exit's work limit cuts, under the continuous audit: an entry
+ * write of h_pt[0] (so the table is touched), the announcement of a
+ * directory of 1004 tables of its own (a build of about a million
+ * entries: cut, again and again), then the write that took RW from
+ * h_pt[0][0].  The audit made after the first part must wait for the
+ * rest (that RW is still in the shadow), not report it missed. */
+static void c_drain_split_audit(void)
+{
+	const uint32_t q[] = { (uint32_t)&h_pt[0][1] | VMI_SHARED_PXE_SET,
+			       QCALL(VMI_CALL_AllocatePage), DRAIN_D1, VMI_PAGE_PD, 0, 0, 0,
+			       (uint32_t)&h_pt[0][0] | VMI_SHARED_PXE_TEST_CLEAR };
+
+	map8((uint32_t)h_pt[0] | P | W | A, (uint32_t)h_page | P | W | A | D);
+	wr(FUZZ_LIN(0), 0xabcd);
+	drain_directory(DRAIN_D1, DRAIN_T1);
+	h_pt[0][1] = (uint32_t)h_page | P | A;
+	h_pt[0][0] &= ~W;
+	queue_words(q, sizeof(q) / sizeof(q[0]), 0);
+	say("split drain under the audit; 02000000 reads", rd(FUZZ_LIN(0)));
+	survived();
+}
+
 /* ---- the table -------------------------------------------------------------- */
 
 struct h_case {
@@ -1629,6 +1651,7 @@ static const struct h_case cases[] = {
 	{ "vmi-init-again", 1, c_vmi_init_again },
 	{ "drain-flood", 1, c_drain_flood },
 	{ "cr3-unshadowed", 1, c_cr3_unshadowed },
+	{ "drain-split-audit", 1, c_drain_split_audit },
 };
 
 /* ---- tguest=idle ------------------------------------------------------------ */

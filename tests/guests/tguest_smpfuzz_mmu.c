@@ -120,9 +120,10 @@ static uint32_t value_for(struct sfz *c, int is_pde) { return is_pde ? pde_value
 static volatile uint32_t *q_count(struct sfz *c) { return (volatile uint32_t *)(c->shared + VMI_OFF_vmi_shared_page_pxe_count); }
 static volatile uint32_t *q_slot(struct sfz *c, unsigned i) { return (volatile uint32_t *)(c->shared + VMI_OFF_vmi_shared_page_pxe_queue) + i; }
 
-/* An exit (an interrupt's EOI, a host tick) may drain the queue between
- * any two instructions: a count stored after it re-queues a few drained
- * slots, which the next drain derives again, harmless. */
+/* An exit (an interrupt's EOI, a host tick, another vCPU's drain of this
+ * queue) may drain the queue between any two instructions: a count stored
+ * after it re-queues a few drained slots, which the next drain derives
+ * again, harmless. */
 static void append(struct sfz *c, uint32_t *e)
 {
 	uint32_t n = *q_count(c);
@@ -131,14 +132,28 @@ static void append(struct sfz *c, uint32_t *e)
 	*q_count(c) = n + 1;
 }
 
+/* As the ROM: the virtual IF clear in the page from an entry's write to
+ * its queueing, so that an exit in between (this vCPU's, or one another
+ * vCPU's drain makes) shows a write may be in flight and the continuous
+ * audit waits (docs/SMP.md, "Concurrent vCPUs": the deferred queues). */
+static volatile uint32_t *q_if(struct sfz *c) { return (volatile uint32_t *)(c->shared + VMI_OFF_vmi_shared_page_eflags_if); }
+
+static void if_restore(struct sfz *c, uint32_t was)
+{
+	*q_if(c) = was;
+	if (was && *(volatile uint32_t *)(c->shared + VMI_OFF_vmi_shared_page_irq_pending))
+		sfz_hc(c, VMI_CALL_EnableInterrupts, 0, 0, 0, 0, 0);
+}
+
 static void queue_writes(struct sfz *c)
 {
 	unsigned n = 1 + sfz_pick(c, sfz_chance(c, 3) ? VMI_SHARED_PXE_QUEUE_LEN - 1 : 8);
 
 	for (unsigned k = 0; k < n && *q_count(c) < VMI_SHARED_PXE_QUEUE_LEN - 1; k++) {
 		int is_pde;
-		uint32_t *e = entry_ptr(c, &is_pde), q;
+		uint32_t *e = entry_ptr(c, &is_pde), q, was = *q_if(c);
 
+		*q_if(c) = 0;
 		*e = value_for(c, is_pde);
 		append(c, e);
 		q = *q_count(c);
@@ -147,6 +162,7 @@ static void queue_writes(struct sfz *c)
 			if (*q_count(c) != q)
 				append(c, e);	/* drained in between */
 		}
+		if_restore(c, was);
 	}
 }
 
