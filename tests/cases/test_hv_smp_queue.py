@@ -3,14 +3,12 @@ page-table write one vCPU queued in its shared page reaches the shadows
 before another vCPU loads the directory or flushes, whichever vCPU
 queued it."""
 
-import os
 import re
 
-from vmitest import paths, test
+from vmitest import MTTCG, paths, test
+from testguest import tguest_modules
 from guest_end import ends_powered_off
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-MTTCG = "tcg,thread=multi"
 MARK = 0x5a5a0000
 PHASES = ("read after SetCR3 of D", "read after the ROM's FlushTLB", "read after the ROM's InvalPage")
 LIFE = "read after D released here, announced and loaded there"
@@ -25,11 +23,9 @@ def queued_elsewhere(t, options):
     releases D through the ROM (queued) and vCPU 1 announces it again
     through the ROM and loads it: the release is applied first, the guest
     runs on (applied after, it would find D loaded and stop the guest)."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                f"guest_mem=16M vcpus=2 locks=check {options}",
-               "-initrd", f"{TGUEST} tguest=smpq,{tiny}", accel=MTTCG,
+               "-initrd", tguest_modules(t, "tguest=smpq"), accel=MTTCG,
                fatal=[r"vmi-hv: guest stopped: [^\n]*"])
     q.expect(r"tguest: smpq: SetInitialAPState on D 00000000\n", timeout=60)
     q.expect(r"tguest: smpq: read on D before the phases %08x\n" % MARK, timeout=60)
