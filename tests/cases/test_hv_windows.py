@@ -112,10 +112,11 @@ def smp_ticker_beside_reboot_loop(t):
     """-smp 2: tguest=gdtreboot with 512 MiB, alone on CPU 1, reboots as
     soon as it runs, again and again; tguest=ticker (a 1 ms tick) alone on
     CPU 0.  Each reboot loads the guest again (its memory zeroed, its
-    modules copied in: tens of ms under TCG); done with sched_lock held,
+    modules copied in: some 850 ms under TCG); done with sched_lock held,
     the ticker's CPU waited for it at its next tick, every reboot.  The
     reload is done without sched_lock (docs/HV.md, "Power-off and
-    reboot"): the ticker's longest exit stays far below one reload."""
+    reboot"): the ticker's longest exit stays well below one reload
+    (the host's load alone gave up to ~100 ms)."""
     q = t.qemu("-smp", "2", "-m", "640", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M guest1.mem=512M guest1.cpus=1 guest2.cpus=0 locks=check",
                "-initrd", tguest_modules(t, "tguest=gdtreboot", "tguest=ticker ticker_windows=30 ticker_quiet"),
@@ -129,4 +130,4 @@ def smp_ticker_beside_reboot_loop(t):
     t.note(f"ticker: longest exit {longest} us; {max(reboots, default=0)} reboots of guest1; "
            f"loops per 100 ms {loops}")
     t.check(max(reboots, default=0) >= 3, f"guest1 rebooted {max(reboots, default=0)} times: too few to measure")
-    t.check(longest < 10000, f"the ticker's longest exit took {longest} us: its CPU waited for guest1's reload")
+    t.check(longest < 400000, f"the ticker's longest exit took {longest} us: its CPU waited for guest1's reload")
