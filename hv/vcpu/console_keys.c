@@ -246,8 +246,9 @@ static void focus(struct console_keys *r, unsigned n)
 		return;
 	}
 	if (!guest_alive(r->guests[n - 1])) {
-		kprintf("vmi-hv: guest %u (%s) has ended; the console stays with %s\n", n,
-			r->guests[n - 1]->name, r->console ? r->console->name : "nobody");
+		kprintf("vmi-hv: guest %u (%s) %s; the console stays with %s\n", n, r->guests[n - 1]->name,
+			guest_restarting(r->guests[n - 1]) ? "is restarting" : "has ended",
+			r->console ? r->console->name : "nobody");
 		return;
 	}
 	r->console = r->guests[n - 1];

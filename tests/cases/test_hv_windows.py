@@ -130,4 +130,11 @@ def smp_ticker_beside_reboot_loop(t):
     t.note(f"ticker: longest exit {longest} us; {max(reboots, default=0)} reboots of guest1; "
            f"loops per 100 ms {loops}")
     t.check(max(reboots, default=0) >= 3, f"guest1 rebooted {max(reboots, default=0)} times: too few to measure")
+    run = emptied = 0
+    med = statistics.median(loops) if loops else 0
+    for n in loops:
+        run = run + 1 if n * 50 < med else 0
+        emptied = max(emptied, run)
+    t.check(len(loops) >= 25 and med > 0, f"ticker windows: {loops}")
+    t.check(emptied < 8, f"{emptied} ticker windows in a row kept less than a 50th of the median's loops: its CPU stalled")
     t.check(longest < 400000, f"the ticker's longest exit took {longest} us: its CPU waited for guest1's reload")
