@@ -55,6 +55,9 @@ enum guest_state {
 	GUEST_STOPPED,		/* broke a rule; its vCPU holds the reason */
 	GUEST_REBOOTED,
 	GUEST_SHUT_DOWN,
+	/* Rebooted, reported and out of the scheduler: being loaded again
+	 * by one CPU without sched_lock (run_reap.c); alive again after. */
+	GUEST_RESTARTING,
 };
 
 /* The continuous shadow audit (audit= option): when it runs, what it
@@ -156,6 +159,12 @@ struct guest {
 static inline bool guest_alive(const struct guest *g)
 {
 	return g->state == GUEST_RUNNING;
+}
+
+/* Not alive, but coming back: the run goes on, the console's focus stays. */
+static inline bool guest_restarting(const struct guest *g)
+{
+	return g->state == GUEST_RESTARTING;
 }
 
 /* The devices in their power-on state, wired to this guest's vPIC; each

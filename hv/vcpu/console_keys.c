@@ -79,6 +79,7 @@ static const char *guest_state_name(const struct guest *g, const struct sched_en
 	case GUEST_RUNNING: return sched_state_name(vcpu0->state);
 	case GUEST_STOPPED: return "stopped";
 	case GUEST_REBOOTED: return "rebooted";
+	case GUEST_RESTARTING: return "restarting";
 	case GUEST_SHUT_DOWN: return "shut down";
 	}
 	return "?";
@@ -245,8 +246,9 @@ static void focus(struct console_keys *r, unsigned n)
 		return;
 	}
 	if (!guest_alive(r->guests[n - 1])) {
-		kprintf("vmi-hv: guest %u (%s) has ended; the console stays with %s\n", n,
-			r->guests[n - 1]->name, r->console ? r->console->name : "nobody");
+		kprintf("vmi-hv: guest %u (%s) %s; the console stays with %s\n", n, r->guests[n - 1]->name,
+			guest_restarting(r->guests[n - 1]) ? "is restarting" : "has ended",
+			r->console ? r->console->name : "nobody");
 		return;
 	}
 	r->console = r->guests[n - 1];
@@ -342,8 +344,10 @@ void console_keys_guest_ended(struct console_keys *k)
 	/* Not before its end is reported: a reap on another CPU while the
 	 * console guest is dying elsewhere comes first, and a guest that
 	 * reboots is alive again after its own reap (its input waits in the
-	 * ring meanwhile, console_keys_poll). */
-	if (!k->console || guest_alive(k->console) || !k->console->end_reported)
+	 * ring meanwhile, console_keys_poll), the focus staying with it
+	 * while it restarts. */
+	if (!k->console || guest_alive(k->console) || guest_restarting(k->console) ||
+	    !k->console->end_reported)
 		return;
 	k->console = 0;
 	for (unsigned i = 0; i < k->n && !k->console; i++)

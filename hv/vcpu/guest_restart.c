@@ -10,7 +10,9 @@
  * charged (no peak, no refusals), its shadows, audit, devices and
  * counters from zero, its vCPUs built again at the boot protocol's entry.
  * The run loop then starts it (guest_start, as at the first start) and
- * puts its vCPUs back in the scheduler (run_reap.c).
+ * puts its vCPUs back in the scheduler, where it is alive again
+ * (run_reap.c).  All of it under the guest's lock alone, the guest
+ * restarting (GUEST_RESTARTING): sched_lock is not held.
  */
 #include "vcpu.h"
 #include "guest_restart.h"
@@ -46,7 +48,5 @@ void guest_restart(struct guest *g)
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		vcpu_restart(g->vcpus[i]);
 	g->ended_by = 0;
-	g->end_reported = false;
 	g->frames_released = false;
-	g->state = GUEST_RUNNING;
 }

@@ -16,7 +16,8 @@ void guest_start(struct guest *g, bool several);
 /* The guest, whose reboot has been reported, as its load left it: fresh
  * memory from its modules, a new ROM copy, its budget and counters from
  * zero, its vCPUs at the kernel's entry.  The run loop then starts it
- * and gives its vCPUs back to the scheduler. */
+ * and gives its vCPUs back to the scheduler.  Under the guest's lock
+ * alone (the guest GUEST_RESTARTING), sched_lock not held. */
 void guest_restart(struct guest *g);
 
 #endif

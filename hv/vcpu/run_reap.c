@@ -31,7 +31,7 @@
 static bool reboot_restarts(const struct run *r, const struct guest *g)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		if (r->guests[i] != g && guest_alive(r->guests[i]))
+		if (r->guests[i] != g && (guest_alive(r->guests[i]) || guest_restarting(r->guests[i])))
 			return true;
 	return !hv_debug_exit_present();
 }
@@ -56,25 +56,46 @@ void run_place(struct vcpu *v)
 	v->sched.guest = v->guest;
 }
 
-/* A rebooted guest started again: in the scheduler as a new vCPU. */
-static void rejoin(struct run *r, struct guest *g)
+/*
+ * A rebooted guest, reaped and marked restarting, started again.  Its
+ * reload (memory zeroed, modules copied in: tens of ms for a large guest
+ * under TCG) is done under its lock alone, sched_lock let go meanwhile:
+ * under sched_lock every other CPU's scheduling waited for it, at every
+ * reboot.  Nobody else touches the guest: it is in no scheduler queue,
+ * not alive (no poll, no console input) and reported (no other reap).
+ * Then, with sched_lock again, its vCPUs join the scheduler as new ones.
+ * Entered and left with sched_lock held.
+ */
+static void restart_outside_sched_lock(struct run *r, struct guest *g)
 {
+	struct pcpu *c = this_pcpu();
+
+	/* This CPU's loaded vCPU saved: another CPU may take it meanwhile. */
+	if (c->current)
+		pcpu_leave(c);
+	spin_unlock(&sched_lock);
+	spin_lock(&g->lock);
 	guest_restart(g);
 	guest_start(g, r->n > 1);
+	spin_unlock(&g->lock);
+	spin_lock(&sched_lock);
 	for (unsigned j = 0; j < g->nr_vcpus; j++) {
 		run_place(g->vcpus[j]);
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
 			hv_panic("guest %s's vCPU %u is not the scheduler's", g->name, j);
 		run_park_unstarted(r, g->vcpus[j]);
 	}
+	g->end_reported = false;
+	g->state = GUEST_RUNNING;
 	if (r->keys.console == g && r->n > 1)
 		console_show(&g->screen);
 }
 
+/* A guest alive or restarting: the run goes on. */
 bool run_any_alive(const struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		if (guest_alive(r->guests[i]))
+		if (guest_alive(r->guests[i]) || guest_restarting(r->guests[i]))
 			return true;
 	return false;
 }
@@ -94,11 +115,14 @@ static bool dying_elsewhere(const struct guest *g)
 }
 
 /* Report the guests that died since the last look; the console moves on
- * to a guest still alive.  A guest that rebooted starts again.  With
- * sched_lock held; each dead guest's lock is taken for its report and
- * restart if it is free, else at a later turn. */
+ * to a guest still alive.  A guest that rebooted starts again, loaded
+ * with sched_lock let go (restart_outside_sched_lock).  With sched_lock
+ * held; each dead guest's lock is taken for its report if it is free,
+ * else at a later turn. */
 void run_reap(struct run *r)
 {
+	uint32_t restart = 0;	/* guests marked restarting here, by bit */
+
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
 		bool again;
@@ -125,12 +149,17 @@ void run_reap(struct run *r)
 				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
 		}
 		guest_report_end(g);
-		if (again)
-			rejoin(r, g);
-		else
+		if (again) {
+			g->state = GUEST_RESTARTING;
+			restart |= 1u << i;
+		} else {
 			r->last_ended = g;
+		}
 		spin_unlock(&g->lock);
 	}
+	for (unsigned i = 0; i < r->n; i++)
+		if (restart & (1u << i))
+			restart_outside_sched_lock(r, r->guests[i]);
 	console_keys_guest_ended(&r->keys);
 	/* The boot CPU ends the hypervisor when no guest is left (idle):
 	 * it may be asleep with nothing armed. */
@@ -144,7 +173,8 @@ void run_reap(struct run *r)
 bool run_unreaped(const struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		if (!guest_alive(r->guests[i]) && !r->guests[i]->end_reported)
+		if (!guest_alive(r->guests[i]) && !guest_restarting(r->guests[i]) &&
+		    !r->guests[i]->end_reported)
 			return true;
 	return false;
 }

@@ -7,7 +7,8 @@ import re
 import statistics
 import time
 
-from vmitest import paths, test
+from vmitest import accel_for, paths, test
+from testguest import tguest_modules
 from guest_end import HV_BROKEN, ends_powered_off
 from hvguest import GUEST_STOPPED, stop_console_guest_and_quit
 
@@ -104,3 +105,36 @@ def smp3_console_keys_beside_long_exit(t):
     t.note(f"ticker loops per 100 ms: median {med:.0f}; the longest run of emptied windows {longest}: {loops}")
     t.check(len(loops) >= 30 and med > 0, f"ticker windows: {loops}")
     t.check(longest < 8, f"{longest} ticker windows in a row kept less than a 50th of the median's loops: its CPU stalled")
+
+
+@test("hv-smp-ticker-beside-reboot-loop", alone=TWO_CPUS)
+def smp_ticker_beside_reboot_loop(t):
+    """-smp 2: tguest=gdtreboot with 512 MiB, alone on CPU 1, reboots as
+    soon as it runs, again and again; tguest=ticker (a 1 ms tick) alone on
+    CPU 0.  Each reboot loads the guest again (its memory zeroed, its
+    modules copied in: some 850 ms under TCG); done with sched_lock held,
+    the ticker's CPU waited for it at its next tick, every reboot.  The
+    reload is done without sched_lock (docs/HV.md, "Power-off and
+    reboot"): the ticker's longest exit stays well below one reload
+    (the host's load alone gave up to ~100 ms)."""
+    q = t.qemu("-smp", "2", "-m", "640", "-kernel", paths.HV_ELF, "-append",
+               "guest_mem=16M guest1.mem=512M guest1.cpus=1 guest2.cpus=0 locks=check",
+               "-initrd", tguest_modules(t, "tguest=gdtreboot", "tguest=ticker ticker_windows=30 ticker_quiet"),
+               accel=accel_for(2), fatal=HV_BROKEN)
+    q.expect(r"\[guest2\] floods: ticker: done", timeout=120)
+    m = q.expect(r"vmi-hv: guest powered off:[^\n]*\n(?:[^\n]*\n)*?vmi-hv: the longest exit: (\d+) us", timeout=30)
+    longest = int(m.group(1))
+    reboots = [int(n) for n in re.findall(r"guest guest1 starts again from its modules \(reboot (\d+)\)", q.output)]
+    joined = "".join(re.findall(r"^\[guest2\] ([^\n]*)", q.output, re.M))
+    loops = [int(n, 16) for _, n in re.findall(TICKER, joined)][1:]
+    t.note(f"ticker: longest exit {longest} us; {max(reboots, default=0)} reboots of guest1; "
+           f"loops per 100 ms {loops}")
+    t.check(max(reboots, default=0) >= 3, f"guest1 rebooted {max(reboots, default=0)} times: too few to measure")
+    run = emptied = 0
+    med = statistics.median(loops) if loops else 0
+    for n in loops:
+        run = run + 1 if n * 50 < med else 0
+        emptied = max(emptied, run)
+    t.check(len(loops) >= 25 and med > 0, f"ticker windows: {loops}")
+    t.check(emptied < 8, f"{emptied} ticker windows in a row kept less than a 50th of the median's loops: its CPU stalled")
+    t.check(longest < 400000, f"the ticker's longest exit took {longest} us: its CPU waited for guest1's reload")
