@@ -20,7 +20,7 @@
 #define WINDOW_MS   20u
 #define WINDOW_TICKS (PIT_HZ * WINDOW_MS / 1000)	/* 23863, fits 16 bits */
 
-static uint64_t hz;
+static uint64_t hz, per_ms;	/* cycles per second, per millisecond */
 
 /*
  * One window.  Every PIT poll is bracketed by TSC reads, so we know the
@@ -102,6 +102,7 @@ enum tsc_result tsc_calibrate(struct tsc_calibration *r)
 		best = samples[n / 2];
 	}
 	hz = udiv64(best * 1000, WINDOW_MS);
+	per_ms = udiv64(hz, 1000);
 	r->hz = hz;
 
 	cpuid(0, 0, &max_leaf, &b, &c, &d);
@@ -116,6 +117,11 @@ enum tsc_result tsc_calibrate(struct tsc_calibration *r)
 uint64_t tsc_hz(void)
 {
 	return hz;
+}
+
+uint64_t tsc_per_ms(void)
+{
+	return per_ms;
 }
 
 uint64_t tsc_to_us(uint64_t cycles)

@@ -22,6 +22,8 @@ struct tsc_calibration {
 /* Measure the TSC frequency against PIT channel 2. */
 enum tsc_result tsc_calibrate(struct tsc_calibration *r);
 uint64_t tsc_hz(void);
+/* tsc_hz() / 1000, without a 64-bit division (asked at every exit). */
+uint64_t tsc_per_ms(void);
 /* TSC cycles -> microseconds / nanoseconds at the measured frequency. */
 uint64_t tsc_to_us(uint64_t cycles);
 

@@ -332,8 +332,12 @@ enum vtlb_result shadow_announce_from(struct shadow *s, uint32_t gfn, enum shado
 				      struct vtlb_outcome *out);
 /* A new exit: its work counted from 0, against limit (0: none). */
 void shadow_work_begin(struct shadow *s, uint32_t limit);
-/* Has the work since shadow_work_begin reached its limit? */
-bool shadow_work_spent(const struct shadow *s);
+/* Has the work since shadow_work_begin reached its limit?  (Asked for
+ * every entry derived: inline.) */
+static inline bool shadow_work_spent(const struct shadow *s)
+{
+	return s->work_limit && s->work >= s->work_limit;
+}
 /* ReleasePage(gfn).  VIOLATION for a directory any slot has loaded; a page that has
  * no shadow (never a table, or evicted) is FILLED, nothing to do. */
 enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outcome *out);

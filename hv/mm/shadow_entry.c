@@ -21,21 +21,6 @@ const char *shadow_frames_out(const struct shadow *s, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * Several vCPUs at once: shadow entry old became new.  If old let the
- * hardware do something new does not (gone, another frame, no longer
- * writable or user), a CPU running another vCPU may still hold old in its
- * TLB: noted, and made good before the exit returns (shadow_sync_remote).
- * A wider entry needs nothing: a stale narrower one faults and is filled.
- */
-void shadow_narrowed(struct shadow *s, uint32_t old, uint32_t new)
-{
-	if (s->nr_vcpus < 2 || !(old & PTE_P))
-		return;
-	if (!(new & PTE_P) || pte_frame(old) != pte_frame(new) || (old & ~new & (PTE_W | PTE_U)))
-		s->remote_stale = true;
-}
-
 void shadow_sync_remote(struct shadow *s)
 {
 	if (!s->remote_stale)
@@ -57,11 +42,9 @@ void shadow_free_reached_frame(struct shadow *s, uint32_t mfn)
 	vtlb_env_free(&s->env, mfn);
 }
 
-/* Note sp for the next continuous audit (only while tracking). */
-void shadow_touch(struct shadow *s, struct shadow_page *sp)
+/* shadow_touch's slow half: sp not noted yet, while tracking. */
+void shadow_touch_record(struct shadow *s, struct shadow_page *sp)
 {
-	if (!s->tracking || !sp || sp->touched)
-		return;
 	if (s->ntouched == SHADOW_TOUCHED_MAX) {
 		s->touched_overflow = true;
 		return;

@@ -68,18 +68,12 @@ void shadow_set_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint32
 		record(s, pt_idx)->links++;
 }
 
-
 void shadow_work_begin(struct shadow *s, uint32_t limit)
 {
 	if (s->work > s->stats.work_max)
 		s->stats.work_max = s->work;	/* the exit before's */
 	s->work = 0;
 	s->work_limit = limit;
-}
-
-bool shadow_work_spent(const struct shadow *s)
-{
-	return s->work_limit && s->work >= s->work_limit;
 }
 
 /* An eviction frees at least this many frames before the work limit may

@@ -52,9 +52,32 @@ static inline uint16_t *pd_links(const struct shadow *s, const struct shadow_pag
 /* Shared by the files that keep the shadows (the comments at their
  * definitions say more). */
 const char *shadow_frames_out(const struct shadow *s, char *buf, size_t len);
-void shadow_narrowed(struct shadow *s, uint32_t old, uint32_t new);
 void shadow_free_reached_frame(struct shadow *s, uint32_t mfn);
-void shadow_touch(struct shadow *s, struct shadow_page *sp);
+void shadow_touch_record(struct shadow *s, struct shadow_page *sp);
+
+/*
+ * Several vCPUs at once: shadow entry old became new.  If old let the
+ * hardware do something new does not (gone, another frame, no longer
+ * writable or user), a CPU running another vCPU may still hold old in its
+ * TLB: noted, and made good before the exit returns (shadow_sync_remote).
+ * A wider entry needs nothing: a stale narrower one faults and is filled.
+ * Inline, as the next one: called for every entry written, and with one
+ * vCPU (or no audit) they return at once.
+ */
+static inline void shadow_narrowed(struct shadow *s, uint32_t old, uint32_t new)
+{
+	if (s->nr_vcpus < 2 || !(old & PTE_P))
+		return;
+	if (!(new & PTE_P) || pte_frame(old) != pte_frame(new) || (old & ~new & (PTE_W | PTE_U)))
+		s->remote_stale = true;
+}
+
+/* Note sp for the next continuous audit (only while tracking). */
+static inline void shadow_touch(struct shadow *s, struct shadow_page *sp)
+{
+	if (s->tracking && sp && !sp->touched)
+		shadow_touch_record(s, sp);
+}
 void shadow_rederive_mappings(struct shadow *s, uint32_t gfn);
 void shadow_derive_table(struct shadow *s, struct shadow_page *pt);
 struct shadow_page *shadow_page_table(struct shadow *s, uint32_t gfn, bool announced);

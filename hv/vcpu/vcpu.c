@@ -375,7 +375,7 @@ static void count_hv_time(struct pcpu *c)
 		st->hv_timed_exits++;
 		if (took > st->hv_max_cycles)
 			st->hv_max_cycles = took;
-		if (took > tsc_hz() / 1000)
+		if (took > tsc_per_ms())
 			st->hv_long_exits++;
 	}
 	c->exit_tsc = 0;

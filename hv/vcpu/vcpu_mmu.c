@@ -91,11 +91,9 @@ void vcpu_mmu_init(struct vcpu *v, uint32_t switcher_pde)
 
 _Static_assert(SHADOW_MAX_VCPUS == GUEST_MAX_VCPUS, "a shadow slot per vCPU");
 
-
-void vcpu_mmu_check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what)
+void vcpu_mmu_refused(struct vcpu *v, const struct vtlb_outcome *out, const char *what)
 {
-	if (r == VTLB_VIOLATION)
-		vcpu_stop(v, "%s breaks the rules: %s", what, out->why);
+	vcpu_stop(v, "%s breaks the rules: %s", what, out->why);
 }
 
 /* No other vCPU of v's guest has started. */

@@ -16,8 +16,16 @@
  * their shadows already: about 1000, far below it. */
 #define EXIT_WORK (16u * 1024u)
 
-/* A shadow call's outcome: a violation stops the guest, naming what. */
-void vcpu_mmu_check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out, const char *what);
+/* A shadow call's outcome: a violation stops the guest, naming what
+ * (inline: asked after every shadow call). */
+__attribute__((noreturn))
+void vcpu_mmu_refused(struct vcpu *v, const struct vtlb_outcome *out, const char *what);
+static inline void vcpu_mmu_check(struct vcpu *v, enum vtlb_result r, const struct vtlb_outcome *out,
+				  const char *what)
+{
+	if (r == VTLB_VIOLATION)
+		vcpu_mmu_refused(v, out, what);
+}
 
 /* The continuous audit (vcpu_mmu_audit.c). */
 bool vcpu_mmu_auditing(const struct vcpu *v);

@@ -62,7 +62,7 @@ ALLOWED = {
     "timer/hv_timer.c": {"armed_deadline", "interrupts", "arms", "use_lapic", "lapic_hz"},
     "drivers/lapic.c": {"regs"},
     "arch/fpu.c": {"have_fxsr", "fxsave_leaks"},
-    "arch/tsc.c": {"hz", "start"},
+    "arch/tsc.c": {"hz", "per_ms", "start"},
     "timer/rtc.c": {"boot_secs", "boot_tsc"},
     # Scratch buffers of the loader, dead once a load returns.
     "loader/guest_loader.c": {"buf", "rom_copy", "zero_page"},
