@@ -84,6 +84,8 @@ static bool load_state(struct vcpu *x, struct trap_frame *f, const APState *s, c
 			     out.why[0] ? out.why : "base or limit outside the guest's reach");
 		return false;
 	}
+	/* No LDT, as the state says (ldtr 0): a parked vCPU's is dropped. */
+	vcpu_load_ldtr(x, 0, &out);
 	*f = (struct trap_frame){ .eax = s->eax, .ebx = s->ebx, .ecx = s->ecx, .edx = s->edx,
 				  .esi = s->esi, .edi = s->edi, .ebp = s->ebp, .esp = s->esp,
 				  .eip = s->eip, .cs = s->cs, .ss = s->ss,
@@ -150,7 +152,9 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 	if (!load_state(g->ap_scratch, &frame, &s, why, sizeof(why)))
 		return refuse(v, apic_id, why);
 	commit(t, g->ap_scratch);
-	if (v->paravirtual) {
+	/* A parked vCPU started again is active already: commit loaded
+	 * its new CR3's shadow. */
+	if (v->paravirtual && !t->paravirtual) {
 		t->paravirtual = true;
 		vcpu_mmu_activate(t);
 	}
@@ -161,4 +165,26 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 	log_info("guest %s: vCPU %u started by vCPU %u at %04x:%08x (SetInitialAPState)", g->name,
 		 apic_id, v->index, s.cs, s.eip);
 	return 0;
+}
+
+/*
+ * An AP that halts with interrupts off is parked: nothing wakes it, and,
+ * as a CPU in cli; hlt still takes INIT and STARTUP, SetInitialAPState
+ * starts it again.  That is how a guest takes a CPU offline and back
+ * (docs/SMP.md).  Its local APIC and alarms are reset as INIT resets a
+ * CPU's: nothing it armed before fires into the next start.  Its own
+ * exit, with its guest's lock; IPIs skip it from now on (vcpu_lapic.c).
+ */
+void vcpu_ap_park(struct vcpu *v)
+{
+	const char *why;
+
+	log_info("vcpu %u: hlt with interrupts off at %04x:%08x: parked until the guest starts it again (SetInitialAPState)",
+		 v->index, v->frame->cs & 0xffff, v->frame->eip);
+	for (uint32_t c = 0; c < VMI_ALARM_COUNTERS; c++)
+		valarm_cancel(&v->valarm, c, &why);
+	vlapic_reset(&v->lapic, v->index);
+	v->wake_requested = false;
+	v->awaiting_start = true;
+	v->halted = true;
 }

@@ -7,6 +7,7 @@
  * CPU or on memory goes through struct emul_ops, implemented here.
  */
 #include "vcpu_state.h"
+#include "vcpu_apstart.h"
 #include "guest_stop.h"
 #include "vcpu_desc.h"
 #include "vcpu_io.h"
@@ -312,13 +313,12 @@ static enum emul_result op_halt(void *ctx)
  */
 void vcpu_halt(struct vcpu *v)
 {
-	/* Another vCPU than 0 that halts with interrupts off stops there
-	 * for good, as a CPU would (Linux's stop_this_cpu): its guest goes
-	 * on (docs/SMP.md, "A guest of several vCPUs"). */
+	/* Another vCPU than 0 that halts with interrupts off waits there
+	 * until the guest starts it again, as a CPU waits for INIT (Linux's
+	 * stop_this_cpu and CPU offline): its guest goes on (docs/SMP.md,
+	 * "A guest of several vCPUs"). */
 	if (!v->vif && v->index) {
-		log_info("vcpu %u: hlt with interrupts off at %04x:%08x: stopped until the guest ends",
-			 v->index, v->frame->cs & 0xffff, v->frame->eip);
-		v->halted = true;
+		vcpu_ap_park(v);
 		return;
 	}
 	if (!v->vif) {

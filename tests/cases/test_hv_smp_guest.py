@@ -426,15 +426,16 @@ def smp_sixteen_vcpus(t):
 def smp_guest_ap_dies_smp2(t):
     """tguest=smp smp_ap_dies, vcpus=3 on -smp 2: after the rounds the last
     AP halts with interrupts off in its ping handler (a privileged hlt, as
-    Linux's stop_this_cpu): the hypervisor says it stays stopped, two more
-    pings to it are never taken, the other AP still answers, and the
-    guest goes on to power off with every frame back."""
+    Linux's stop_this_cpu): the hypervisor parks it until a new start,
+    two more pings to it are never taken, the other AP still answers, and
+    the guest goes on to power off with every frame back."""
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=3 locks=check",
                "-initrd", f"{TGUEST} tguest=smp smp_vcpus=3 smp_ap_dies,{tiny}", accel=MTTCG)
     q.expect(r"tguest: smp: survived, APs 00000002\n", timeout=120)
-    q.expect(r"vmi-hv: vcpu 2: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: stopped until the guest ends",
+    q.expect(r"vmi-hv: vcpu 2: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: parked until the guest starts it "
+             r"again \(SetInitialAPState\)",
              timeout=60)
     q.expect(r"tguest: smp: pings the dead AP took 00000000\n", timeout=120)
     q.expect(r"tguest: smp: other APs still answering 00000001\n", timeout=60)
