@@ -207,11 +207,11 @@ unsigned vpic_rom_ready(const struct vpic *p)
 	return ready;
 }
 
-void vpic_rom_publish(const struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2])
+void vpic_rom_publish(struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2])
 {
 	for (unsigned i = 0; i < 2; i++) {
-		imr[i] = p->chips[i].imr;
-		isr[i] = p->chips[i].isr;
+		imr[i] = p->rom_imr[i] = p->chips[i].imr;
+		isr[i] = p->rom_isr[i] = p->chips[i].isr;
 	}
 	/* Any slave request may come through the master's cascade input. */
 	irr[0] = p->chips[0].irr | (p->chips[1].irr ? 0x04 : 0);
@@ -232,16 +232,19 @@ const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t 
 			fmt_snprintf(why, len, "8259 %s mask 0x%x is not 8 bits", name[i], imr[i]);
 			return why;
 		}
-		if (isr[i] & ~(uint32_t)p->chips[i].isr) {
+		if (isr[i] & ~(uint32_t)p->rom_isr[i]) {
 			fmt_snprintf(why, len, "8259 %s in-service bits 0x%x were never set (in service: 0x%x); an EOI only clears them",
-				 name[i], isr[i], p->chips[i].isr);
+				 name[i], isr[i], p->rom_isr[i]);
 			return why;
 		}
 	}
+	/* Another vCPU's mask or EOI since the publication (a hypercall,
+	 * vCPU 0 running meanwhile) is not undone by vCPU 0's stale copy. */
 	for (unsigned i = 0; i < 2; i++)
 		if (ready & (1u << i)) {
-			p->chips[i].imr = (uint8_t)imr[i];
-			p->chips[i].isr = (uint8_t)isr[i];
+			if (imr[i] != p->rom_imr[i])
+				p->chips[i].imr = (uint8_t)imr[i];
+			p->chips[i].isr &= (uint8_t)~(p->rom_isr[i] & ~isr[i]);
 		}
 	return 0;
 }

@@ -15,6 +15,9 @@ struct vpic_chip {
 struct vpic {
 	struct vpic_chip chips[2];	/* master, slave */
 	uint16_t lines;			/* input levels, for edge detection */
+	/* The masks and in-service bits vCPU 0's page was last published
+	 * with: what its ROM changed since is what differs from these. */
+	uint8_t rom_imr[2], rom_isr[2];
 };
 
 void vpic_reset(struct vpic *p);
@@ -37,11 +40,14 @@ void vpic_state(const struct vpic *p, uint8_t irr[2], uint8_t isr[2], uint8_t im
  * master, 1 slave): initialised, not auto-EOI. */
 unsigned vpic_rom_ready(const struct vpic *p);
 /* What the ROM works from: masks, in-service bits, requests (the
- * master's with the cascade input when the slave has any). */
-void vpic_rom_publish(const struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2]);
-/* Take back what the ROM changed, for the ready chips: 0, or (nothing
- * changed) why the guest-written values are impossible: a mask wider than
- * 8 bits, in-service bits that were not set. */
+ * master's with the cascade input when the slave has any), kept as
+ * published for vpic_rom_take.  vCPU 0's page only. */
+void vpic_rom_publish(struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2]);
+/* Take back what the ROM changed since the publication, for the ready
+ * chips: a mask it wrote, the in-service bits it cleared; what another
+ * vCPU's port writes changed meanwhile stays.  0, or (nothing changed)
+ * why the guest-written values are impossible: a mask wider than 8 bits,
+ * in-service bits that were not published. */
 const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2],
 			  char *why, unsigned len);
 

@@ -84,6 +84,8 @@ static bool load_state(struct vcpu *x, struct trap_frame *f, const APState *s, c
 			     out.why[0] ? out.why : "base or limit outside the guest's reach");
 		return false;
 	}
+	/* No LDT, as the state says (ldtr 0): a parked vCPU's is dropped. */
+	vcpu_load_ldtr(x, 0, &out);
 	*f = (struct trap_frame){ .eax = s->eax, .ebx = s->ebx, .ecx = s->ecx, .edx = s->edx,
 				  .esi = s->esi, .edi = s->edi, .ebp = s->ebp, .esp = s->esp,
 				  .eip = s->eip, .cs = s->cs, .ss = s->ss,
@@ -150,7 +152,9 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 	if (!load_state(g->ap_scratch, &frame, &s, why, sizeof(why)))
 		return refuse(v, apic_id, why);
 	commit(t, g->ap_scratch);
-	if (v->paravirtual) {
+	/* A parked vCPU started again is active already: commit loaded
+	 * its new CR3's shadow. */
+	if (v->paravirtual && !t->paravirtual) {
 		t->paravirtual = true;
 		vcpu_mmu_activate(t);
 	}
@@ -163,3 +167,4 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 		 apic_id, v->index, s.cs, s.eip);
 	return 0;
 }
+

@@ -7,6 +7,7 @@
  * CPU or on memory goes through struct emul_ops, implemented here.
  */
 #include "vcpu_state.h"
+#include "valarm.h"
 #include "guest_stop.h"
 #include "vcpu_desc.h"
 #include "vcpu_io.h"
@@ -302,6 +303,28 @@ static enum emul_result op_halt(void *ctx)
 }
 
 /*
+ * An AP that halts with interrupts off is parked: nothing wakes it, and,
+ * as a CPU in cli; hlt still takes INIT and STARTUP, SetInitialAPState
+ * starts it again.  That is how a guest takes a CPU offline and back
+ * (docs/SMP.md).  Its local APIC and alarms are reset as INIT resets a
+ * CPU's: nothing it armed before fires into the next start.  Its own
+ * exit, with its guest's lock; IPIs skip it from now on (vcpu_lapic.c).
+ */
+static void park_ap(struct vcpu *v)
+{
+	const char *why;
+
+	log_info("vcpu %u: hlt with interrupts off at %04x:%08x: parked until the guest starts it again (SetInitialAPState)",
+		 v->index, v->frame->cs & 0xffff, v->frame->eip);
+	for (uint32_t c = 0; c < VMI_ALARM_COUNTERS; c++)
+		valarm_cancel(&v->valarm, c, &why);
+	vlapic_reset(&v->lapic, v->index);
+	v->wake_requested = false;
+	v->awaiting_start = true;
+	v->halted = true;
+}
+
+/*
  * hlt.  With the virtual IF clear nothing can ever wake the guest: that
  * is how Linux powers off and halts when it has no other way (its
  * machine_halt and power-off end in stop_this_cpu's hlt loop with
@@ -314,13 +337,12 @@ static enum emul_result op_halt(void *ctx)
 void vcpu_halt(struct vcpu *v)
 {
 	debug_delay(debug_halt_delay_us);	/* test-only: a long exit */
-	/* Another vCPU than 0 that halts with interrupts off stops there
-	 * for good, as a CPU would (Linux's stop_this_cpu): its guest goes
-	 * on (docs/SMP.md, "A guest of several vCPUs"). */
+	/* Another vCPU than 0 that halts with interrupts off waits there
+	 * until the guest starts it again, as a CPU waits for INIT (Linux's
+	 * stop_this_cpu and CPU offline): its guest goes on (docs/SMP.md,
+	 * "A guest of several vCPUs"). */
 	if (!v->vif && v->index) {
-		log_info("vcpu %u: hlt with interrupts off at %04x:%08x: stopped until the guest ends",
-			 v->index, v->frame->cs & 0xffff, v->frame->eip);
-		v->halted = true;
+		park_ap(v);
 		return;
 	}
 	if (!v->vif) {

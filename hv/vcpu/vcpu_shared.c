@@ -136,7 +136,8 @@ void vcpu_share_state(struct vcpu *v)
 		return;
 	publish_time(v);
 	publish_ports(v);
-	vpic_rom_publish(&v->guest->vpic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
+	if (!v->index)
+		vpic_rom_publish(&v->guest->vpic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
 	/* The 8259 is vCPU 0's: another vCPU's ROM makes the calls (its
 	 * page's copy could be stale, and is never taken back). */
 	v->shared->pic_ready = v->index ? 0 : vpic_rom_ready(&v->guest->vpic);
@@ -157,7 +158,6 @@ static void take_pic_and_alarm(struct vcpu *v)
 	struct vmi_shared_page *sh = v->shared;
 	struct vpic *pic = &v->guest->vpic;
 	uint32_t imr[2], isr[2];
-	uint8_t old_irr[2], old_isr[2], old_imr[2];
 	char why[120];
 
 	if (v->index)
@@ -166,11 +166,10 @@ static void take_pic_and_alarm(struct vcpu *v)
 		imr[i] = *(volatile uint32_t *)&sh->pic_imr[i];
 		isr[i] = *(volatile uint32_t *)&sh->pic_isr[i];
 	}
-	vpic_state(pic, old_irr, old_isr, old_imr);
 	if (vpic_rom_take(pic, imr, isr, why, sizeof(why)))
 		vcpu_stop(v, "shared page: %s", why);
 	for (unsigned i = 0; i < 2; i++)
-		if (imr[i] != old_imr[i] || isr[i] != old_isr[i]) {
+		if (imr[i] != pic->rom_imr[i] || isr[i] != pic->rom_isr[i]) {
 			v->stats.rom_pic_changes++;
 			break;
 		}

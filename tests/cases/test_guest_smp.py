@@ -518,3 +518,90 @@ def hv_smp_linux_reboot_twice_halt(t):
     status = q.wait_exit(timeout=60)
     t.check(status == 0, f"exit status {status}, expected 0 (ACPI power-off)")
     t.check("guest stopped" not in q.output, "a 'guest stopped' line")
+
+
+def online_cpus(q, tag):
+    """At the shell: the kernel's online CPU list (e.g. 0-1)."""
+    q.send(f"echo {tag}=$(cat /sys/devices/system/cpu/online)\n")
+    return q.expect(r"\n%s=(\S+)\r?\n" % tag, timeout=60).group(1)
+
+
+def cpu1_round_trip(t, smp):
+    """vcpus=2: cpu1 offlined (its vCPU parks in hlt with interrupts off)
+    and onlined again (SetInitialAPState starts it once more), twice; then
+    a task pinned to cpu1 runs there and both CPUs are counted."""
+    q = boot_hv_vcpus(t, 2, smp=smp)
+    quiet_console(q)
+    for n in (1, 2):
+        q.send("echo 0 > /sys/devices/system/cpu/cpu1/online\n")
+        m = q.expect(r"vmi-hv: vcpu 1: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: ([^\n]*)\n", timeout=60)
+        t.check(online_cpus(q, f"OFF{n}") == "0", f"round {n}: cpu1 still online after 'echo 0'")
+        q.send("echo 1 > /sys/devices/system/cpu/cpu1/online\n")
+        on = online_cpus(q, f"ON{n}")
+        t.check(on == "0-1", f"round {n}: online CPUs after 'echo 1' are {on}, not 0-1")
+        t.check(m.group(1).startswith("parked"), f"round {n}: the hypervisor said '{m.group(1)}' of the offline vCPU")
+    q.send("taskset -c 1 sh -c 'echo RAN-ON-$(cut -d\" \" -f39 /proc/self/stat)'\n")
+    m = q.expect(r"\nRAN-ON-(\d+)\r?\n", timeout=60)
+    t.check(m.group(1) == "1", f"a task pinned to cpu1 ran on cpu{m.group(1)}")
+    expect_cpus(t, q, 2, f"vcpus=2 on -smp {smp} after cpu1 went offline and back twice")
+    started = len(re.findall(r"vmi-hv: guest guest1: vCPU 1 started by vCPU 0", q.output))
+    t.check(started == 3, f"vCPU 1 started {started} times, not 3 (boot and two onlines)")
+
+
+@test("hv-smp-linux-2-hotplug")
+def hv_smp_linux_2_hotplug(t):
+    cpu1_round_trip(t, 1)
+
+
+@test("hv-smp-linux-2-hotplug-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def hv_smp_linux_2_hotplug_smp2(t):
+    cpu1_round_trip(t, 2)
+
+
+def smp_boot_seconds(t, q):
+    """At the shell: the kernel's time from 'smp: Bringing up secondary
+    CPUs' to 'smp: Brought up' (its printk timestamps)."""
+    q.send("dmesg | grep -E 'smp: Br(inging|ought) up' | sed 's/^/SMPLOG /'; echo SMPLOG-$((6*7))\n")
+    m = q.expect(r"\n((?:SMPLOG [^\n]*\n)+)SMPLOG-42\r?\n", timeout=60)
+    stamps = [float(s) for s in re.findall(r"SMPLOG \[\s*([0-9.]+)\]", m.group(1))]
+    t.check(len(stamps) == 2, f"dmesg's two smp: lines not found in {m.group(1)!r}")
+    return stamps[-1] - stamps[0] if len(stamps) == 2 else 0.0
+
+
+@test("hv-smp-linux-refused-ap-start")
+def hv_smp_linux_refused_ap_start(t):
+    """vcpus=3 with vmi_refuse=SetInitialAPState: the call answers
+    unsupported; the kernel says each AP was not started and goes on
+    without it at once, not after do_boot_cpu()'s 10 s wait per AP."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "vcpus=3 vmi_refuse=SetInitialAPState",
+               "-initrd", hv_modules(), fatal=GUEST_FATAL)
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"the guest reports mode {m.group(3)}")
+    quiet_console(q)
+    took = smp_boot_seconds(t, q)
+    t.note(f"secondary CPU bring-up took {took:.2f} s of guest time")
+    t.check(took < 3, f"bringing up the (refused) secondary CPUs took {took:.2f} s, not under 3 s")
+    for apic in (1, 2):
+        t.check(re.search(r"SetInitialAPState did not start APIC ID %d: error -38" % apic, q.output),
+                f"no line saying APIC ID {apic} was not started")
+    expect_cpus(t, q, 1, "vcpus=3, SetInitialAPState refused")
+
+
+@test("hv-smp-linux-2-sysrq-backtrace")
+def hv_smp_linux_2_sysrq_backtrace(t):
+    """sysrq-l on vcpus=2: the hypervisor takes no NMI IPIs, so the
+    kernel must not wait for NMI backtraces (10 s) but show the other
+    CPU's registers another way; the console answers within seconds."""
+    q = boot_hv_vcpus(t, 2)
+    quiet_console(q)
+    q.send("echo T0=$(date +%s); echo l > /proc/sysrq-trigger; echo T1=$(date +%s)\n")
+    t0 = int(q.expect(r"\nT0=(\d+)\r?\n", timeout=60).group(1))
+    t1 = int(q.expect(r"\nT1=(\d+)\r?\n", timeout=60).group(1))
+    t.note(f"sysrq-l took {t1 - t0} s of guest time")
+    t.check(t1 - t0 <= 3, f"sysrq-l took {t1 - t0} s, not 3 or less: it waited for NMI backtraces")
+    t.check("APICWrite register" not in q.output, "the guest sent an IPI the hypervisor refused")
+    # The shell may run on either CPU: the other one is named.
+    t.check(re.search(r"no NMI IPIs under VMI: no backtrace of CPUs [01]\r?\n", q.output),
+            "the kernel did not say that the other CPU's backtrace cannot be taken")
+

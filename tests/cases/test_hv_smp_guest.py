@@ -426,19 +426,42 @@ def smp_sixteen_vcpus(t):
 def smp_guest_ap_dies_smp2(t):
     """tguest=smp smp_ap_dies, vcpus=3 on -smp 2: after the rounds the last
     AP halts with interrupts off in its ping handler (a privileged hlt, as
-    Linux's stop_this_cpu): the hypervisor says it stays stopped, two more
-    pings to it are never taken, the other AP still answers, and the
-    guest goes on to power off with every frame back."""
+    Linux's stop_this_cpu): the hypervisor parks it until a new start,
+    two more pings to it are never taken, the other AP still answers;
+    then SetInitialAPState starts it again (a CPU back online), it comes
+    up and answers a ping (its vLAPIC reset: the ping it died in is no
+    longer in service), and the guest goes on to power off with every
+    frame back."""
     t.require(paths.HV_ELF, TGUEST)
     tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=3 locks=check",
                "-initrd", f"{TGUEST} tguest=smp smp_vcpus=3 smp_ap_dies,{tiny}", accel=MTTCG)
     q.expect(r"tguest: smp: survived, APs 00000002\n", timeout=120)
-    q.expect(r"vmi-hv: vcpu 2: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: stopped until the guest ends",
+    q.expect(r"vmi-hv: vcpu 2: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: parked until the guest starts it "
+             r"again \(SetInitialAPState\)",
              timeout=60)
     q.expect(r"tguest: smp: pings the dead AP took 00000000\n", timeout=120)
     q.expect(r"tguest: smp: other APs still answering 00000001\n", timeout=60)
-    ends_powered_off(t, q, "an AP halted with interrupts off")
+    m = q.expect(r"tguest: smp: parked AP started again, SetInitialAPState ([0-9a-f]{8})\n", timeout=60)
+    t.check(m.group(1) == "00000000", f"SetInitialAPState of the parked AP answered {m.group(1)}, not 0")
+    q.expect(r"tguest: smp: restarted AP answers a ping 00000001\n", timeout=120)
+    ends_powered_off(t, q, "an AP halted with interrupts off, then started again")
+
+
+@test("hv-smp-guest-pic-from-ap-smp2", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
+def smp_guest_pic_from_ap_smp2(t):
+    """tguest=smp smp_pic, vcpus=2 on -smp 2: vCPU 1 writes the master
+    8259's mask (a trapped outb) while vCPU 0 runs without an exit, its
+    shared page's copy of the mask published before; vCPU 0 then reads
+    the mask back: vCPU 1's, not its own stale copy taken back at its
+    exit."""
+    t.require(paths.HV_ELF, TGUEST)
+    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=2 locks=check",
+               "-initrd", f"{TGUEST} tguest=smp smp_vcpus=2 smp_pic,{tiny}", accel=MTTCG)
+    m = q.expect(r"tguest: smp: 8259 mask vCPU 1 wrote read back by vCPU 0 ([0-9a-f]{8})\n", timeout=120)
+    t.check(m.group(1) == "00000001", "vCPU 0 read back its own stale 8259 mask, not the one vCPU 1 wrote")
+    ends_powered_off(t, q, "vCPU 1 wrote the 8259 mask")
 
 
 def sparse_directories(t, smp):

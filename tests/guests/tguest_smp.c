@@ -31,11 +31,16 @@
  *                    sends IPIs to vCPU 1 without pause, for ever: the
  *                    guest beside it must keep answering.
  *
+ * Options of tguest=smp: smp_ap_dies (below, ap_dies: then it is started
+ * again), smp_pic (pic_from_ap: vCPU 1 writes the 8259's mask while
+ * vCPU 0 runs).
+ *
  * tguest=smpreboot (smp_vcpus=2): whether its two vCPUs ran at once,
  * then a reboot, again and again (smp_reboot).  tguest=gdtreboot: what
  * its boot GDT held, then a reboot, again and again (gdt_reboot).
  */
 #include <stdint.h>
+#include "io.h"
 #include "vmi_abi.h"
 #include "tguest.h"
 
@@ -80,6 +85,9 @@ static void halt(void)
 /* smp_ap_dies: the AP this names halts with interrupts off at its next
  * ping (a privileged hlt at ring 1, as Linux's stop_this_cpu). */
 static volatile uint32_t dying_ap;
+/* smp_pic: the master 8259 mask vCPU 1 writes at its next ping (0:
+ * none), and that it did. */
+static volatile uint32_t pic_mask_req, pic_mask_done;
 
 /* Vector 0x40 on an AP: count it, EOI, answer vCPU 0. */
 void ping_handler(void)
@@ -89,6 +97,11 @@ void ping_handler(void)
 	if (dying_ap && id == dying_ap)
 		for (;;)
 			__asm__ volatile("cli; hlt");
+	if (pic_mask_req && id == 1) {
+		outb(0x21, (uint8_t)pic_mask_req);
+		pic_mask_req = 0;
+		pic_mask_done = 1;
+	}
 	pings[id % MAX_APS]++;
 	apic_write(APIC_EOI, 0);
 	send_ipi(0, PONG);
@@ -362,6 +375,43 @@ static void ap_dies(uint32_t id)
 	say_value("tguest: smp: ", "other APs still answering", others);
 }
 
+/* The AP ap_dies parked is started again (a CPU brought back online):
+ * SetInitialAPState takes it, it comes up and answers a ping. */
+static void ap_restarts(uint32_t id)
+{
+	APState s = flat_state(id);
+	uint32_t had = started, pinged = pings[id], spins = 0;
+
+	dying_ap = 0;
+	say_value("tguest: smp: ", "parked AP started again, SetInitialAPState", start_ap(&s, id));
+	while (started == had && ++spins < 2000000000u)
+		__asm__ volatile("pause");
+	send_ipi(id, PING);
+	spins = 0;
+	while (pings[id] == pinged && ++spins < 100000)
+		halt();
+	say_value("tguest: smp: ", "restarted AP answers a ping", pings[id] > pinged);
+}
+
+/*
+ * vCPU 0 runs without an exit (its page's 8259 copy published at its
+ * last entry) while vCPU 1, pinged, writes the master's mask (a trapped
+ * outb); then vCPU 0 reads the mask back.  vCPU 0's stale copy must not
+ * undo vCPU 1's write at vCPU 0's next exit.
+ */
+static void pic_from_ap(void)
+{
+	uint32_t spins = 0;
+	uint8_t before = inb(0x21), want = before ^ 0x50;
+
+	pic_mask_req = want;
+	send_ipi(1, PING);
+	while (!pic_mask_done && ++spins < 2000000000u)
+		__asm__ volatile("pause");
+	say_value("tguest: smp: ", "8259 mask vCPU 1 wrote read back by vCPU 0", inb(0x21) == want);
+	outb(0x21, before);
+}
+
 /* tguest=smpreboot's vCPU 1: counts without end, never exits. */
 static volatile uint32_t spin_count;
 
@@ -531,8 +581,12 @@ int smp_main(const char *cmdline)
 	say_value("tguest: smp: garbage ", "INIT IPI", send_ipi(1, 0x500));
 	say_value("tguest: smp: garbage ", "vector 3 IPI", send_ipi(1, 0x03));
 	say_value("tguest: smp: ", "survived, APs", started);
-	if (has_word(cmdline, "smp_ap_dies") && n > 1)
+	if (has_word(cmdline, "smp_pic") && n > 1)
+		pic_from_ap();
+	if (has_word(cmdline, "smp_ap_dies") && n > 1) {
 		ap_dies(n - 1);
+		ap_restarts(n - 1);
+	}
 	__asm__ volatile("int $0x82" : : "D"(VMI_CALL_Shutdown) : "memory");
 	return 1;
 }

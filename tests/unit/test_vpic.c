@@ -172,6 +172,35 @@ static void rom_publish_and_take(void **state)
 	assert_int_equal(pic.chips[1].imr, 0);
 }
 
+/* vCPU 0's page is published; another vCPU then masks a line and EOIs
+ * (its port writes are hypercalls): vCPU 0's page, unchanged by its ROM,
+ * must not undo either at its next exit.  Only what vCPU 0's ROM changed
+ * since the publication is taken. */
+static void rom_take_keeps_other_vcpus_writes(void **state)
+{
+	uint32_t imr[2], isr[2], irr[2];
+	char why[120];
+
+	vpic_reset(&pic);
+	linux_init();
+	out(0x21, 0x00);
+	vpic_pulse(&pic, 0);
+	assert_int_equal(vpic_ack(&pic), 0x30);
+	vpic_rom_publish(&pic, imr, isr, irr);
+	out(0x21, 0x10);		/* another vCPU masks input 4 */
+	out(0x20, 0x20);		/* and EOIs input 0 */
+	assert_null(vpic_rom_take(&pic, imr, isr, why, sizeof(why)));
+	assert_int_equal(in(0x21), 0x10);
+	assert_int_equal(pic.chips[0].isr, 0);
+
+	/* What vCPU 0's ROM did write still wins. */
+	vpic_rom_publish(&pic, imr, isr, irr);
+	out(0x21, 0x30);
+	imr[0] = 0x01;
+	assert_null(vpic_rom_take(&pic, imr, isr, why, sizeof(why)));
+	assert_int_equal(in(0x21), 0x01);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +210,7 @@ int main(void)
 		cmocka_unit_test(slave_through_cascade),
 		cmocka_unit_test(reset_masks_everything),
 		cmocka_unit_test(rom_publish_and_take),
+		cmocka_unit_test(rom_take_keeps_other_vcpus_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
