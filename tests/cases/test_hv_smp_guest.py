@@ -3,20 +3,17 @@ vCPUs"): vcpus= / guestN.vcpus= give a guest N vCPUs; vCPU 0 starts at the
 kernel's entry as before, the others wait, not runnable, until the guest
 starts them; a count the hypervisor cannot take is refused at load."""
 
-import os
 import re
 
-from vmitest import paths, test
+from vmitest import MTTCG, accel_for, paths, test
+from testguest import tguest_modules
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, check_invariants, ends_powered_off
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-MTTCG = "tcg,thread=multi"
 
 
 def tguest_pair(t, what, n=1):
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    return ",".join([f"{TGUEST} tguest={what},{tiny}"] * n)
+    return tguest_modules(t, *[f"tguest={what}"] * n)
 
 
 @test("hv-smp-guest-waiting-vcpus", alone="QEMU on -smp 2 with MTTCG: both host CPUs")
@@ -24,7 +21,6 @@ def smp_guest_waiting_vcpus(t):
     """vcpus=4 on -smp 2: the test guest (tguest=exits, which never starts
     another vCPU) runs on vCPU 0 alone and powers off; vCPUs 1-3 are built
     and wait for their start, never entered; Ctrl-] s says so for each."""
-    t.require(paths.HV_ELF, TGUEST)
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M vcpus=4 locks=check", "-initrd", tguest_pair(t, "exits"), accel=MTTCG)
     for k in (1, 2, 3):
@@ -51,7 +47,6 @@ def smp_guest_waiting_vcpus(t):
 def smp_guest_vcpus_refused(t):
     """vcpus=9 is refused by the parser; three guests of eight vCPUs are
     more than the scheduler takes: refused at load, naming the count."""
-    t.require(paths.HV_ELF, TGUEST)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "vcpus=9",
                "-initrd", tguest_pair(t, "exits"))
     q.expect(r"vmi-hv: error: malformed option 'vcpus=9': vcpus is how many vCPUs a guest has, 1-8",
@@ -91,12 +86,10 @@ def smp_guest_boot(t, vcpus, smp):
     hypervisor) and counts itself in; IPI ping-pong through
     APICWrite(ICR) for ROUNDS rounds, EOI in each handler; the vLAPIC's
     garbage answered VMI_ERROR_INVALID; the guest powers off cleanly."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
                f"guest_mem=16M vcpus={vcpus} locks=check",
-               "-initrd", f"{TGUEST} tguest=smp smp_vcpus={vcpus},{tiny}",
-               accel=MTTCG if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, f"tguest=smp smp_vcpus={vcpus}"),
+               accel=accel_for(smp))
     for what, why in GARBAGE[:-1]:
         q.expect(r"SetInitialAPState for APIC ID \d+ refused: %s" % why, timeout=60)
         q.expect(r"tguest: smp: garbage %s %s\n" % (what, INVALID), timeout=30)
@@ -159,12 +152,10 @@ def smp_guest_ticks(t, vcpus, smp):
     it.  Then vCPU 0 masks its LVTT: no tick while it runs with interrupts
     on; unmasked, they come again.  LVTT's vector 3 and the timer's count
     are refused."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
                f"guest_mem=16M vcpus={vcpus} locks=check",
-               "-initrd", f"{TGUEST} tguest=smptick smp_vcpus={vcpus},{tiny}",
-               accel=MTTCG if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, f"tguest=smptick smp_vcpus={vcpus}"),
+               accel=accel_for(smp))
     q.expect(r"tguest: smp: vCPUs with their ticks %08x\n" % vcpus, timeout=180)
     for _ in range(vcpus):
         q.expect(r"tguest: smp: ticks of a vCPU at least wanted 00000001\n", timeout=30)
@@ -196,12 +187,10 @@ def smp_guest_mmu(t, smp, final="", options=""):
     address after each switch: each reads its own directory's page, never
     the other's, though the other vCPU ran between its load and its read
     (interleaved rounds).  Returns the QEMU run."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
                f"guest_mem=32M vcpus=2 slice=1 audit=exit locks=check {options}".strip(),
-               "-initrd", f"{TGUEST} tguest=smpmmu {final},{tiny}",
-               accel=MTTCG if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, f"tguest=smpmmu {final}"),
+               accel=accel_for(smp))
     q.expect(r"tguest: smpmmu: read through A on vCPU 0 5a5a0000\n", timeout=60)
     q.expect(r"tguest: smpmmu: SetInitialAPState on B 00000000\n", timeout=30)
     q.expect(r"tguest: smpmmu: vCPU 1 done 00000001\n", timeout=240)
@@ -265,11 +254,9 @@ def at_once_remap(t, rom):
     (a TLB entry left stale on vCPU 0's CPU); the shadows audit clean at
     every notification; the shootdowns that made vCPU 0 leave the guest
     are counted; no frame is lost."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=32M vcpus=2 vcpus_at_once=on audit=every=1 locks=check",
-               "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_remap{' smpmmu_rom' if rom else ''},{tiny}",
+               "-initrd", tguest_modules(t, f"tguest=smpmmu smpmmu_remap{' smpmmu_rom' if rom else ''}"),
                accel=MTTCG)
     q.expect(r"tguest: smpmmu: SetInitialAPState on A 00000000\n", timeout=60)
     q.expect(r"tguest: smpmmu: generations 00000bb8\n", timeout=240)
@@ -324,17 +311,15 @@ def vtlb_trim(t, smp):
     after vCPU 1 has left the guest (a shootdown; on -smp 2 an IPI to the
     CPU it runs on), never while that CPU may still walk them; vCPU 1 reads
     on correctly through its rebuilt vTLB and no frame is lost."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     args = ["-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
             "guest_mem=16M vcpus=2 vcpus_at_once=on locks=check"]
-    accel = MTTCG if smp > 1 else "tcg"
-    q = t.qemu(*args, "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_trim=1,{tiny}", accel=accel)
+    accel = accel_for(smp)
+    q = t.qemu(*args, "-initrd", tguest_modules(t, "tguest=smpmmu smpmmu_trim=1"), accel=accel)
     m = q.expect(r"machine frames free before the guests run: \d+ \((\d+) promised", timeout=60)
     q.kill()
     n = int(m.group(1)) - TRIM_VCPU1_TABLES - 1 - TRIM_LEFT
     t.note(f"{m.group(1)} frames of the budget left after load: vCPU 0 touches {n} regions")
-    q = t.qemu(*args, "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_trim={n},{tiny}", accel=accel)
+    q = t.qemu(*args, "-initrd", tguest_modules(t, f"tguest=smpmmu smpmmu_trim={n}"), accel=accel)
     q.expect(r"tguest: smpmmu: SetInitialAPState on the fan directory 00000000\n", timeout=60)
     q.expect(r"tguest: smpmmu: LDT loaded, vCPU 1 rounds so far at least one 00000001\n", timeout=120)
     q.expect(r"tguest: smpmmu: vCPU 1 done 00000001\n", timeout=120)
@@ -373,12 +358,10 @@ def smp4_two_guests_remap(t):
     guest's shootdowns reach its other CPU while the other guest runs on
     the remaining two; every read a current mark, every audit clean, the
     frames all back at the end."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    guest = f"{TGUEST} tguest=smpmmu smpmmu_remap,{tiny}"
+    guest = tguest_modules(t, *["tguest=smpmmu smpmmu_remap"] * 2)
     q = t.qemu("-smp", "4", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=32M vcpus=2 vcpus_at_once=on audit=every=1 locks=check",
-               "-initrd", f"{guest},{guest}", accel=MTTCG)
+               "-initrd", guest, accel=MTTCG)
     status = q.wait_exit(timeout=600)
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected both guests' power-off")
     for name in ("guest1", "guest2"):
@@ -408,11 +391,9 @@ def smp_sixteen_vcpus(t):
     """Sixteen vCPUs in all, the scheduler's most: two tguest=smp guests of
     eight vCPUs each on -smp 2, every AP started, ticked and counted in,
     the IPI rounds done, both powered off cleanly."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    guest = f"{TGUEST} tguest=smp smp_vcpus=8,{tiny}"
+    guest = tguest_modules(t, *["tguest=smp smp_vcpus=8"] * 2)
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
-               "guest_mem=16M vcpus=8 locks=check", "-initrd", f"{guest},{guest}", accel=MTTCG)
+               "guest_mem=16M vcpus=8 locks=check", "-initrd", guest, accel=MTTCG)
     status = q.wait_exit(timeout=300)
     t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected both guests' power-off")
     for name in ("guest1", "guest2"):
@@ -432,10 +413,8 @@ def smp_guest_ap_dies_smp2(t):
     up and answers a ping (its vLAPIC reset: the ping it died in is no
     longer in service), and the guest goes on to power off with every
     frame back."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=3 locks=check",
-               "-initrd", f"{TGUEST} tguest=smp smp_vcpus=3 smp_ap_dies,{tiny}", accel=MTTCG)
+               "-initrd", tguest_modules(t, "tguest=smp smp_vcpus=3 smp_ap_dies"), accel=MTTCG)
     q.expect(r"tguest: smp: survived, APs 00000002\n", timeout=120)
     q.expect(r"vmi-hv: vcpu 2: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: parked until the guest starts it "
              r"again \(SetInitialAPState\)",
@@ -455,10 +434,8 @@ def smp_guest_pic_from_ap_smp2(t):
     shared page's copy of the mask published before; vCPU 0 then reads
     the mask back: vCPU 1's, not its own stale copy taken back at its
     exit."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=2 locks=check",
-               "-initrd", f"{TGUEST} tguest=smp smp_vcpus=2 smp_pic,{tiny}", accel=MTTCG)
+               "-initrd", tguest_modules(t, "tguest=smp smp_vcpus=2 smp_pic"), accel=MTTCG)
     m = q.expect(r"tguest: smp: 8259 mask vCPU 1 wrote read back by vCPU 0 ([0-9a-f]{8})\n", timeout=120)
     t.check(m.group(1) == "00000001", "vCPU 0 read back its own stale 8259 mask, not the one vCPU 1 wrote")
     ends_powered_off(t, q, "vCPU 1 wrote the 8259 mask")
@@ -473,12 +450,10 @@ def sparse_directories(t, smp):
     runs on (tables are unlinked, shot down and linked again on demand),
     every read is its own directory's page, the shadows audit clean and
     no frame is lost."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M vcpus=3 vcpus_at_once=on locks=check",
-               "-initrd", f"{TGUEST} tguest=smpmmu smpmmu_sparse,{tiny}",
-               accel=MTTCG if smp > 1 else "tcg", fatal=HV_BROKEN + [r"vmi-hv: guest stopped: [^\n]*"])
+               "-initrd", tguest_modules(t, "tguest=smpmmu smpmmu_sparse"),
+               accel=accel_for(smp), fatal=HV_BROKEN + [r"vmi-hv: guest stopped: [^\n]*"])
     q.expect(r"tguest: smpmmu: sparse directory 0 loaded, reads 5a5a0000\n", timeout=60)
     for _ in (1, 2):
         q.expect(r"tguest: smpmmu: SetInitialAPState on a sparse directory 00000000\n", timeout=60)
@@ -512,11 +487,9 @@ def reboot_overlaps(t, options, boots=2):
     (as its vCPU 0 saw them) in its first BOOTS boots, each ended by a
     reboot (docs/HV.md, "Power-off and reboot": a reboot keeps the
     guest's CPUs and its vcpus_at_once)."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
                f"guest_mem=16M guest1.vcpus=2 locks=check {options}",
-               "-initrd", f"{TGUEST} tguest=smpreboot smp_vcpus=2,{tiny},{TGUEST} tguest=idle,{tiny}",
+               "-initrd", tguest_modules(t, "tguest=smpreboot smp_vcpus=2", "tguest=idle"),
                accel=MTTCG)
     counts = []
     for boot in range(boots):
@@ -566,11 +539,9 @@ def gdt_after_reboot(t, smp):
     boot GDT after the reboot holds only the boot protocol's two segments,
     nothing of the guest's GDT before nor of another guest's (docs/HV.md,
     "Power-off and reboot")."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-smp", str(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
-               "-initrd", f"{TGUEST} tguest=gdtreboot,{tiny},{TGUEST} tguest=idle,{tiny}",
-               accel=MTTCG if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, "tguest=gdtreboot", "tguest=idle"),
+               accel=accel_for(smp))
     counts = []
     for boot in range(3):
         if boot:
@@ -600,7 +571,6 @@ def smp_guest_init_again(t):
     shadow audit and some 30 lines under console_lock), and its refusals
     are one log line, not lines per vCPU (docs/HV.md, "Port I/O", the
     limits on guest-made lines); the guest powers off cleanly."""
-    t.require(paths.HV_ELF, TGUEST)
     q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=4 locks=check",
                "-initrd", tguest_pair(t, "smpinit smp_vcpus=4"), accel=MTTCG, fatal=HV_BROKEN)
     q.expect(r"tguest: smpinit: Inits answered otherwise 00000000\n", timeout=60)
