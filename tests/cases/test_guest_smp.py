@@ -19,9 +19,8 @@ import time
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
-from vmitest import paths, test
+from vmitest import MTTCG, paths, test
 
-MTTCG = "tcg,thread=multi"
 # A CPU-bound process, to run pinned with busybox taskset.
 BUSY_LOOP = "sh -c 'while :; do :; done'"
 

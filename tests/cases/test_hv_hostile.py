@@ -38,7 +38,8 @@ import re
 import statistics
 import time
 
-from vmitest import TestFailure, paths, test
+from vmitest import TestFailure, accel_for, paths, smp_args, test
+from testguest import tguest_modules
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive, stop_console_guest_and_quit
 from guest_end import HV_BROKEN, check_invariants
 
@@ -136,7 +137,6 @@ def slot_int(name):
         rom = f.read()
     return 0xC0000 + n * 32 + rom[n * 32:n * 32 + 32].index(b"\xcd\x82")
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 
 # How the offender ends.  HOLD: it keeps running with what it took; the
 # second guest allocates meanwhile, then the console stops the offender.
@@ -608,9 +608,7 @@ def boot_pair(t, what, options="", smp=1):
     """The hypervisor with the offender as guest 1 and tguest=idle as guest 2
     (options: more of the hypervisor's command line), on an -smp machine
     (MTTCG beyond one CPU: the two guests then run at once)."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
-    idle = f"{TGUEST} tguest=idle,{tiny}"
+    idle = tguest_modules(t, "tguest=idle")
     if what.startswith("vmitest:"):
         # A user program of the initrd (user()); QEMU's -initrd doubles commas.
         t.require(paths.BZIMAGE, paths.INITRD)
@@ -622,7 +620,7 @@ def boot_pair(t, what, options="", smp=1):
         first = f"{paths.BZIMAGE} console=ttyS0,,115200 vmi_selftest={what[6:]},{paths.INITRD}"
         mem = "320"
     else:
-        first = f"{TGUEST} {what},{tiny}"
+        first = tguest_modules(t, what)
         mem = "128"
     # The test guests run under the continuous audit at every page-table
     # notification, so a shadow left stale even for a moment stops the
@@ -630,9 +628,8 @@ def boot_pair(t, what, options="", smp=1):
     audit = "" if what.startswith(("linux:", "vmitest:")) else "audit=every=1"
     append = " ".join(o for o in (audit, options) if o)
     audit = ["-append", append] if append else []
-    machine = ("-smp", str(smp)) if smp > 1 else ()
-    return t.qemu(*machine, "-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}",
-                  fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")
+    return t.qemu(*smp_args(smp), "-m", mem, "-kernel", paths.HV_ELF, *audit, "-initrd", f"{first},{idle}",
+                  fatal=HV_BROKEN, accel=accel_for(smp))
 
 
 def guest2_said(q, pattern, since=0):
@@ -997,10 +994,8 @@ def hv_vmi_refuse(t):
     t.check(re.search(r"hostile: IODelay: eax 00001234 edx 00005678\n", out), "IODelay without the option")
     t.check(re.search(r"hostile: GetCR0: eax 000000[0-9a-f]{2} edx 00005678\n", out), "GetCR0 without the option")
     # Per guest: both guests run the same program, guest 1 refuses.
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", "guest1.vmi_refuse=GetWallclockTime",
-               "-initrd", f"{TGUEST} {h('refuse')},{tiny},{TGUEST} {h('refuse')},{tiny}", fatal=HV_BROKEN)
+               "-initrd", tguest_modules(t, h("refuse"), h("refuse")), fatal=HV_BROKEN)
     # Both run to their end (the last one's ends the run).
     q.expect(r"vmi-hv: stopped \(exit code \d+\): guest powered off", timeout=60)
     status = q.wait_exit(timeout=30)
@@ -1017,8 +1012,7 @@ def hv_vmi_refuse(t):
 def hv_vmi_refuse_bad_option(t):
     """Bad vmi_refuse= values stop the hypervisor at boot with one
     `vmi-hv: error:` line naming the option and the word, exit status 5."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
+    refuse = tguest_modules(t, h("refuse"))
     bad = [
         ("vmi_refuse=GetWallclockTime,Frobnicate",
          r"option 'vmi_refuse=GetWallclockTime,Frobnicate': 'Frobnicate' is not a VMI call"),
@@ -1029,7 +1023,7 @@ def hv_vmi_refuse_bad_option(t):
         ("guest2.vmi_refuse=IODelay", r"options for guest 2 given, but the modules make 1 guest"),
     ]
     for opt, want in bad:
-        q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", opt, "-initrd", f"{TGUEST} {h('refuse')},{tiny}")
+        q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", opt, "-initrd", refuse)
         m = q.expect(r"vmi-hv: error: " + want + r"[^\n]*", timeout=30)
         q.expect(r"vmi-hv: stopped \(exit code 2\)", timeout=10)
         status = q.wait_exit(timeout=30)
@@ -1155,12 +1149,10 @@ def end_report_figure(t, output, n, pattern):
 def drain_victim(t, smp):
     """hv-drain-flood-victim on -smp smp (2: each guest pinned to a CPU of
     its own; 1: they share it, the scheduler's slices between them)."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     machine = ("-smp", "2", "-append", "guest1.cpus=0 guest2.cpus=1") if smp > 1 else ()
     q = t.qemu(*machine, "-m", "128", "-kernel", paths.HV_ELF,
-               "-initrd", f"{TGUEST} {h('drain-flood')},{tiny},{TGUEST} tguest=ticker ticker_windows=60,{tiny}",
-               fatal=HV_BROKEN, accel="tcg,thread=multi" if smp > 1 else "tcg")
+               "-initrd", tguest_modules(t, h("drain-flood"), "tguest=ticker ticker_windows=60"),
+               fatal=HV_BROKEN, accel=accel_for(smp))
     q.expect(r"hostile: drain: attacking from window", timeout=120)
     # The longest exits from now on (Ctrl-] r, each guest), not the
     # activation's, whose report is console output.

@@ -4,11 +4,11 @@
 vmi-hv.  Two guests, one rebooting and powering off beside the other:
 hv-multi-reboot-poweroff (test_hv_multi.py)."""
 
-import os
 import re
 import time
 
 from vmitest import paths, test
+from testguest import tguest_modules
 from hvguest import MARKER, NATIVE_REBOOT, PROMPT, boot_native, quiet_console
 
 # From `poweroff` to QEMU's exit: init's kill, sleep 1 and sync, then the
@@ -43,17 +43,14 @@ def native_init_reboot_poweroff(t):
     t.check(not re.search(r"init: (poweroff|reboot) -f returned", q.output), "the kernel returned to init")
 
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
 POWERING_OFF = r"vmi-hv: powering the machine off \(ACPI S5: PM1a control port 0x([0-9a-f]+), SLP_TYPa (\d+)\)"
 
 
 def tguest_no_debug_exit(t, *machine):
     """The test guest calling Shutdown (tguest=trapped) on a machine
     without isa-debug-exit, as a plain QEMU is."""
-    t.require(paths.HV_ELF, TGUEST)
-    initrd = t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
     return t.qemu(*machine, "-m", "128", "-kernel", paths.HV_ELF,
-                  "-initrd", f"{TGUEST} tguest=trapped,{initrd}", debug_exit=False)
+                  "-initrd", tguest_modules(t, "tguest=trapped"), debug_exit=False)
 
 
 @test("hv-acpi-poweroff-last-guest")
