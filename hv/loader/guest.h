@@ -107,6 +107,10 @@ struct guest {
 	volatile enum guest_state state;
 	struct vcpu *ended_by;	/* the vCPU that stopped or ended it */
 	bool end_reported;	/* the run loop printed why */
+	/* A CPU reports its end (and reloads it after a reboot) with
+	 * sched_lock let go: no other reap, the run goes on (run_reap.c).
+	 * Under sched_lock. */
+	bool reaping;
 	/* Machine frames free before the guests first ran, and whether
 	 * this guest's run-time frames went back (guest_frames.c). */
 	uint32_t frames_free_before;

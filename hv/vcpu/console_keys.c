@@ -347,7 +347,7 @@ void console_keys_guest_ended(struct console_keys *k)
 	 * ring meanwhile, console_keys_poll), the focus staying with it
 	 * while it restarts. */
 	if (!k->console || guest_alive(k->console) || guest_restarting(k->console) ||
-	    !k->console->end_reported)
+	    !k->console->end_reported || k->console->reaping)
 		return;
 	k->console = 0;
 	for (unsigned i = 0; i < k->n && !k->console; i++)

@@ -257,7 +257,8 @@ void guest_report_end(struct guest *g)
 	if (g->state == GUEST_STOPPED)
 		report_stop(g->ended_by, audit);
 	else
-		report_end(g->ended_by, g->state == GUEST_REBOOTED ? "reboot" : "powered off", audit);
+		report_end(g->ended_by, g->state == GUEST_REBOOTED || guest_restarting(g) ? "reboot" : "powered off",
+			   audit);
 	say_audit_not_run(left);
 	console_leave(hold);
 	/* After the report, whose statistics show its shadows and audit;

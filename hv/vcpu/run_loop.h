@@ -47,6 +47,10 @@ struct run {
 	struct sched sched;
 	struct console_keys keys;
 	struct guest *last_ended;
+	/* How long a reap held sched_lock, at most (TSC cycles), and since
+	 * when the reap now running holds it; shown after each guest's end
+	 * (run_reap.c).  Under sched_lock. */
+	uint64_t reap_hold_max, reap_held_since;
 	unsigned ncpus;			/* the CPUs running this loop */
 	struct run_cpu cpu[HV_MAX_CPUS];
 };

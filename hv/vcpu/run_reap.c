@@ -56,29 +56,29 @@ void run_place(struct vcpu *v)
 	v->sched.guest = v->guest;
 }
 
-/*
- * A rebooted guest, reaped and marked restarting, started again.  Its
- * reload (memory zeroed, modules copied in: tens of ms for a large guest
- * under TCG) is done under its lock alone, sched_lock let go meanwhile:
- * under sched_lock every other CPU's scheduling waited for it, at every
- * reboot.  Nobody else touches the guest: it is in no scheduler queue,
- * not alive (no poll, no console input) and reported (no other reap).
- * Then, with sched_lock again, its vCPUs join the scheduler as new ones.
- * Entered and left with sched_lock held.
- */
-static void restart_outside_sched_lock(struct run *r, struct guest *g)
+/* The reap's hold of sched_lock from reap_held_since to now, kept if
+ * the longest; before each let-go of sched_lock in a reap, and at its end. */
+static void reap_hold_ends(struct run *r)
 {
-	struct pcpu *c = this_pcpu();
+	uint64_t held = rdtsc() - r->reap_held_since;
 
-	/* This CPU's loaded vCPU saved: another CPU may take it meanwhile. */
-	if (c->current)
-		pcpu_leave(c);
-	spin_unlock(&sched_lock);
-	spin_lock(&g->lock);
-	guest_restart(g);
-	guest_start(g, r->n > 1);
-	spin_unlock(&g->lock);
-	spin_lock(&sched_lock);
+	if (held > r->reap_hold_max)
+		r->reap_hold_max = held;
+}
+
+/* After a guest's end, with several: how long a reap stalled every CPU's
+ * scheduling, at most (the test beside a reboot loop reads it). */
+static void say_reap_hold(const struct run *r, uint64_t held_max)
+{
+	if (r->n > 1)
+		kprintf("vmi-hv: guest ends held sched_lock at most %llu us at once\n",
+			(unsigned long long)tsc_to_us(held_max));
+}
+
+/* A rebooted guest's vCPUs, with sched_lock again, join the scheduler
+ * as new ones; the console shows it again if it has the focus. */
+static void rejoin(struct run *r, struct guest *g)
+{
 	for (unsigned j = 0; j < g->nr_vcpus; j++) {
 		run_place(g->vcpus[j]);
 		if (!sched_rejoin(&r->sched, &g->vcpus[j]->sched, g->vcpus[j], g->weight, rdtsc()))
@@ -89,6 +89,61 @@ static void restart_outside_sched_lock(struct run *r, struct guest *g)
 	g->state = GUEST_RUNNING;
 	if (r->keys.console == g && r->n > 1)
 		console_show(&g->screen);
+}
+
+/*
+ * Guest i's end, reaped: out of the scheduler with sched_lock, then its
+ * partial line, its report and the return of its frames (~7 ms, 93 ms the
+ * first time under TCG) and a rebooted guest's reload (tens of ms) under
+ * its lock alone, sched_lock let go meanwhile: under sched_lock every
+ * other CPU's scheduling waited for them at every end.  Nobody else
+ * touches the guest: it is in no scheduler queue, not alive (no poll, no
+ * console input) and reaping (no other reap; the run does not end,
+ * run_unreaped; the console's focus stays, console_keys_guest_ended).
+ * Then, with sched_lock again, the scheduler's part: a rebooted guest's
+ * vCPUs rejoin it, or the guest is the last ended.  Entered with
+ * sched_lock and the guest's lock, left with sched_lock alone.
+ */
+static void reap_outside_sched_lock(struct run *r, unsigned i)
+{
+	struct guest *g = r->guests[i];
+	struct pcpu *c = this_pcpu();
+	bool again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
+	unsigned left = 0;
+	uint64_t held_max;
+
+	for (unsigned j = 0; j < g->nr_vcpus; j++)
+		sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
+	for (unsigned j = 0; j < r->n; j++)
+		left += guest_alive(r->guests[j]);
+	if (again)
+		g->state = GUEST_RESTARTING;
+	g->reaping = true;
+	/* This CPU's loaded vCPU saved: another CPU may take it meanwhile. */
+	if (c->current)
+		pcpu_leave(c);
+	reap_hold_ends(r);
+	held_max = r->reap_hold_max;
+	spin_unlock(&sched_lock);
+	console_guest_flush(&g->vuart.console);
+	if (r->n > 1 && !again)
+		kprintf("\nvmi-hv: guest %u (%s) has ended; %u other%s go%s on\n", i + 1, g->name,
+			left, left == 1 ? "" : "s", left == 1 ? "es" : "");
+	guest_report_end(g);
+	if (again) {
+		guest_restart(g);
+		guest_start(g, r->n > 1);
+	} else {
+		say_reap_hold(r, held_max);
+	}
+	spin_unlock(&g->lock);
+	spin_lock(&sched_lock);
+	r->reap_held_since = rdtsc();
+	if (again)
+		rejoin(r, g);
+	else
+		r->last_ended = g;
+	g->reaping = false;
 }
 
 /* A guest alive or restarting: the run goes on. */
@@ -114,20 +169,19 @@ static bool dying_elsewhere(const struct guest *g)
 	return false;
 }
 
-/* Report the guests that died since the last look; the console moves on
- * to a guest still alive.  A guest that rebooted starts again, loaded
- * with sched_lock let go (restart_outside_sched_lock).  With sched_lock
- * held; each dead guest's lock is taken for its report if it is free,
- * else at a later turn. */
+/* Report the guests that died since the last look, with sched_lock let
+ * go (reap_outside_sched_lock); the console moves on to a guest still
+ * alive.  With sched_lock held; each dead guest's lock is taken for its
+ * report if it is free, else at a later turn. */
 void run_reap(struct run *r)
 {
-	uint32_t restart = 0;	/* guests marked restarting here, by bit */
+	bool reaped = false;
 
+	r->reap_held_since = rdtsc();
 	for (unsigned i = 0; i < r->n; i++) {
 		struct guest *g = r->guests[i];
-		bool again;
 
-		if (guest_alive(g) || g->end_reported || dying_elsewhere(g))
+		if (guest_alive(g) || g->end_reported || g->reaping || dying_elsewhere(g))
 			continue;
 		/* Not waited for under sched_lock (run_try_guest): a CPU
 		 * holding a dead guest's lock is leaving it, and this loop
@@ -136,45 +190,28 @@ void run_reap(struct run *r)
 			r->cpu[this_pcpu()->index].retry = true;
 			continue;
 		}
-		again = g->state == GUEST_REBOOTED && reboot_restarts(r, g);
-		for (unsigned j = 0; j < g->nr_vcpus; j++)
-			sched_gone(&r->sched, &g->vcpus[j]->sched, rdtsc());
-		console_guest_flush(&g->vuart.console);
-		if (r->n > 1 && !again) {
-			unsigned left = 0;
-
-			for (unsigned j = 0; j < r->n; j++)
-				left += guest_alive(r->guests[j]);
-			kprintf("\nvmi-hv: guest %u (%s) has ended; %u other%s go%s on\n", i + 1, g->name,
-				left, left == 1 ? "" : "s", left == 1 ? "es" : "");
-		}
-		guest_report_end(g);
-		if (again) {
-			g->state = GUEST_RESTARTING;
-			restart |= 1u << i;
-		} else {
-			r->last_ended = g;
-		}
-		spin_unlock(&g->lock);
+		reap_outside_sched_lock(r, i);
+		reaped = true;
 	}
-	for (unsigned i = 0; i < r->n; i++)
-		if (restart & (1u << i))
-			restart_outside_sched_lock(r, r->guests[i]);
 	console_keys_guest_ended(&r->keys);
+	reap_hold_ends(r);
 	/* The boot CPU ends the hypervisor when no guest is left (idle):
-	 * it may be asleep with nothing armed. */
-	if (!run_any_alive(r))
+	 * it may be asleep with nothing armed.  And it polls the console:
+	 * a byte typed while the guest was reported, sched_lock let go,
+	 * waited in the ring for the focus (console_keys_poll). */
+	if (reaped || !run_any_alive(r))
 		run_kick(r, 0);
 }
 
-/* A guest died and is not reported yet: its vCPUs ran at once, and the
- * last one inside it on another CPU may leave it without coming back
- * through run_jmp (its CPU picked another vCPU), so every turn looks. */
+/* A guest died and is not reported yet, or its report is being printed
+ * (reaping): its vCPUs ran at once, and the last one inside it on
+ * another CPU may leave it without coming back through run_jmp (its CPU
+ * picked another vCPU), so every turn looks. */
 bool run_unreaped(const struct run *r)
 {
 	for (unsigned i = 0; i < r->n; i++)
-		if (!guest_alive(r->guests[i]) && !guest_restarting(r->guests[i]) &&
-		    !r->guests[i]->end_reported)
+		if (r->guests[i]->reaping ||
+		    (!guest_alive(r->guests[i]) && !guest_restarting(r->guests[i]) && !r->guests[i]->end_reported))
 			return true;
 	return false;
 }
