@@ -2,7 +2,8 @@
 guest controls"): tests/lib/victim.py measures the victim (tguest=victim)
 in 100 ms windows while the attacker (tguest=rates:*) is idle, busy on a
 CPU of its own, and attacking, in turn, in one run on -smp 2; the victim
-must keep at least 80% of its throughput beside the quiet neighbour.
+must keep at least 80% of its throughput beside the quiet neighbour
+(busy) and beside the idle one.
 
   hv-victim-ipi-pingpong  two vCPUs playing IPI ping-pong, each halting
                           after its IPI: every wake-up may preempt the
