@@ -2,40 +2,32 @@
 test-only options debug_pick_delay= and debug_halt_delay= (docs/HV.md,
 "The hypervisor command line"), so that a test lands in them every run."""
 
-import os
 import re
 import statistics
 import time
 
-from vmitest import accel_for, paths, test
+from vmitest import MTTCG, accel_for, paths, test
 from testguest import tguest_modules
 from guest_end import HV_BROKEN, ends_powered_off
 from hvguest import GUEST_STOPPED, stop_console_guest_and_quit
 
-TGUEST = os.path.join(paths.BUILD, "hv", "test-guests", "tguest.bzImage")
-MTTCG = "tcg,thread=multi"
 TWO_CPUS = "QEMU on -smp 2 with MTTCG: both host CPUs"
-
-
-def tiny_initrd(t):
-    return t.tmpfile("tiny-initrd", b"not an initramfs, the test guest ignores it\n")
 
 
 @test("hv-smp-death-picked-never-entered", alone=TWO_CPUS)
 def smp_death_picked_never_entered(t):
-    """tguest=smpdeath, vcpus=4 on -smp 2, 2 ms slices, 10 ms spun after
+    """tguest=smpdeath, vcpus=4 on -smp 2, 2 ms slices, 2 ms spun after
     every pick: vCPUs 1-3 spin (two to a CPU, each CPU switching between
     its two), vCPU 0 powers off.  The dying CPU's next pick, and the other
     CPU's pick in flight or next, are vCPUs of the dead guest picked and
     never entered, one on each CPU.  Each must leave the scheduler there,
     or each CPU sees the other's RUNNING and neither reaps the guest: the
     machine never powers off."""
-    t.require(paths.HV_ELF, TGUEST)
     q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
-               "guest_mem=16M vcpus=4 slice=2 debug_pick_delay=10000 locks=check",
-               "-initrd", f"{TGUEST} tguest=smpdeath smp_vcpus=4,{tiny_initrd(t)}",
+               "guest_mem=16M vcpus=4 slice=2 debug_pick_delay=2000 locks=check",
+               "-initrd", tguest_modules(t, "tguest=smpdeath smp_vcpus=4"),
                accel=MTTCG, fatal=HV_BROKEN)
-    q.expect(r"test-only delays: 10000 us after each pick", timeout=30)
+    q.expect(r"test-only delays: 2000 us after each pick", timeout=30)
     q.expect(r"tguest: smpdeath: every AP counted; powering off\n", timeout=60)
     q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=30)
     t.check("picked on CPU" in q.output and "but never entered, leaves the scheduler" in q.output,
@@ -52,10 +44,9 @@ def smp_console_stop_while_halting(t):
     at that exit (no byte comes to wake it), so the request must be looked
     at as CPU 1's loop comes back from the exit, not at the next exit: the
     guest is stopped and the hypervisor stays up on the console."""
-    t.require(paths.HV_ELF, TGUEST)
     q = t.qemu("-smp", "2", "-m", "128", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M guest1.cpus=1 debug_halt_delay=2000000 locks=check",
-               "-initrd", f"{TGUEST} tguest=idle,{tiny_initrd(t)}", accel=MTTCG, fatal=HV_BROKEN)
+               "-initrd", tguest_modules(t, "tguest=idle"), accel=MTTCG, fatal=HV_BROKEN)
     q.expect(r"idle: waiting for input\n", timeout=60)
     status = stop_console_guest_and_quit(q, timeout=20)
     t.check(status == GUEST_STOPPED, f"exit status {status}, expected the guest-stopped status")
@@ -76,11 +67,9 @@ def smp3_console_keys_beside_long_exit(t):
     more with no loops were seen).  The commands wait without sched_lock: no run
     of 8 emptied windows (the host's load, more QEMU threads than host
     CPUs, empties up to 4 in a row), and every command is answered."""
-    t.require(paths.HV_ELF, TGUEST)
-    tiny = tiny_initrd(t)
     q = t.qemu("-smp", "3", "-m", "128", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M guest1.cpus=1 guest2.cpus=2 debug_halt_delay=1500000 locks=check",
-               "-initrd", f"{TGUEST} tguest=f:partner-ticks,{tiny},{TGUEST} tguest=ticker ticker_windows=40 ticker_quiet,{tiny}",
+               "-initrd", tguest_modules(t, "tguest=f:partner-ticks", "tguest=ticker ticker_windows=40 ticker_quiet"),
                accel=MTTCG, fatal=HV_BROKEN)
     q.expect(r"floods: partner taking a period-1 alarm: halting between ticks", timeout=60)
     time.sleep(0.5)			# the ticker's windows begin
