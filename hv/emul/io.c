@@ -14,7 +14,7 @@
  *
  * One element of such a transfer (emul_string_io_one) and a batch of
  * them at a linear address (emul_string_io_batch) are also what the VMI
- * INS/OUTS calls run (hv/vcpu/hypercall.c), so the guest's buffer is
+ * INS/OUTS calls run (hv/vcpu/exit/hypercall.c), so the guest's buffer is
  * reached through the very same memory path, with the same checks.
  */
 #include "emul_internal.h"

@@ -91,7 +91,7 @@ enum selftest_fault {
 
 enum after_load { AFTER_LOAD_RUN, AFTER_LOAD_STOP, AFTER_LOAD_IDLE };
 
-/* lock_selftest=: a lock rule broken on purpose (vcpu/lock_selftest.c). */
+/* lock_selftest=: a lock rule broken on purpose (vcpu/smp/lock_selftest.c). */
 enum lock_selftest {
 	LOCK_SELFTEST_OFF, LOCK_SELFTEST_INVERT, LOCK_SELFTEST_INVERT_AP, LOCK_SELFTEST_ENTRY_AP
 };

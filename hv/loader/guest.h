@@ -48,7 +48,7 @@ struct guest_ports {
 /* A guest runs until a rule break stops it or it reboots or powers off;
  * then it is dead (as lguest's kill_guest marks it), and the run loop
  * reports it.  A guest that rebooted is started again from its modules
- * (vcpu/guest_restart.c) unless the run ends with it (docs/HV.md,
+ * (vcpu/life/guest_restart.c) unless the run ends with it (docs/HV.md,
  * "Power-off and reboot"). */
 enum guest_state {
 	GUEST_RUNNING,
@@ -81,9 +81,9 @@ struct guest {
 	uint32_t cpus;		/* guestN.cpus=: bit c for CPU c; 0: any */
 	struct vcpu *vcpus[GUEST_MAX_VCPUS];
 	unsigned nr_vcpus;
-	uint32_t ap_refused;	/* SetInitialAPState calls refused (vcpu_apstart.c) */
+	uint32_t ap_refused;	/* SetInitialAPState calls refused (ap_start.c) */
 	/* Where SetInitialAPState builds a vCPU's state before it becomes
-	 * the vCPU's (vcpu_apstart.c); with a second vCPU, under the lock. */
+	 * the vCPU's (ap_start.c); with a second vCPU, under the lock. */
 	struct vcpu *ap_scratch;
 	uint32_t apic_refused;	/* APICRead/APICWrite calls refused (vcpu_lapic.c) */
 	uint64_t wakes_requested;	/* vCPUs given wake_requested: the loop looks */

@@ -153,9 +153,9 @@ def host_check_every_try(t):
 
 # gdb's output on the Init stop in the hypervisor, then on the guest's
 # rest_init, as debug-gdb-hypervisor-and-guest reads it.
-GDB_HV = """Breakpoint 1, vcpu_hypercall (v=0x204000) at /work/main/hv/vcpu/hypercall.c:255
+GDB_HV = """Breakpoint 1, vcpu_hypercall (v=0x204000) at /work/main/hv/vcpu/exit/hypercall.c:255
 255\t{
-#0  vcpu_hypercall (v=0x204000) at /work/main/hv/vcpu/hypercall.c:255
+#0  vcpu_hypercall (v=0x204000) at /work/main/hv/vcpu/exit/hypercall.c:255
 """
 GDB_HV_FRAMES = """#1  0x00107751 in handle_exit (cr2=3239814452, f=0x207fb4, v=0x204000) at /work/main/hv/vcpu/vcpu.c:238
 #2  vcpu_run_once (v=<optimized out>) at /work/main/hv/vcpu/vcpu.c:302

@@ -7,7 +7,7 @@ with QEMU's monitor (`sendkey`), the screen read back as test_hv_vga.py does.
 A machine without an i8042 (QEMU `-machine pc,i8042=off`) has no keyboard:
 the hypervisor says so once and the serial console works alone.  The guest
 never reaches the real controller: its port 0x60 reads 0xff and 0x64 reads
-0x01 (hv/vcpu/vcpu_io.c says why), so the guest's i8042 driver finds no
+0x01 (hv/vcpu/exit/vcpu_io.c says why), so the guest's i8042 driver finds no
 controller, quietly.
 """
 

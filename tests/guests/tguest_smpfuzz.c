@@ -11,7 +11,7 @@
  *   - SetInitialAPState of good states (which start an AP: each then
  *     fuzzes too), and of states refused at each check (a bad pointer,
  *     an APIC ID out of range or already started, every field
- *     ap_state_check refuses, a CR3 that is no directory, and what only
+ *     ap_start_state_check refuses, a CR3 that is no directory, and what only
  *     the load refuses: CR4, CR0, GDT/IDT bases, SS, a data selector,
  *     an EIP beyond its CS's limit), to any ID, again and again;
  *   - APICRead and APICWrite of every register offset and garbage ones,

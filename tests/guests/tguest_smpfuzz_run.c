@@ -55,7 +55,7 @@ static APState good_state(struct sfz *c, uint32_t id)
 }
 
 /* The shapes: 0 good; 1-15 refused by the pointer, the ID or
- * ap_state_check; 16 on refused only when the state is loaded. */
+ * ap_start_state_check; 16 on refused only when the state is loaded. */
 #define FIRST_LOAD_CLASS 16
 #define CLASSES 25
 static uint32_t shape(struct sfz *c, APState *s, unsigned cls)

@@ -6,7 +6,7 @@ from the hypervisor's own lines after the guest ended (docs/HV.md, "Tests"):
 - the shadow audit of the guest's end report: 0 mismatches (required
   when the shadows served, i.e. the guest activated VMI with paging on);
 - the machine frames free after the guests' end equal the count before
-  they ran (hv/vcpu/guest_frames.c gives the run's frames back);
+  they ran (hv/vcpu/life/guest_frames.c gives the run's frames back);
 - then, if the hypervisor stayed up, it answers 's' and 'q'.
 """
 

@@ -41,7 +41,7 @@ HV_FAULT_STOPS = [
 ]
 
 # What a VMI call asked that the guest had no right to (the text after
-# "VMI call N (Name): ", hv/vcpu/hypercall.c's must(): a refused CR write,
+# "VMI call N (Name): ", hv/vcpu/exit/hypercall.c's must(): a refused CR write,
 # descriptor-table load or IRET target).  Not every reason there is the
 # guest's: "load_seg: unknown segment register" or an instruction the
 # emulator cannot decode would be the hypervisor's, and stay off this list.
@@ -78,7 +78,7 @@ GUEST_FAULT_STOPS = [
     r"unsupported instruction\b",
     r"rule broken: ",
     r"cannot read the instruction of software interrupt \d+",
-    # The paravirtual MMU's rule breaks (hv/vcpu/vcpu_mmu.c): the shadow
+    # The paravirtual MMU's rule breaks (hv/vcpu/mmu/vcpu_mmu.c): the shadow
     # fuzzer's final actions (tests/cases/test_hv_sfuzz.py).
     r"(AllocatePage|ReleasePage|a CR3 write|a page-table entry write|VMI activation) breaks the rules: ",
     r"AllocatePage\([0-9a-f]+, flags [0-9a-f]+\): a non-PAE guest",

@@ -32,7 +32,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from include_layers import LAYERS, INCLUDE  # noqa: E402
+from include_layers import LAYERS, INCLUDE, layer_of  # noqa: E402
 
 # (from folder, to folder, symbol): why this call may run up the layers.
 UPWARD = {
@@ -202,7 +202,7 @@ def circles(nodes, edges):
 
 
 def layer(rel):
-    folder = folder_of(rel)
+    folder = layer_of(folder_of(rel))
     return LAYERS.index(folder) if folder in LAYERS else None
 
 

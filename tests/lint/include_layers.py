@@ -26,6 +26,13 @@ import sys
 # From the ground floor up.  "." is hv/ itself (main.c), at the top.
 LAYERS = ["include", "lib", "mm", "arch", "drivers", "timer", "emul", "sched", "dev",
           "loader", "vcpu", "."]
+# A folder's subfolders are rooms of its layer (vcpu/exit, vcpu/mmu, ...):
+# they share its place in LAYERS, and may use each other's files.
+def layer_of(folder):
+    """The layer a folder (relative to hv/) belongs to: its top component."""
+    return folder.split(os.sep)[0] if folder != "." else "."
+
+
 COMPILER_HEADERS = {"stdint.h", "stddef.h", "stdbool.h", "stdarg.h"}
 SKIP_DIRS = set()
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
@@ -37,7 +44,7 @@ def headers_by_folder(hv):
         dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
         for f in files:
             if f.endswith(".h"):
-                where.setdefault(f, os.path.relpath(d, hv))
+                where.setdefault(f, layer_of(os.path.relpath(d, hv)))
     return where
 
 
@@ -46,7 +53,7 @@ def check(hv):
     found = []
     for d, dirs, files in os.walk(hv):
         dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
-        folder = os.path.relpath(d, hv)
+        folder = layer_of(os.path.relpath(d, hv))
         for f in sorted(files):
             if not f.endswith((".c", ".h", ".S")):
                 continue

@@ -40,10 +40,10 @@ ALLOWED = {
     "lib/stop.c": {"power_off"},
     # The run loops' lock, and the run the other CPUs join (run_loop.h).
     "vcpu/run.c": {"published_run"},
-    "vcpu/run_smp.c": {"sched_lock"},
+    "vcpu/smp/run_smp.c": {"sched_lock"},
     # The lock rule lock_selftest= breaks on CPU 1, set once at boot
     # before the APs join, and the lock it holds into an entry.
-    "vcpu/lock_selftest.c": {"armed", "selftest_lock"},
+    "vcpu/smp/lock_selftest.c": {"armed", "selftest_lock"},
     # The test-only windows debug_pick_delay= and debug_halt_delay= widen,
     # set once at boot.
     "vcpu/debug_delay.c": {"debug_pick_delay_us", "debug_halt_delay_us"},

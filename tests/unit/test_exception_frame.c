@@ -1,5 +1,5 @@
 /*
- * Unit tests for hv/vcpu/exception_frame.c: the words pushed when the
+ * Unit tests for hv/vcpu/exit/exception_frame.c: the words pushed when the
  * hypervisor delivers an exception or interrupt through the guest's IDT.
  * Each frame is built into an array of exactly EXC_FRAME_MAX_WORDS, on
  * the stack as in vcpu_exception.c, so that the sanitizers of the unit

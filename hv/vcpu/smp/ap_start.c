@@ -1,10 +1,10 @@
 /*
- * vcpu_apstart.c - SetInitialAPState: a vCPU of the guest started at a
+ * ap_start.c - SetInitialAPState: a vCPU of the guest started at a
  * state the guest gives (docs/SMP.md, "A guest of several vCPUs").
  *
  * The guest passes the linear address of an APState (vrom/abi, seed 002)
  * and the APIC ID of the vCPU to start, which is its index.  The state is
- * read from the caller's memory, checked field by field (ap_state.c), then
+ * read from the caller's memory, checked field by field (ap_start_state.c), then
  * put into the waiting vCPU through the same checked paths as the
  * instructions that would set each part: mov to CR0/CR3/CR4, lgdt and
  * lidt (bases inside the guest's reach), segment loads, and last the
@@ -19,8 +19,8 @@
  * The target is never entered while it waits, and the caller's guest lock
  * is held: nobody else reads or writes its state meanwhile.
  */
-#include "vcpu_apstart.h"
-#include "ap_state.h"
+#include "ap_start.h"
+#include "ap_start_state.h"
 #include "vcpu_desc.h"
 #include "vcpu_mem.h"
 #include "vcpu_mmu.h"
@@ -139,7 +139,7 @@ uint32_t vcpu_set_initial_ap_state(struct vcpu *v, uint32_t lin, uint32_t apic_i
 		return refuse(v, apic_id, "that vCPU has started already");
 	if (!vcpu_read_lin(v, lin, &s, sizeof(s), 1, &pf_error))
 		return refuse(v, apic_id, "the APState is not readable guest memory");
-	if (!ap_state_check(&s, why, sizeof(why)))
+	if (!ap_start_state_check(&s, why, sizeof(why)))
 		return refuse(v, apic_id, why);
 	/* After activation the AP loads a shadow directory of its own
 	 * (docs/SMP.md, "A guest of several vCPUs"): its CR3 must name a

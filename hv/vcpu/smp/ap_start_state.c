@@ -1,10 +1,10 @@
 /*
- * ap_state.c - SetInitialAPState's state, checked field by field before
+ * ap_start_state.c - SetInitialAPState's state, checked field by field before
  * ring 0 acts on any of it (docs/SMP.md, "A guest of several vCPUs"): the
  * vCPU starts in the guest kernel's ring with flags a ring-1 kernel may
  * have, no long mode and no task state of its own.
  */
-#include "ap_state.h"
+#include "ap_start_state.h"
 #include "x86.h"
 #include "hvlib.h"
 
@@ -18,7 +18,7 @@ static bool no(char *why, size_t whylen, const char *fmt, uint32_t val)
 	return false;
 }
 
-bool ap_state_check(const APState *s, char *why, size_t whylen)
+bool ap_start_state_check(const APState *s, char *why, size_t whylen)
 {
 	if (s->efer)
 		return no(why, whylen, "efer %08x: no long mode or NX here", (uint32_t)s->efer);

@@ -1,4 +1,4 @@
-/* Unit tests for SetInitialAPState's own checks (hv/vcpu/ap_state.c):
+/* Unit tests for SetInitialAPState's own checks (hv/vcpu/smp/ap_start_state.c):
  * a Linux-like AP state passes; each field a guest could set wrong is
  * refused with a reason naming it. */
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "ap_state.h"
+#include "ap_start_state.h"
 
 static char why[128];
 
@@ -34,7 +34,7 @@ static APState linux_like(void)
 static void refused(APState s, const char *word)
 {
 	why[0] = 0;
-	assert_false(ap_state_check(&s, why, sizeof(why)));
+	assert_false(ap_start_state_check(&s, why, sizeof(why)));
 	assert_non_null(strstr(why, word));
 }
 
@@ -42,9 +42,9 @@ static void good_state_passes(void **state)
 {
 	APState s = linux_like();
 
-	assert_true(ap_state_check(&s, why, sizeof(why)));
+	assert_true(ap_start_state_check(&s, why, sizeof(why)));
 	s.eflags |= 0x200 | 0x3000;	/* IF, and an IOPL (virtual) */
-	assert_true(ap_state_check(&s, why, sizeof(why)));
+	assert_true(ap_start_state_check(&s, why, sizeof(why)));
 }
 
 static void bad_fields_refused(void **state)

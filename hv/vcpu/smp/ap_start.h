@@ -1,8 +1,8 @@
 /*
- * vcpu_apstart.h - SetInitialAPState (vcpu_apstart.c).
+ * ap_start.h - SetInitialAPState (ap_start.c).
  */
-#ifndef VMI_HV_VCPU_APSTART_H
-#define VMI_HV_VCPU_APSTART_H
+#ifndef VMI_HV_AP_START_H
+#define VMI_HV_AP_START_H
 
 #include "vcpu_state.h"
 

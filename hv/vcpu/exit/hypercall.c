@@ -37,7 +37,7 @@
 #include "hvlib.h"
 #include "timer.h"
 #include "vmi_abi.h"
-#include "vcpu_apstart.h"
+#include "ap_start.h"
 #include "vcpu_lapic.h"
 #include "valarm.h"
 
