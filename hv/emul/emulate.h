@@ -21,8 +21,7 @@
  *                    out->vector (+ out->error if has_error, out->cr2 for
  *                    #PF) into the guest; f->eip is left at the instruction.
  *   EMUL_UNSUPPORTED the emulator does not know the instruction/form;
- *                    out->bytes/len and out->why say which.
- *   EMUL_VIOLATION   the guest broke a rule of the hypervisor (set by ops).
+ *                    out->bytes/len and out->brk.why say which.
  *   EMUL_HALT        hlt: the guest waits for an interrupt; eip already
  *                    points after the hlt.
  */
@@ -32,8 +31,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "trap_frame.h"
+#include "rule_break.h"
 
-enum emul_result { EMUL_OK, EMUL_FAULT, EMUL_UNSUPPORTED, EMUL_VIOLATION, EMUL_HALT };
+enum emul_result { EMUL_OK, EMUL_FAULT, EMUL_UNSUPPORTED, EMUL_HALT };
 
 /* How the emulator's own EMUL_UNSUPPORTED reasons begin ("unsupported
  * instruction 0f 35", emul_unsupported); the vCPU's ops' refusals say
@@ -48,8 +48,8 @@ struct emul_outcome {
 	uint8_t bytes[15]; unsigned len;
 	/* enum emul_kind, for per-kind counters */
 	unsigned kind;
-	/* EMUL_UNSUPPORTED / EMUL_VIOLATION: human-readable reason */
-	char why[96];
+	/* EMUL_UNSUPPORTED: why (lib/rule_break.h) */
+	struct rule_break brk;
 	/* Elements of a string I/O batch that waited on real hardware (the
 	 * ops' io_out adds them: a byte to the console UART); the batch ends
 	 * at EMUL_REP_SLOW_MAX of them. */

@@ -155,11 +155,11 @@ enum emul_result emul_gp0(struct emul *e)
 enum emul_result emul_unsupported(struct emul *e, const char *what)
 {
 	struct emul_outcome *out = e->out;
-	int n = fmt_snprintf(out->why, sizeof(out->why), EMUL_UNSUPPORTED_WHY);
-	for (unsigned i = 0; i < out->len && n < (int)sizeof(out->why); i++)
-		n += fmt_snprintf(out->why + n, sizeof(out->why) - (size_t)n, " %02x", out->bytes[i]);
-	if (what && n < (int)sizeof(out->why))
-		fmt_snprintf(out->why + n, sizeof(out->why) - (size_t)n, " (%s)", what);
+	int n = fmt_snprintf(out->brk.why, sizeof(out->brk.why), EMUL_UNSUPPORTED_WHY);
+	for (unsigned i = 0; i < out->len && n < (int)sizeof(out->brk.why); i++)
+		n += fmt_snprintf(out->brk.why + n, sizeof(out->brk.why) - (size_t)n, " %02x", out->bytes[i]);
+	if (what && n < (int)sizeof(out->brk.why))
+		fmt_snprintf(out->brk.why + n, sizeof(out->brk.why) - (size_t)n, " (%s)", what);
 	e->out->kind = EMUL_KIND_OTHER;
 	return EMUL_UNSUPPORTED;
 }

@@ -356,7 +356,7 @@ uint32_t shadow_cr3(const struct shadow *s, unsigned k);
 
 /* Hardware #PF at lin (error code hw_error, CPL 1 or 3) with the guest's
  * paging state gp: FILLED (hidden), GUEST_FAULT (reflect out->guest_error,
- * out->cr2) or VIOLATION (out->why). */
+ * out->cr2) or VIOLATION (out->brk.why). */
 enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_paging *gp, uint32_t lin,
 			      uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out);
 

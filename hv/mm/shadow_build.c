@@ -37,7 +37,7 @@ struct shadow_page *shadow_page_table(struct shadow *s, uint32_t gfn, bool annou
 	return pt;
 }
 
-/* A refusal whose reason is in out->why already (see shadow_sync_pde). */
+/* A refusal whose reason is in out->brk.why already (see shadow_sync_pde). */
 enum vtlb_result shadow_refused(struct shadow *s)
 {
 	s->stats.violations++;
@@ -46,7 +46,7 @@ enum vtlb_result shadow_refused(struct shadow *s)
 
 /*
  * Derive shadow PDE i of pd from guest PDE g.  false, with the reason in
- * out->why (not yet counted: the caller decides), if g asks for a link
+ * out->brk.why (not yet counted: the caller decides), if g asks for a link
  * that cannot be made: out of memory, g names a page directory, or the
  * table already has SHADOW_MAX_LINKS links.  The shadow PDE is then not
  * present.
@@ -72,11 +72,11 @@ bool shadow_sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 
 		shadow_set_pde(s, pd, i, 0, 0);
 		if (lookup(s, pte_frame(g)))
-			fmt_snprintf(out->why, sizeof(out->why),
+			fmt_snprintf(out->brk.why, sizeof(out->brk.why),
 				     "directory 0x%x PDE %u names directory 0x%x as a page table",
 				     pd->gfn, i, pte_frame(g));
 		else
-			fmt_snprintf(out->why, sizeof(out->why),
+			fmt_snprintf(out->brk.why, sizeof(out->brk.why),
 				     "directory 0x%x PDE %u: out of shadow memory for table 0x%x (%s)",
 				     pd->gfn, i, pte_frame(g), shadow_frames_out(s, why, sizeof(why)));
 		return false;
@@ -84,7 +84,7 @@ bool shadow_sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 	/* Relinking the table this PDE links already adds nothing. */
 	if (pt->links >= SHADOW_MAX_LINKS && pd_links(s, pd)[i] != index_of(s, pt)) {
 		shadow_set_pde(s, pd, i, 0, 0);
-		fmt_snprintf(out->why, sizeof(out->why),
+		fmt_snprintf(out->brk.why, sizeof(out->brk.why),
 			     "directory 0x%x PDE %u: table 0x%x is linked from %u PDEs (the limit)",
 			     pd->gfn, i, pt->gfn, pt->links);
 		return false;
@@ -94,7 +94,7 @@ bool shadow_sync_pde(struct shadow *s, struct shadow_page *pd, unsigned i, uint3
 }
 
 /* Build a directory's shadow; PDEs base..base+count-1 from orig_gfn's.
- * false (out->why) at the first PDE that cannot be linked.  With next:
+ * false (out->brk.why) at the first PDE that cannot be linked.  With next:
  * from PDE *next on, stopping once the work limit is reached (*next the
  * PDE to go on from, the rest cleared: not present), *next 0 when done. */
 bool shadow_build_directory(struct shadow *s, struct shadow_page *pd, uint32_t orig_gfn,

@@ -30,7 +30,7 @@ enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const
 	va_list ap;
 
 	va_start(ap, fmt);
-	fmt_vsnprintf(out->why, sizeof(out->why), fmt, ap);
+	rule_break_vnote(&out->brk, fmt, ap);
 	va_end(ap);
 	(*count)++;
 	return VTLB_VIOLATION;

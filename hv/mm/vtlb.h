@@ -43,6 +43,7 @@
 #include "layout.h"
 #include "pte.h"
 #include "frame_budget.h"
+#include "rule_break.h"
 
 /*
  * The option-ROM area (the VMI ROM at GUEST_ROM_GPA and the rest of the
@@ -96,17 +97,17 @@ struct guest_paging {
 enum vtlb_result {
 	VTLB_FILLED,       /* hidden fault: shadow fixed (or translation done), retry / go on */
 	VTLB_GUEST_FAULT,  /* reflect #PF(out->guest_error) with CR2 = out->cr2 into the guest */
-	VTLB_VIOLATION,    /* the guest broke the rules (or the hypervisor is out of frames): stop it, out->why says why */
+	VTLB_VIOLATION,    /* the guest broke the rules (or the hypervisor is out of frames): stop it, out->brk.why says why */
 };
 
 struct vtlb_outcome {
 	uint32_t guest_error;   /* VTLB_GUEST_FAULT: the #PF error code */
 	uint32_t cr2;           /* VTLB_GUEST_FAULT: the faulting linear address */
-	char why[160];          /* VTLB_VIOLATION: human-readable reason */
+	struct rule_break brk;  /* VTLB_VIOLATION: why (lib/rule_break.h) */
 };
 
 /* A rule broken (for vtlb.c and shadow.c alike): the reason into
- * out->why, *count (the module's violation counter) up by one. */
+ * out->brk.why, *count (the module's violation counter) up by one. */
 enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -153,7 +154,7 @@ void vtlb_destroy(struct vtlb *v);
  * FILLED: hidden fault, shadow fixed, retry.
  * GUEST_FAULT: reflect #PF with out->guest_error / out->cr2 into the guest.
  * VIOLATION: guest broke the rules (frame outside its memory, a mapping into
- * the reserved top >= HV_TOP_RESERVED_BASE, ...), out->why says which. */
+ * the reserved top >= HV_TOP_RESERVED_BASE, ...), out->brk.why says which. */
 enum vtlb_result vtlb_fault(struct vtlb *v, const struct guest_paging *gp, uint32_t lin,
 			    uint32_t hw_error, unsigned cpl, struct vtlb_outcome *out);
 

@@ -114,7 +114,7 @@ void vcpu_init(struct vcpu *v, struct guest *g)
 		if (guest_desc_hv_slot(i))
 			v->gdt[i] = pcpu_tables_of(this_pcpu())->gdt[i];
 	if (vcpu_boot_gdt(v, &out) != EMUL_OK)
-		hv_panic("boot GDT refused: %s", out.why);
+		hv_panic("boot GDT refused: %s", out.brk.why);
 	f->cs = 0x10 | 1;
 	f->ds = f->es = f->ss = 0x18;
 	f->fs = f->gs = 0;
@@ -181,13 +181,13 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 
 	vcpu_emul_ops(v, &ops);
 	memset(&out, 0, sizeof(out));
-	v->violation = false;
+	rule_break_clear(&v->brk);
 	r = emulate_one(f, frame_cpl(f), &ops, &out);
 	if (v->paravirtual)
 		log_debug("trapped after activation: %s at guest eip %04x:%08x (result %d)",
 			  out.kind < EMUL_KIND_COUNT ? emul_kind_name(out.kind) : "?", cs, eip, (int)r);
-	if (v->violation)
-		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->violation_why);
+	if (rule_broken(&v->brk))
+		vcpu_stop_insn(v, out.bytes, out.len, "%s", v->brk.why);
 	/* A far jmp/call/ret or iret to an EIP beyond the new CS's limit:
 	 * the CPU raises #GP(0) at the instruction, before it completes. */
 	if (r == EMUL_OK && !vcpu_eip_in_cs(v, (uint16_t)f->cs, f->eip)) {
@@ -239,10 +239,8 @@ static void emulate(struct vcpu *v, struct trap_frame *f)
 		}
 		/* Said once: the emulator's reasons begin with it already. */
 		vcpu_stop_insn(v, out.bytes, out.len, "%s%s",
-			       strncmp(out.why, EMUL_UNSUPPORTED_WHY, sizeof(EMUL_UNSUPPORTED_WHY) - 1) ?
-			       EMUL_UNSUPPORTED_WHY ": " : "", out.why);
-	case EMUL_VIOLATION:
-		vcpu_stop_insn(v, out.bytes, out.len, "rule broken: %s", out.why);
+			       strncmp(out.brk.why, EMUL_UNSUPPORTED_WHY, sizeof(EMUL_UNSUPPORTED_WHY) - 1) ?
+			       EMUL_UNSUPPORTED_WHY ": " : "", out.brk.why);
 	}
 	vcpu_stop_insn(v, out.bytes, out.len, "emulator returned %d", (int)r);
 }

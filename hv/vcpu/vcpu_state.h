@@ -195,16 +195,11 @@ struct vcpu {
 	/* The vector of the last exit (the trap frame's, as the switcher
 	 * pushed it), for the run loop: an external interrupt needs it. */
 	unsigned exit_vector;
-	/* Why it stopped its guest, and the instruction when there is one. */
-	char stop_why[256];
-	uint8_t stop_insn[15];
-	unsigned stop_insn_len;
-	bool stop_has_insn;
-	/* Set by a memory callback when the access broke the rules, so the
-	 * caller stops the guest instead of reflecting a fault. */
-	bool violation;
+	/* Why it ended its guest (lib/rule_break.h): filled by whoever found
+	 * the break (a memory callback notes it here, so that its caller stops
+	 * the guest instead of reflecting a fault), and by the stop itself. */
+	struct rule_break brk;
 	uint32_t last_fault_lin;		/* where the last guest #PF of a memory access was */
-	char violation_why[128];
 	uint64_t start_tsc;		/* when the guest started */
 	struct vcpu_stats stats;
 	/* Its place in the scheduler, and where its time went. */

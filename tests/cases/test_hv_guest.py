@@ -48,7 +48,7 @@ def tguest_unsupported(t):
     q.expect(r"tguest: executing sysexit")
     # Said once: the emulator's reason already begins "unsupported instruction".
     q.expect(r"vmi-hv: guest stopped: unsupported instruction 0f 35\r?\n", timeout=30)
-    q.expect(r"vmi-hv: instruction at guest eip 0011:001[0-9a-f]{5}: 0f 35")
+    q.expect(r"vmi-hv: instruction at guest eip 0011:001[0-9a-f]{5} \(vCPU 0\): 0f 35")
     q.expect(REGS)
     q.expect(r"guest cr0=00000011")
     q.expect(r"vmi-hv: emulated by kind:[^\n]*cli=1")
@@ -67,7 +67,7 @@ def tguest_triple_fault(t):
             r"then the double fault \(beyond the IDT limit\)")
     m = q.expect(GUEST_STOPPED_LINE + r"\n", timeout=30)
     t.check(re.fullmatch(want, m.group(1)), f"guest stopped: {m.group(1)}; expected /{want}/")
-    q.expect(r"vmi-hv: at guest eip 0011:001[0-9a-f]{5}\n")
+    q.expect(r"vmi-hv: at guest eip 0011:001[0-9a-f]{5} \(vCPU 0\)\r?\n")
     q.expect(REGS)
     stays_responsive(t, q)
 

@@ -299,7 +299,7 @@ CASES = [
     ("dr7-switcher", h("dr7-switcher"), r"hostile: dr7 reads 000f0003\n(?s:.*)hostile: switcher word 0 reads", SHUTDOWN),
     ("dr-bad-number", h("dr-bad-number"), r"hostile: survived", SHUTDOWN),
     ("dr-mov", h("dr-mov"), STOPPED + r"unsupported instruction 0f 23 f8 \(mov to DR", STOP),
-    ("unknown-insn", "tguest=unsupported", STOPPED + r"unsupported instruction 0f 35\r?\nvmi-hv: instruction at guest eip 0011:001[0-9a-f]{5}: 0f 35", STOP),
+    ("unknown-insn", "tguest=unsupported", STOPPED + r"unsupported instruction 0f 35\r?\nvmi-hv: instruction at guest eip 0011:001[0-9a-f]{5} \(vCPU 0\): 0f 35", STOP),
     # ---- ports ----
     ("port-pci-config", h("port-pci-config"), STOPPED + r"port out 0xcf8 \(4 bytes\) is outside the legacy PC I/O range", STOP),
     ("port-kbd-reset", h("port-kbd-reset"), r"vmi-hv: guest reboot: keyboard controller reset \(port 0x64, 0xfe\)", REBOOT),

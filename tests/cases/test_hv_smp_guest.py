@@ -217,6 +217,7 @@ def smp_guest_release_loaded_elsewhere(t):
     q.expect(r"tguest: smpmmu: releasing vCPU 1's directory", timeout=30)
     q.expect(r"ReleasePage breaks the rules: ReleasePage: page directory 0x[0-9a-f]+ is loaded in CR3",
              timeout=30)
+    q.expect(r"vmi-hv: at guest eip [0-9a-f]{4}:[0-9a-f]{8} \(vCPU 0\)", timeout=30)
     t.check("still running after the release" not in q.output, "the release was taken")
     stays_responsive(t, q)
     check_invariants(t, q.output, "release of another vCPU's directory")

@@ -178,6 +178,11 @@ def hv_smpfuzz_rules(t):
         else:
             m = q.expect(STOP + r"\n", timeout=60)
             t.check(re.match(reason, m.group(1)), f"{what}: stopped for '{m.group(1)}', expected /{reason}/")
+            # The stop names the vCPU that broke the rule: vCPU 1 for the
+            # IRQ0 alarm (an AP's call), vCPU 0 for the others.
+            by = q.expect(r"vmi-hv: (?:instruction )?at guest eip [0-9a-f]{4}:[0-9a-f]{8} \(vCPU (\d+)\)",
+                          timeout=30).group(1)
+            t.check(by == ("1" if k == 3 else "0"), f"{what}: the stop names vCPU {by}")
             stays_responsive(t, q)
         check_invariants(t, q.output, what)
         t.note(f"{what}: {m.group(0).strip()}")

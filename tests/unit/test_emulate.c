@@ -319,7 +319,7 @@ static void sgdt_sidt(void **s)
 	ops.read_dtr = NULL;
 	f.eip = CODE;
 	assert_int_equal(RUN(0x0f, 0x01, 0x05, 0x00, 0x20, 0x00, 0x00), EMUL_UNSUPPORTED);
-	assert_string_equal(out.why, "unsupported instruction 0f 01 05 00 20 00 00 (sgdt: no read_dtr op)");
+	assert_string_equal(out.brk.why, "unsupported instruction 0f 01 05 00 20 00 00 (sgdt: no read_dtr op)");
 	assert_int_equal(f.eip, CODE);
 }
 
@@ -339,7 +339,7 @@ static void lldt_ltr(void **s)
 	assert_int_equal(out.kind, EMUL_KIND_LTR);
 	f.eip = CODE;
 	assert_int_equal(RUN(0x0f, 0x00, 0xc0), EMUL_UNSUPPORTED);	/* sldt %eax */
-	assert_string_equal(out.why, "unsupported instruction 0f 00 c0 (0f 00 group form)");
+	assert_string_equal(out.brk.why, "unsupported instruction 0f 00 c0 (0f 00 group form)");
 }
 
 /* ---- control and debug registers ---- */
@@ -420,7 +420,7 @@ static void mov_dr(void **s)
 	f.eip = CODE;
 	ops.write_dr = NULL;
 	assert_int_equal(RUN(0x0f, 0x23, 0xc0), EMUL_UNSUPPORTED);
-	assert_string_equal(out.why, "unsupported instruction 0f 23 c0 (mov to DR: no write_dr op)");
+	assert_string_equal(out.brk.why, "unsupported instruction 0f 23 c0 (mov to DR: no write_dr op)");
 }
 
 static void clts_lmsw_smsw(void **s)
@@ -534,7 +534,7 @@ static void wbinvd_invd_invlpg(void **s)
 	assert_int_equal(fk.invlpg_lin, 0xc0002234);
 	f.eip = CODE;
 	assert_int_equal(RUN(0x0f, 0x01, 0xf9), EMUL_UNSUPPORTED);	/* rdtscp */
-	assert_string_equal(out.why, "unsupported instruction 0f 01 f9 (0f 01 group form)");
+	assert_string_equal(out.brk.why, "unsupported instruction 0f 01 f9 (0f 01 group form)");
 	assert_int_equal(fk.invlpgs, 2);
 }
 
@@ -658,7 +658,7 @@ static void load_far_pointers(void **s)
 	/* c5 with a register operand is a VEX prefix */
 	f.eip = CODE;
 	assert_int_equal(RUN(0xc5, 0xf8, 0x77), EMUL_UNSUPPORTED);	/* vzeroupper */
-	assert_string_equal(out.why, "unsupported instruction c5 f8 (VEX-encoded instruction)");
+	assert_string_equal(out.brk.why, "unsupported instruction c5 f8 (VEX-encoded instruction)");
 	f.eip = CODE;
 	RUN(0x0f, 0xb2, 0xc0);				/* lss with a register: #UD */
 	FAULT(6, 0);
@@ -821,7 +821,7 @@ static void iret_rejections(void **s)
 {
 	put32(STACK, 0x6000); put32(STACK + 4, 0x10); put32(STACK + 8, 0x20202);
 	assert_int_equal(RUN(0xcf), EMUL_UNSUPPORTED);
-	assert_string_equal(out.why, "unsupported instruction cf (iret to virtual-8086 mode)");
+	assert_string_equal(out.brk.why, "unsupported instruction cf (iret to virtual-8086 mode)");
 	assert_int_equal(f.eip, CODE);
 	f.eip = CODE;
 	put32(STACK + 8, 0x4202);
@@ -829,7 +829,7 @@ static void iret_rejections(void **s)
 	f.eip = CODE;
 	f.eflags = 0x4202;
 	assert_int_equal(RUN(0xcf), EMUL_UNSUPPORTED);
-	assert_string_equal(out.why, "unsupported instruction cf (iret with EFLAGS.NT set (task return))");
+	assert_string_equal(out.brk.why, "unsupported instruction cf (iret with EFLAGS.NT set (task return))");
 	f.eip = CODE; f.eflags = 0x202;
 	assert_int_equal(RUN(0x66, 0xcf), EMUL_UNSUPPORTED);
 
@@ -1157,20 +1157,20 @@ static void unsupported_reported_exactly(void **s)
 	f.eax = 1;
 	before = f;
 	assert_int_equal(RUN(0x0f, 0x0d, 0x08), EMUL_UNSUPPORTED);	/* prefetch */
-	assert_string_equal(out.why, "unsupported instruction 0f 0d");
+	assert_string_equal(out.brk.why, "unsupported instruction 0f 0d");
 	assert_int_equal(out.len, 2);
 	assert_memory_equal(out.bytes, "\x0f\x0d", 2);
 	assert_int_equal(out.kind, EMUL_KIND_OTHER);
 	assert_memory_equal(&f, &before, sizeof(f));
 
 	assert_int_equal(RUN(0xf3, 0x90), EMUL_UNSUPPORTED);	/* pause */
-	assert_string_equal(out.why, "unsupported instruction f3 90");
+	assert_string_equal(out.brk.why, "unsupported instruction f3 90");
 	assert_int_equal(RUN(0xff, 0xc0), EMUL_UNSUPPORTED);	/* inc %eax */
-	assert_string_equal(out.why, "unsupported instruction ff c0 (ff group form)");
+	assert_string_equal(out.brk.why, "unsupported instruction ff c0 (ff group form)");
 	assert_int_equal(RUN(0x0f, 0x31), EMUL_UNSUPPORTED);	/* rdtsc */
-	assert_string_equal(out.why, "unsupported instruction 0f 31");
+	assert_string_equal(out.brk.why, "unsupported instruction 0f 31");
 	assert_int_equal(RUN(0xf0, 0x0f, 0xff), EMUL_UNSUPPORTED);
-	assert_string_equal(out.why, "unsupported instruction f0 0f ff");
+	assert_string_equal(out.brk.why, "unsupported instruction f0 0f ff");
 	assert_memory_equal(&f, &before, sizeof(f));
 }
 
@@ -1201,7 +1201,7 @@ static void linux_kernel_forms(void **s)
 			   strncmp(k->insn, "iret", 4) == 0 || strncmp(k->insn, "lcall", 5) == 0;
 		if (!ok || out.len != k->len || (r != EMUL_FAULT && !far && f.eip != CODE + k->len))
 			fail_msg("%s: result %d len %u (want %u) eip %#x: %s", k->insn, r, out.len, k->len,
-				 f.eip, out.why);
+				 f.eip, out.brk.why);
 	}
 }
 

@@ -689,7 +689,7 @@ static void strict_directory_announced_once_and_copied(void **state)
 	load_world();
 	memset(gpage(6), 0, 4096);
 	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "announced before the copy was made"));
+	assert_non_null(strstr(out.brk.why, "announced before the copy was made"));
 	assert_null(rec(6));
 	assert_false(shadow_strict_table(&s, 6));
 
@@ -697,7 +697,7 @@ static void strict_directory_announced_once_and_copied(void **state)
 	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_FILLED);
 	assert_true(shadow_strict_table(&s, 6));
 	assert_int_equal(shadow_announce(&s, 6, SHADOW_PD, PD1, 768, 256, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "announced again without a ReleasePage"));
+	assert_non_null(strstr(out.brk.why, "announced again without a ReleasePage"));
 
 	assert_int_equal(shadow_release(&s, 6, &out), VTLB_FILLED);
 	assert_false(shadow_strict_table(&s, 6));
@@ -749,7 +749,7 @@ static void release_of_the_loaded_pd_is_a_violation(void **state)
 	load_world();
 	cr3 = shadow_cr3(&s, 0);
 	assert_int_equal(shadow_release(&s, PD1, &out), VTLB_VIOLATION);
-	assert_true(out.why[0] != 0);
+	assert_true(out.brk.why[0] != 0);
 	assert_int_equal(s.stats.violations, 1);
 	assert_int_equal(s.stats.released, 0);
 	assert_non_null(rec(PD1));
@@ -1003,7 +1003,7 @@ static void fault_on_frame_outside_memory_is_a_violation(void **state)
 	load_world();
 	poke_pte(UPT, ULIN + 0x6000, (GUEST_PAGES << 12) | P | W | U);
 	assert_int_equal(shadow_fault(&s, 0, &gp, ULIN + 0x6000, X86_PF_U, 3, &out), VTLB_VIOLATION);
-	assert_true(out.why[0] != 0);
+	assert_true(out.brk.why[0] != 0);
 	assert_int_equal(shadow_pte(ULIN + 0x6000), 0);
 	assert_true(s.stats.violations >= 1 || walker.stats.violations >= 1);
 }
@@ -1023,7 +1023,7 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 	poke_pde(PD1, 0xFC000000, (4 << 12) | P | W | A);
 	poke_pte(4, 0xFC001000, (14 << 12) | P | W | A | D);
 	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFC001234, 0, 1, &out), VTLB_VIOLATION);
-	assert_true(out.why[0] != 0);
+	assert_true(out.brk.why[0] != 0);
 	poke_pde(PD1, 0xFFC00000, (4 << 12) | P | W | A);
 	poke_pte(4, 0xFFC00000, (14 << 12) | P | W | A | D);
 	assert_int_equal(shadow_fault(&s, 0, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
@@ -1080,7 +1080,7 @@ static void identical_faults_without_progress_stop(void **state)
 	for (unsigned i = 0; i < 9; i++)
 		assert_int_equal(shadow_fault(&s, 0, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_FILLED);
 	assert_int_equal(shadow_fault(&s, 0, &gp, lin, X86_PF_P | X86_PF_U, 3, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "keeps recurring"));
+	assert_non_null(strstr(out.brk.why, "keeps recurring"));
 }
 
 /* ---- invlpg ------------------------------------------------------------ */
@@ -1388,7 +1388,7 @@ static void a_directory_beyond_the_budget_unlinks_its_tables(void **state)
 	b = (struct frame_budget){ .limit = 2 };
 	gpage(small)[0] = (30 << 12) | P | W | U | A;
 	assert_int_equal(shadow_load_cr3(&s, 0, small << 12, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "its frame budget is spent: 2 of 2 frames in use"));
+	assert_non_null(strstr(out.brk.why, "its frame budget is spent: 2 of 2 frames in use"));
 	assert_int_equal(b.used, shadow_frames());
 	b.limit = 3;
 	assert_int_equal(shadow_load_cr3(&s, 0, small << 12, &out), VTLB_FILLED);
@@ -1415,8 +1415,8 @@ static void link_count_never_wraps(void **state)
 	/* A guest that links one table this often is attacking the count:
 	 * refused with a diagnostic, before the count could overflow. */
 	assert_true(i < tries);
-	assert_non_null(strstr(out.why, "linked from"));
-	print_message("refused: %s\n", out.why);
+	assert_non_null(strstr(out.brk.why, "linked from"));
+	print_message("refused: %s\n", out.brk.why);
 	assert_true(links_to(hot_mfn) <= SHADOW_MAX_LINKS);
 	assert_int_equal(rec(HOT_PT)->links, links_to(hot_mfn));
 	/* The refused directory keeps no half-built shadow, so the audit
@@ -1801,7 +1801,7 @@ static void release_of_a_directory_loaded_by_another_vcpu(void **state)
 {
 	two_slots_two_worlds();
 	assert_int_equal(shadow_release(&s, PD2, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "is loaded in CR3"));
+	assert_non_null(strstr(out.brk.why, "is loaded in CR3"));
 	assert_int_equal(shadow_release(&s, PD1, &out), VTLB_VIOLATION);
 	assert_int_equal(shadow_load_cr3(&s, 1, PD1 << 12, &out), VTLB_FILLED);
 	assert_int_equal(shadow_release(&s, PD2, &out), VTLB_FILLED);

@@ -113,9 +113,9 @@ static void physical_mode_outside_memory_is_a_violation(void **state)
 {
 	gp.pg = false;
 	assert_int_equal(vtlb_fault(&v, &gp, GUEST_PAGES * 4096, X86_PF_W, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why, "paging off: guest-physical 0x00100000 is outside its 0x100 pages");
+	assert_string_equal(out.brk.why, "paging off: guest-physical 0x00100000 is outside its 0x100 pages");
 	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, 0, 1, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "reserved top"));
+	assert_non_null(strstr(out.brk.why, "reserved top"));
 	assert_int_equal(((uint32_t *)fake_map(vtlb_shadow_cr3(&v) >> 12))[1023], SWITCHER_PDE);
 	assert_int_equal(v.stats.violations, 2);
 	assert_int_equal(v.stats.fills, 0);
@@ -228,7 +228,7 @@ static void large_page_beyond_guest_memory_is_a_violation(void **state)
 	set_pde(0xC0000000, P | W | PS);
 	/* Frame 0x100 of the 4 MiB page is the first one the guest lacks. */
 	assert_int_equal(vtlb_fault(&v, &gp, 0xC0100000, 0, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why,
+	assert_string_equal(out.brk.why,
 		"guest 4 MiB PDE 0x00000083 for linear 0xc0100000 maps frame 0x100 outside its 0x100 pages");
 	assert_int_equal(v.stats.fills, 0);
 }
@@ -238,7 +238,7 @@ static void large_page_high_bits_are_a_violation(void **state)
 	gp.pse = true;
 	set_pde(0xC0000000, 0x2000 | P | W | PS);   /* PSE-36 bit: frame above 4 GiB */
 	assert_int_equal(vtlb_fault(&v, &gp, 0xC0000000, 0, 1, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "bits 13-21"));
+	assert_non_null(strstr(out.brk.why, "bits 13-21"));
 }
 
 static void invlpg_in_a_large_page_drops_all_of_it(void **state)
@@ -357,7 +357,7 @@ static void pte_frame_outside_guest_memory(void **state)
 	set_pde(0xC0000000, (2 << 12) | P | W);
 	set_pte(2, 0xC0000000, (0x100 << 12) | P | W);
 	assert_int_equal(vtlb_fault(&v, &gp, 0xC0000000, 0, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why,
+	assert_string_equal(out.brk.why,
 		"guest PTE 0x00100003 for linear 0xc0000000 maps frame 0x100 outside its 0x100 pages");
 	assert_int_equal(vtlb_translate(&v, &gp, 0xC0000000, false, 1, &(uint32_t){0}, &out), VTLB_VIOLATION);
 	assert_int_equal(v.stats.violations, 2);
@@ -370,7 +370,7 @@ static void page_table_frame_outside_guest_memory(void **state)
 {
 	set_pde(0xC0000000, (0x12345 << 12) | P | W);
 	assert_int_equal(vtlb_fault(&v, &gp, 0xC0000000, 0, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why,
+	assert_string_equal(out.brk.why,
 		"guest PDE 0x12345003 for linear 0xc0000000: page table frame 0x12345 outside its 0x100 pages");
 }
 
@@ -378,7 +378,7 @@ static void cr3_outside_guest_memory(void **state)
 {
 	gp.cr3 = 0x00400000;
 	assert_int_equal(vtlb_fault(&v, &gp, 0x1000, 0, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why, "guest CR3 0x00400000 is outside its 0x100 pages");
+	assert_string_equal(out.brk.why, "guest CR3 0x00400000 is outside its 0x100 pages");
 }
 
 /* ---- the hypervisor's reserved top ----------------------------------- */
@@ -388,12 +388,12 @@ static void mapping_in_the_reserved_top_is_a_violation(void **state)
 	set_pde(0xFC000000, (2 << 12) | P | W);
 	set_pte(2, 0xFC001000, (7 << 12) | P | W);
 	assert_int_equal(vtlb_fault(&v, &gp, 0xFC001234, 0, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why,
+	assert_string_equal(out.brk.why,
 		"guest maps linear 0xfc001234 in the reserved top: PDE 1008 = 0x00002003, PTE 0x00007003");
 	gp.pse = true;
 	set_pde(0xFFC00000, P | W | PS);
 	assert_int_equal(vtlb_fault(&v, &gp, 0xFFC00010, X86_PF_W, 1, &out), VTLB_VIOLATION);
-	assert_string_equal(out.why,
+	assert_string_equal(out.brk.why,
 		"guest maps linear 0xffc00010 in the reserved top: 4 MiB PDE 1023 = 0x00000083");
 	assert_int_equal(((uint32_t *)fake_map(vtlb_shadow_cr3(&v) >> 12))[1023], SWITCHER_PDE);
 	assert_int_equal(v.stats.shadow_pages_in_use, 0);
@@ -488,7 +488,7 @@ static void running_out_of_frames_flushes_then_gives_up(void **state)
 	assert_int_equal(v.stats.shadow_pages_in_use, 1);
 	alloc_limit = 1;
 	assert_int_equal(vtlb_fault(&v, &gp, 0x00000000, 0, 1, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "no free machine frame"));
+	assert_non_null(strstr(out.brk.why, "no free machine frame"));
 	alloc_limit = ~0u;
 }
 
@@ -515,7 +515,7 @@ static void a_frame_budget_bounds_the_shadow_tables(void **state)
 	vtlb_flush(&v);
 	assert_int_equal(b.used, 1);
 	assert_int_equal(vtlb_fault(&v, &gp, 0, 0, 1, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "its frame budget is spent: 1 of 1 frames in use"));
+	assert_non_null(strstr(out.brk.why, "its frame budget is spent: 1 of 1 frames in use"));
 	assert_int_equal(allocs - frees, 1);	/* the pool had frames: only the PD is held */
 	vtlb_destroy(&v);
 	assert_int_equal(b.used, 0);
@@ -569,7 +569,7 @@ static void accessed_and_dirty_never_written_into_the_rom_area(void **state)
 	set_pde(lin, (rom << 12) | P | W);
 	set_pte(rom, lin, (5u << 12) | P | W);
 	assert_int_equal(vtlb_fault(&v, &gp, lin, 0, 1, &out), VTLB_VIOLATION);
-	assert_non_null(strstr(out.why, "option-ROM area"));
+	assert_non_null(strstr(out.brk.why, "option-ROM area"));
 	assert_int_equal(get_pte(rom, lin), (5u << 12) | P | W);
 	assert_int_equal(get_pde(lin) & A, 0);	/* no half-done walk either */
 

@@ -68,7 +68,7 @@ static enum emul_result fault(struct emul_outcome *out, uint8_t vector, uint32_t
 
 static enum emul_result refuse(struct emul_outcome *out, const char *fmt, unsigned a, unsigned b)
 {
-	fmt_snprintf(out->why, sizeof(out->why), fmt, a, b);
+	rule_break_note(&out->brk, fmt, a, b);
 	return EMUL_UNSUPPORTED;
 }
 

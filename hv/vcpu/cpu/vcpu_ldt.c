@@ -116,7 +116,7 @@ enum emul_result vcpu_load_ldtr(struct vcpu *v, uint16_t sel, struct emul_outcom
 	if ((sel & 4) || idx * 8 + 7 > v->gdtr.limit || v->boot_gdt)
 		return fault(out, X86_VEC_GP, sel & 0xfffc);
 	if (guest_desc_hv_slot(idx)) {
-		fmt_snprintf(out->why, sizeof(out->why), "lldt 0x%x: GDT slot %u is the hypervisor's", sel, idx);
+		rule_break_note(&out->brk, "lldt 0x%x: GDT slot %u is the hypervisor's", sel, idx);
 		return EMUL_UNSUPPORTED;
 	}
 	if (!vcpu_read_lin(v, v->gdtr.base + idx * 8, &d, 8, 1, &pf)) {

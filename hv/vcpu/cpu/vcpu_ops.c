@@ -72,7 +72,7 @@ static uint32_t op_read_cr(void *ctx, int n)
 
 static enum emul_result unsupported(struct emul_outcome *out, const char *fmt, uint32_t a)
 {
-	fmt_snprintf(out->why, sizeof(out->why), fmt, a);
+	rule_break_note(&out->brk, fmt, a);
 	return EMUL_UNSUPPORTED;
 }
 

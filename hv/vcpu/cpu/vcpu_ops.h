@@ -16,7 +16,7 @@ struct vcpu;
  * with the VMI calls: one policy whichever way the guest asks. */
 void vcpu_emul_ops(struct vcpu *v, struct emul_ops *ops);
 uint32_t vcpu_read_cr(struct vcpu *v, int n);
-/* What mov to CRn refuses of val (EMUL_UNSUPPORTED, out->why), without
+/* What mov to CRn refuses of val (EMUL_UNSUPPORTED, out->brk.why), without
  * writing anything: EMUL_OK if vcpu_write_cr would take it. */
 enum emul_result vcpu_check_cr(int n, uint32_t val, struct emul_outcome *out);
 enum emul_result vcpu_write_cr(struct vcpu *v, int n, uint32_t val, struct emul_outcome *out);

@@ -61,7 +61,7 @@ static void must(struct vcpu *v, unsigned call, enum emul_result r, const struct
 	if (r == EMUL_FAULT)
 		vcpu_stop(v, "VMI call %u (%s) raised exception %u (error %x), which the call cannot return",
 			  call, vmi_call_name(call), out->vector, out->error);
-	vcpu_stop(v, "VMI call %u (%s): %s", call, vmi_call_name(call), out->why);
+	vcpu_stop(v, "VMI call %u (%s): %s", call, vmi_call_name(call), out->brk.why);
 }
 
 /*
@@ -190,7 +190,7 @@ static void string_io(struct vcpu *v, struct trap_frame *f, unsigned call)
 			  buf, count);
 	memset(&o, 0, sizeof(o));
 	vcpu_emul_ops(v, &ops);
-	v->violation = false;
+	rule_break_clear(&v->brk);
 	r = emul_string_io_batch(&ops, out, (uint16_t)port, size, &buf, &count, &o);
 	v->stats.string_io_elements += before - count;
 	f->eax = buf;
@@ -199,10 +199,10 @@ static void string_io(struct vcpu *v, struct trap_frame *f, unsigned call)
 		f->eax = 0;
 		return;
 	}
-	if (v->violation)
+	if (rule_broken(&v->brk))
 		vcpu_stop(v, "VMI call %u (%s): buffer %08x (element at %08x, %u of %u left), port 0x%x: %s",
 			  call, vmi_call_name(call), buf - (before - count) * size, buf, count, before,
-			  port, v->violation_why);
+			  port, v->brk.why);
 	f->eip -= 2;			/* the int $0x82 again: the call goes on */
 	if (r == EMUL_OK) {
 		v->stats.string_io_restarts++;

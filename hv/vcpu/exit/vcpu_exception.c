@@ -203,12 +203,12 @@ void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t erro
 	struct delivery_fault first, second;
 	const char *more;
 
-	if (v->violation)
-		vcpu_stop(v, "%s", v->violation_why);
+	if (rule_broken(&v->brk))
+		vcpu_stop(v, "%s", v->brk.why);
 	if (try_deliver(v, vector, has_error, error, soft_len, &first))
 		return;
-	if (v->violation)
-		vcpu_stop(v, "%s", v->violation_why);
+	if (rule_broken(&v->brk))
+		vcpu_stop(v, "%s", v->brk.why);
 	/* A software interrupt is an instruction, not an exception: what
 	 * its delivery raises is that instruction's fault, no double
 	 * fault (the #GP of an int n from user space through a kernel
@@ -271,7 +271,7 @@ enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t 
 	if (r != EMUL_OK)
 		return r;
 	if (!vcpu_eip_in_cs(v, (uint16_t)nf.cs, nf.eip)) {
-		fmt_snprintf(out->why, sizeof(out->why), "eip %08x is beyond the limit %08x of cs %04x (#GP)",
+		rule_break_note(&out->brk, "eip %08x is beyond the limit %08x of cs %04x (#GP)",
 			     nf.eip, vcpu_cs_limit(v, (uint16_t)nf.cs), nf.cs & 0xffff);
 		out->vector = X86_VEC_GP;
 		out->has_error = true;

@@ -17,7 +17,7 @@ struct vcpu;
 void vcpu_deliver(struct vcpu *v, unsigned vector, bool has_error, uint32_t error, unsigned soft_len);
 /* VMI IRET from the frame on the guest's stack: EMUL_OK also when the
  * frame faulted and the fault was delivered to the guest; otherwise
- * refused (out->why), f unchanged. */
+ * refused (out->brk.why), f unchanged. */
 enum emul_result vcpu_iret(struct vcpu *v, struct trap_frame *f, struct emul_outcome *out);
 /* The iret itself; EMUL_FAULT: the exception the CPU's iret raises. */
 enum emul_result vcpu_iret_frame(struct vcpu *v, struct trap_frame *f, uint32_t esp,

@@ -238,7 +238,7 @@ bool vcpu_finish_rom_iret(struct vcpu *v, struct trap_frame *f)
 		v->vif = (v->shared->iret_caller_if & X86_EFLAGS_IF) != 0;
 		vcpu_iret_fault(v, f, esp, f->eip - rom_off + VMI_CALL_IRET * VROM_CALL_LEN, &out);
 	} else if (r != EMUL_OK)
-		vcpu_stop(v, "the ROM's IRET: %s", out.why);
+		vcpu_stop(v, "the ROM's IRET: %s", out.brk.why);
 	/* An exception from the window was the iret's (or the ROM's own
 	 * stack accesses): done with.  An interrupt still needs its driver. */
 	return f->vector >= 32;

@@ -212,14 +212,16 @@ static void print_guest_state(const struct vcpu *v, const struct shadow_audit *a
 
 static void report_stop(const struct vcpu *v, const struct shadow_audit *audit)
 {
-	kprintf("\nvmi-hv: guest stopped: %s\n", v->stop_why);
-	if (!v->stop_has_insn) {
-		kprintf("vmi-hv: at guest eip %04x:%08x\n", v->frame->cs & 0xffff, v->frame->eip);
+	const struct rule_break *b = &v->brk;
+
+	kprintf("\nvmi-hv: guest stopped: %s\n", b->why);
+	if (!b->has_insn) {
+		kprintf("vmi-hv: at guest eip %04x:%08x (vCPU %u)\n", b->cs, b->eip, b->vcpu);
 	} else {
-		kprintf("vmi-hv: instruction at guest eip %04x:%08x:", v->frame->cs & 0xffff, v->frame->eip);
-		for (unsigned i = 0; i < v->stop_insn_len; i++)
-			kprintf(" %02x", v->stop_insn[i]);
-		if (!v->stop_insn_len)
+		kprintf("vmi-hv: instruction at guest eip %04x:%08x (vCPU %u):", b->cs, b->eip, b->vcpu);
+		for (unsigned i = 0; i < b->insn_len; i++)
+			kprintf(" %02x", b->insn[i]);
+		if (!b->insn_len)
 			kprintf(" (not fetched)");
 		kprintf("\n");
 	}
@@ -235,7 +237,7 @@ static void report_end(const struct vcpu *v, const char *what, const struct shad
 {
 	uint64_t ms = tsc_to_us(rdtsc() - v->start_tsc) / 1000;
 
-	kprintf("\nvmi-hv: guest %s: %s\n", what, v->stop_why);
+	kprintf("\nvmi-hv: guest %s: %s\n", what, v->brk.why);
 	vcpu_print_counters(v, audit);
 	kprintf("vmi-hv: guest ran %llu ms: %llu exits, %llu exits/s\n",
 		(unsigned long long)ms, (unsigned long long)v->stats.exits,

@@ -27,13 +27,17 @@
 #include "vcpu_shootdown.h"
 
 /* Mark the guest dead (as lguest's kill_guest does) and go back to the
- * run loop, which reports it. */
+ * run loop, which reports it: the record says why (v->brk, filled by
+ * the caller), and here where and which vCPU. */
 __attribute__((noreturn))
 static void kill_guest(struct vcpu *v, enum guest_state how)
 {
 	struct guest *g = v->guest;
 
 	irq_disable();
+	v->brk.cs = (uint16_t)v->frame->cs;
+	v->brk.eip = v->frame->eip;
+	v->brk.vcpu = v->index;
 	g->state = how;
 	g->ended_by = v;
 	/* Its other vCPUs running elsewhere (vcpus_at_once) come back to
@@ -49,14 +53,21 @@ void vcpu_leave_dead_guest(struct vcpu *v)
 	hv_longjmp(&this_pcpu()->run_jmp, 1);
 }
 
+void vcpu_stop_noted(struct vcpu *v)
+{
+	if (!rule_broken(&v->brk))
+		rule_break_note(&v->brk, "a rule broken (no reason noted)");
+	kill_guest(v, GUEST_STOPPED);
+}
+
 void vcpu_stop(struct vcpu *v, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fmt_vsnprintf(v->stop_why, sizeof(v->stop_why), fmt, ap);
+	rule_break_vnote(&v->brk, fmt, ap);
 	va_end(ap);
-	v->stop_has_insn = false;
+	v->brk.has_insn = false;
 	kill_guest(v, GUEST_STOPPED);
 }
 
@@ -65,24 +76,20 @@ void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const ch
 	va_list ap;
 
 	va_start(ap, fmt);
-	fmt_vsnprintf(v->stop_why, sizeof(v->stop_why), fmt, ap);
+	rule_break_vnote(&v->brk, fmt, ap);
 	va_end(ap);
-	if (len > sizeof(v->stop_insn))
-		len = sizeof(v->stop_insn);
-	memcpy(v->stop_insn, bytes, len);
-	v->stop_insn_len = len;
-	v->stop_has_insn = true;
+	rule_break_insn(&v->brk, bytes, len);
 	kill_guest(v, GUEST_STOPPED);
 }
 
 void vcpu_guest_reboot(struct vcpu *v, const char *why)
 {
-	fmt_snprintf(v->stop_why, sizeof(v->stop_why), "%s", why);
+	rule_break_note(&v->brk, "%s", why);
 	kill_guest(v, GUEST_REBOOTED);
 }
 
 void vcpu_guest_shutdown(struct vcpu *v, const char *why)
 {
-	fmt_snprintf(v->stop_why, sizeof(v->stop_why), "%s", why);
+	rule_break_note(&v->brk, "%s", why);
 	kill_guest(v, GUEST_SHUT_DOWN);
 }

@@ -17,6 +17,9 @@ __attribute__((noreturn, format(printf, 2, 3)))
 void vcpu_stop(struct vcpu *v, const char *fmt, ...);
 __attribute__((noreturn, format(printf, 4, 5)))
 void vcpu_stop_insn(struct vcpu *v, const uint8_t *bytes, unsigned len, const char *fmt, ...);
+/* Stop it for the break already noted in v->brk (a memory callback's,
+ * with the instruction when the caller added it). */
+__attribute__((noreturn)) void vcpu_stop_noted(struct vcpu *v);
 /* The guest rebooted or powered off: it ends, back to the run loop,
  * which prints the statistics (guest_stop.c). */
 __attribute__((noreturn)) void vcpu_guest_reboot(struct vcpu *v, const char *why);

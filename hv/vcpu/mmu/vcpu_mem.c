@@ -2,7 +2,7 @@
  * vcpu_mem.c - guest-linear memory through the guest's current paging (or
  * 1:1 with paging off), as the CPU would reach it, setting A/D like the
  * CPU.  A fault the guest would take is returned; a rule broken marks
- * v->violation.  The VMI calls' pointer arguments, which cannot return a
+ * v->brk.  The VMI calls' pointer arguments, which cannot return a
  * fault, stop the guest instead.
  */
 #include "vcpu_state.h"
@@ -33,9 +33,7 @@ static bool access_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, bo
 			v->last_fault_lin = out.cr2;
 			return false;
 		case VTLB_VIOLATION:
-			v->violation = true;
-			fmt_snprintf(v->violation_why, sizeof(v->violation_why),
-				     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
+			rule_break_note(&v->brk, "%s of linear %08x: %s", write ? "write" : "read", lin, out.brk.why);
 			return false;
 		}
 		/* Inside guest memory (vtlb_translate promises it) and
@@ -63,7 +61,7 @@ __attribute__((noreturn))
 static void call_fault(struct vcpu *v, uint32_t lin, bool write, const char *what)
 {
 	vcpu_stop(v, "VMI call: cannot %s %s at %08x (%s)", write ? "write" : "read", what, lin,
-		  v->violation ? v->violation_why : "page fault");
+		  rule_broken(&v->brk) ? v->brk.why : "page fault");
 }
 
 /* A VMI call's pointer argument: the call has no way to return a fault,
@@ -130,9 +128,7 @@ bool vcpu_call_entry(struct vcpu *v, uint32_t lin, bool write, uint32_t *gpa)
 		v->last_fault_lin = out.cr2;
 		break;
 	case VTLB_VIOLATION:
-		v->violation = true;
-		fmt_snprintf(v->violation_why, sizeof(v->violation_why),
-			     "%s of linear %08x: %s", write ? "write" : "read", lin, out.why);
+		rule_break_note(&v->brk, "%s of linear %08x: %s", write ? "write" : "read", lin, out.brk.why);
 		break;
 	}
 	call_fault(v, lin, write, "a page-table entry");

@@ -12,7 +12,7 @@
 struct vcpu;
 
 /* Guest-linear memory access with the guest's current paging; false with
- * *pf_error on a #PF the guest should see; v->violation set if the guest
+ * *pf_error on a #PF the guest should see; v->brk noted if the guest
  * broke the rules instead. */
 bool vcpu_read_lin(struct vcpu *v, uint32_t lin, void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);
 bool vcpu_write_lin(struct vcpu *v, uint32_t lin, const void *buf, unsigned len, unsigned cpl, uint32_t *pf_error);

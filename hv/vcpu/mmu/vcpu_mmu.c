@@ -93,7 +93,7 @@ _Static_assert(SHADOW_MAX_VCPUS == GUEST_MAX_VCPUS, "a shadow slot per vCPU");
 
 void vcpu_mmu_refused(struct vcpu *v, const struct vtlb_outcome *out, const char *what)
 {
-	vcpu_stop(v, "%s breaks the rules: %s", what, out->why);
+	vcpu_stop(v, "%s breaks the rules: %s", what, out->brk.why);
 }
 
 /* No other vCPU of v's guest has started. */
@@ -219,7 +219,7 @@ void vcpu_mmu_fault(struct vcpu *v, uint32_t cr2, uint32_t error, unsigned cpl)
 		return;
 	case VTLB_VIOLATION:
 		vcpu_stop(v, "page fault at %08x (error %x) breaks the rules: %s",
-			  cr2, error, out.why);
+			  cr2, error, out.brk.why);
 	}
 }
 

@@ -49,7 +49,7 @@ uint32_t vcpu_mmu_call_site(struct vcpu *v, unsigned saved_words)
 	uint32_t ret, pf;
 
 	if (!vcpu_read_lin(v, v->frame->esp + 4 * saved_words, &ret, 4, 1, &pf)) {
-		v->violation = false;	/* the guest did not make this access */
+		rule_break_clear(&v->brk);	/* the guest did not make this access */
 		return 0;
 	}
 	return ret;

@@ -50,7 +50,7 @@ static bool load_control(struct vcpu *x, const APState *s, char *why, unsigned w
 	struct emul_outcome out = { 0 };
 
 	if (vcpu_check_cr(0, s->cr0, &out) != EMUL_OK || vcpu_check_cr(4, s->cr4, &out) != EMUL_OK) {
-		fmt_snprintf(why, whylen, "control registers: %s", out.why[0] ? out.why : "refused");
+		fmt_snprintf(why, whylen, "control registers: %s", out.brk.why[0] ? out.brk.why : "refused");
 		return false;
 	}
 	x->cr0 = s->cr0 | X86_CR0_ET;
@@ -81,7 +81,7 @@ static bool load_state(struct vcpu *x, struct trap_frame *f, const APState *s, c
 	if (vcpu_load_dtr(x, VCPU_GDTR, s->gdtr_base, s->gdtr_limit, &out) != EMUL_OK ||
 	    vcpu_load_dtr(x, VCPU_IDTR, s->idtr_base, s->idtr_limit, &out) != EMUL_OK) {
 		fmt_snprintf(why, whylen, "descriptor table: %s",
-			     out.why[0] ? out.why : "base or limit outside the guest's reach");
+			     out.brk.why[0] ? out.brk.why : "base or limit outside the guest's reach");
 		return false;
 	}
 	/* No LDT, as the state says (ldtr 0): a parked vCPU's is dropped. */
