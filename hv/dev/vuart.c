@@ -33,9 +33,10 @@
 #define MCR_OUT2  0x08
 #define MCR_LOOP  0x10
 
-void vuart_init(struct vuart *u, struct vpic *pic)
+void vuart_init(struct vuart *u, struct vpic *pic, struct guest_console *console)
 {
 	u->pic = pic;
+	u->console = console;
 	vuart_reset(u);
 }
 
@@ -140,20 +141,10 @@ static uint8_t read_reg(struct vuart *u, unsigned reg)
 	return val;
 }
 
-static void to_console(void *ctx, char c)
-{
-	struct vuart *u = ctx;
-
-	console_guest_write(&u->console, c);
-}
-
-/* A byte the guest sends: to the console, its lines named with several
- * guests (console.c), and marked when they start like the hypervisor's
- * (guest_mark.h), so that a guest cannot print our lines, on COM1 or on
- * its own VGA screen. */
+/* A byte the guest sends: to its guest's console (console.c). */
 static void transmit(struct vuart *u, char c)
 {
-	guest_mark_putc(&u->mark, c, to_console, u);
+	console_guest_write(u->console, c);
 }
 
 /*

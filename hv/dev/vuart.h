@@ -6,7 +6,6 @@
 #include <stdbool.h>
 #include "vpic.h"
 #include "console.h"
-#include "guest_mark.h"
 
 #define VUART_BASE 0x3f8
 #define VUART_RX_SIZE 256
@@ -22,15 +21,14 @@ struct vuart {
 	 * vuart_reset: the only ways in), so that what vuart_plain_reads
 	 * returned can be kept until it does. */
 	uint32_t gen;
-	/* Where its bytes go: COM1 (whole lines named after its guest when
-	 * several share it) and a VGA screen. */
-	struct guest_console console;
-	/* Its lines that start like the hypervisor's are marked. */
-	struct guest_mark mark;
+	/* Where the bytes the guest sends go: its guest's console (COM1,
+	 * whole lines named after the guest when several share it, and a VGA
+	 * screen), which is the guest's, not the UART's. */
+	struct guest_console *console;
 };
 
-/* Wire the UART to its guest's vPIC and reset it. */
-void vuart_init(struct vuart *u, struct vpic *pic);
+/* Wire the UART to its guest's vPIC and console, and reset it. */
+void vuart_init(struct vuart *u, struct vpic *pic, struct guest_console *console);
 void vuart_reset(struct vuart *u);
 /* A byte typed on the real COM1 for the guest. */
 void vuart_receive(struct vuart *u, uint8_t c);

@@ -256,8 +256,9 @@ void console_guest_flush_due(struct guest_console *gc, uint64_t now)
 		console_guest_flush(gc);
 }
 
-void console_guest_write(struct guest_console *gc, char c)
+static void guest_write(void *ctx, char c)
 {
+	struct guest_console *gc = ctx;
 	struct console_hold h = console_enter();
 
 	if (!gc->label) {
@@ -276,6 +277,11 @@ void console_guest_write(struct guest_console *gc, char c)
 	if (c == '\n' || gc->len == GUEST_LINE_MAX)
 		guest_flush(gc);
 	console_leave(h);
+}
+
+void console_guest_write(struct guest_console *gc, char c)
+{
+	guest_mark_putc(&gc->mark, c, guest_write, gc);
 }
 
 int console_getc(void)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include "guest_text.h"
+#include "guest_mark.h"
 #include <stdint.h>
 
 /* Sets itself as the log's output (log.h: kprintf, log_info, ...). */
@@ -85,8 +86,11 @@ struct guest_console {
 	char row[GUEST_ROW_MAX];	/* COM1: its row's bytes written out */
 	unsigned row_len;		/* GUEST_ROW_MAX + 1: more than row[] holds */
 	bool row_cut;			/* another line ended the row: show it again */
+	struct guest_mark mark;		/* its lines that start like the hypervisor's are marked */
 };
-/* One byte the guest sent to its COM1. */
+/* One byte the guest sent to its COM1 (its UART hands each one over):
+ * marked when a line starts like the hypervisor's (guest_mark.h), so that
+ * a guest cannot print our lines, on COM1 or on its own VGA screen. */
 void console_guest_write(struct guest_console *gc, char c);
 /* Write out the part of a line held back (the guest went idle). */
 void console_guest_flush(struct guest_console *gc);

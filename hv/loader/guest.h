@@ -149,6 +149,9 @@ struct guest {
 	/* Virtual devices. */
 	struct vpic vpic;
 	struct vuart vuart;
+	/* Its console: what its UART sends goes to COM1 (line by line, named,
+	 * with several guests) and to its VGA screen (console.c). */
+	struct guest_console console;
 	struct vga_screen screen;	/* its VGA screen when several guests run */
 	struct guest_ports ports;
 	/* Exceptions whose delivery failed, and far transfers beyond their

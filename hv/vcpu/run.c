@@ -75,7 +75,7 @@ static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
 	in->alarm_changes = v->valarm.changes;
 	in->wakes_requested = v->guest->wakes_requested;
 	in->alarm_irq_latched = valarm_irq_latched(&v->valarm);
-	in->flush_at = console_guest_flush_at(&v->guest->vuart.console);
+	in->flush_at = console_guest_flush_at(&v->guest->console);
 }
 
 /*
@@ -212,7 +212,7 @@ void run_step(struct run *r)
 		/* Idle: what it printed of a line (a prompt) is complete
 		 * (a sibling's exit holding the lock: at its flush time). */
 		if (run_try_guest(r, v->guest)) {
-			console_guest_flush(&v->guest->vuart.console);
+			console_guest_flush(&v->guest->console);
 			spin_unlock(&v->guest->lock);
 		}
 	}

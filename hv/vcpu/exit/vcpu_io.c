@@ -51,7 +51,7 @@
 void guest_devices_reset(struct guest *g)
 {
 	vpic_reset(&g->vpic);
-	vuart_init(&g->vuart, &g->vpic);
+	vuart_init(&g->vuart, &g->vpic, &g->console);
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		valarm_init(&g->vcpus[i]->valarm, i ? 0 : &g->vpic, &g->vcpus[i]->lapic);
 	g->ports = (struct guest_ports){ 0 };

@@ -22,10 +22,10 @@
 void guest_start(struct guest *g, bool several)
 {
 	guest_devices_reset(g);
-	g->vuart.console = (struct guest_console){ .label = several ? g->name : 0 };
+	g->console = (struct guest_console){ .label = several ? g->name : 0 };
 	if (several) {
 		vga_screen_init(&g->screen);
-		g->vuart.console.screen = &g->screen;
+		g->console.screen = &g->screen;
 	}
 	for (unsigned i = 0; i < g->nr_vcpus; i++)
 		g->vcpus[i]->start_tsc = rdtsc();

@@ -125,7 +125,7 @@ static void reap_outside_sched_lock(struct run *r, unsigned i)
 	reap_hold_ends(r);
 	held_max = r->reap_hold_max;
 	spin_unlock(&sched_lock);
-	console_guest_flush(&g->vuart.console);
+	console_guest_flush(&g->console);
 	if (r->n > 1 && !again)
 		kprintf("\nvmi-hv: guest %u (%s) has ended; %u other%s go%s on\n", i + 1, g->name,
 			left, left == 1 ? "" : "s", left == 1 ? "es" : "");

@@ -124,7 +124,7 @@ void run_poll_devices(struct run *r, struct vcpu *ran)
 				charge_alarm_work(ran, v);
 		}
 		if (guest_home_cpu(g) == me)
-			console_guest_flush_due(&g->vuart.console, rdtsc());
+			console_guest_flush_due(&g->console, rdtsc());
 		spin_unlock(&g->lock);
 	}
 }
@@ -157,7 +157,7 @@ void run_arm_next_event(struct run *r, uint64_t now)
 			if (at < next)
 				next = at;
 		}
-		at = guest_home_cpu(g) == me ? console_guest_flush_at(&g->vuart.console) : UINT64_MAX;
+		at = guest_home_cpu(g) == me ? console_guest_flush_at(&g->console) : UINT64_MAX;
 		if (at < next)
 			next = at;
 		spin_unlock(&g->lock);
