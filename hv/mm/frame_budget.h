@@ -12,7 +12,7 @@
  * limit: its shadows are a cache and evict within the budget, and what
  * cannot be evicted stops that guest, never the hypervisor.
  *
- * Pure: used by vtlb.c and shadow.c on the host for the cmocka tests too.
+ * Pure: used by vtlb.c and shadow_notify.c on the host for the cmocka tests too.
  */
 #ifndef VMI_HV_FRAME_BUDGET_H
 #define VMI_HV_FRAME_BUDGET_H

@@ -1,7 +1,7 @@
 /*
  * guest_mem.h - a guest's "physical" memory: machine frames listed in a
  * physical-to-machine (p2m) array, so guest memory need not be
- * contiguous in machine memory.  Shadow paging (vtlb.c, shadow.c)
+ * contiguous in machine memory.  Shadow paging (vtlb.c, shadow_notify.c)
  * translates guest frame numbers through this array and refuses any
  * frame outside it.
  */

@@ -135,7 +135,7 @@ enum shadow_kind {
 	SHADOW_PD = 2,	/* VMI_PAGE_PD */
 	/* A table released while shadow PDEs still linked it: emptied (the
 	 * PDEs grant nothing), no longer the guest frame's, its frame kept
-	 * until the last PDE that links it changes (shadow.c, shadow_free_page). */
+	 * until the last PDE that links it changes (shadow_notify.c, shadow_free_page). */
 	SHADOW_ORPHAN = 3,
 };
 

@@ -2,7 +2,7 @@
  * shadow_audit.c - the audit of the shadows (shadow.h, "The audit"):
  * every shadow entry held against what shadow_derive_pte() gives for the
  * guest's entry now, for the whole cache, one page, or the pages touched
- * since the last audit.  It reads the bookkeeping of shadow.c through
+ * since the last audit.  It reads the bookkeeping of shadow_notify.c through
  * shadow_internal.h and changes nothing but a stale page it was asked to
  * repair (shadow_rederive).
  */

@@ -43,16 +43,6 @@ void shadow_free_reached_frame(struct shadow *s, uint32_t mfn)
 }
 
 /* shadow_touch's slow half: sp not noted yet, while tracking. */
-void shadow_touch_record(struct shadow *s, struct shadow_page *sp)
-{
-	if (s->ntouched == SHADOW_TOUCHED_MAX) {
-		s->touched_overflow = true;
-		return;
-	}
-	sp->touched = true;
-	s->touched[s->ntouched++] = index_of(s, sp);
-}
-
 bool shadow_strict_table(const struct shadow *s, uint32_t gfn)
 {
 	uint16_t idx;

@@ -63,19 +63,19 @@ static enum vtlb_result check_fault_pde(struct shadow *s, uint32_t lin, uint32_t
 {
 	if (lin >= HV_TOP_RESERVED_BASE) {
 		if (gpde & PTE_P)
-			return violation(s, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x",
+			return sh_violation(s, out, "guest maps linear 0x%08x in the reserved top: PDE %u = 0x%08x",
 					 lin, pde_index(lin), gpde);
 		/* A user access where the guest maps nothing is the guest's
 		 * own #PF, as natively (the walk finds its PDE absent); only
 		 * the guest kernel promised to keep out (docs/MEMORY.md,
 		 * "Shadow paging after activation"). */
 		if (!(hw_error & X86_PF_U))
-			return violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
+			return sh_violation(s, out, "%s at linear 0x%08x, in the hypervisor's reserved top",
 					 (hw_error & X86_PF_W) ? "write" : "access", lin);
 	}
 	/* Whatever CR4.PSE says: the guest was told there is no PSE. */
 	if ((gpde & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS))
-		return violation(s, out, "4 MiB page at linear 0x%08x (PDE 0x%08x): not supported in paravirtual mode",
+		return sh_violation(s, out, "4 MiB page at linear 0x%08x (PDE 0x%08x): not supported in paravirtual mode",
 				 lin, gpde);
 	return VTLB_FILLED;
 }
@@ -102,7 +102,7 @@ enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_p
 	bool progress;
 
 	if (!pd)
-		return violation(s, out, "page fault at 0x%08x with no page directory loaded", lin);
+		return sh_violation(s, out, "page fault at 0x%08x with no page directory loaded", lin);
 	gpde = guest_table(s, pd->gfn)[pde_index(lin)];
 	if ((r = check_fault_pde(s, lin, gpde, hw_error, out)) != VTLB_FILLED)
 		return r;
@@ -128,7 +128,7 @@ enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_p
 	if (!shadow_sync_pde(s, pd, pde_index(lin), gpde, out))
 		return shadow_refused(s);
 	if (!(pt = record(s, pd_links(s, pd)[pde_index(lin)])))
-		return violation(s, out, "page fault at 0x%08x: PDE 0x%08x links no page table", lin, gpde);
+		return sh_violation(s, out, "page fault at 0x%08x: PDE 0x%08x links no page table", lin, gpde);
 	gpt = guest_table(s, pt->gfn);
 	spte_before = shadow_table(s, pt)[pte_index(lin)];
 	shadow_table(s, pt)[pte_index(lin)] = shadow_derive_pte(s, gpt[pte_index(lin)]);
@@ -145,7 +145,7 @@ enum vtlb_result shadow_fault(struct shadow *s, unsigned k, const struct guest_p
 		   spte_before != shadow_table(s, pt)[pte_index(lin)];
 	if (!progress && lin == s->last_fault_lin && hw_error == s->last_fault_err) {
 		if (++s->repeats > 8)
-			return violation(s, out, "page fault at 0x%08x (error %x) keeps recurring: shadow PDE 0x%08x PTE 0x%08x, guest PDE 0x%08x PTE 0x%08x",
+			return sh_violation(s, out, "page fault at 0x%08x (error %x) keeps recurring: shadow PDE 0x%08x PTE 0x%08x, guest PDE 0x%08x PTE 0x%08x",
 					 lin, hw_error, shadow_table(s, pd)[pde_index(lin)],
 					 shadow_table(s, pt)[pte_index(lin)], gpde, gpt[pte_index(lin)]);
 	} else {

@@ -1,5 +1,5 @@
 /*
- * shadow_internal.h - the shadows' bookkeeping, shared by shadow.c and the
+ * shadow_internal.h - the shadows' bookkeeping, shared by shadow_notify.c and the
  * files split from it (shadow_build.c, shadow_evict.c, shadow_fault.c),
  * which keep it, and shadow_audit.c (which only reads it, and repairs
  * through shadow_rederive).  Not for the rest of the hypervisor: shadow.h is the
@@ -47,13 +47,12 @@ static inline uint16_t *pd_links(const struct shadow *s, const struct shadow_pag
 }
 
 
-#define violation(s, out, ...) vtlb_violation(&(s)->stats.violations, out, __VA_ARGS__)
+#define sh_violation(s, out, ...) vtlb_violation(&(s)->stats.violations, out, __VA_ARGS__)
 
 /* Shared by the files that keep the shadows (the comments at their
  * definitions say more). */
 const char *shadow_frames_out(const struct shadow *s, char *buf, size_t len);
 void shadow_free_reached_frame(struct shadow *s, uint32_t mfn);
-void shadow_touch_record(struct shadow *s, struct shadow_page *sp);
 
 /*
  * Several vCPUs at once: shadow entry old became new.  If old let the
@@ -72,11 +71,18 @@ static inline void shadow_narrowed(struct shadow *s, uint32_t old, uint32_t new)
 		s->remote_stale = true;
 }
 
-/* Note sp for the next continuous audit (only while tracking). */
+/* Note sp for the next continuous audit (only while tracking): the
+ * touched list, or its overflow (the audit then checks every page). */
 static inline void shadow_touch(struct shadow *s, struct shadow_page *sp)
 {
-	if (s->tracking && sp && !sp->touched)
-		shadow_touch_record(s, sp);
+	if (!s->tracking || !sp || sp->touched)
+		return;
+	if (s->ntouched == SHADOW_TOUCHED_MAX) {
+		s->touched_overflow = true;
+		return;
+	}
+	sp->touched = true;
+	s->touched[s->ntouched++] = index_of(s, sp);
 }
 void shadow_rederive_mappings(struct shadow *s, uint32_t gfn);
 void shadow_derive_table(struct shadow *s, struct shadow_page *pt);

@@ -59,14 +59,14 @@ static inline bool guest_gfn_is_rom(uint32_t gfn)
 /* How the pure code reaches machine memory and frames. */
 struct vtlb_env {
 	void *(*map)(uint32_t mfn);         /* hv: identity (machine < 3 GiB is mapped 1:1); tests: a fake */
-	bool (*alloc_frame)(uint32_t *mfn); /* a frame; its contents are garbage (vtlb.c and shadow.c zero it) */
+	bool (*alloc_frame)(uint32_t *mfn); /* a frame; its contents are garbage (vtlb.c and shadow_notify.c zero it) */
 	void (*free_frame)(uint32_t mfn);
 	uint32_t switcher_pde;              /* installed in PDE 1023 of every shadow PD */
 	/* The guest's frame budget (frame_budget.h): every frame vtlb.c and
-	 * shadow.c take is charged to it; 0 = not charged (unit tests that
+	 * shadow_notify.c take is charged to it; 0 = not charged (unit tests that
 	 * are not about budgets). */
 	struct frame_budget *budget;
-	/* Shadows only (shadow.c, "several vCPUs at once"): make every other
+	/* Shadows only (shadow_notify.c, "several vCPUs at once"): make every other
 	 * CPU running a vCPU of this guest leave it (its TLB flushed), and
 	 * wait until each has; 0: nothing to do (unit tests, the vTLB). */
 	void (*remote_flush)(void *ctx);
@@ -106,7 +106,7 @@ struct vtlb_outcome {
 	struct rule_break brk;  /* VTLB_VIOLATION: why (lib/rule_break.h) */
 };
 
-/* A rule broken (for vtlb.c and shadow.c alike): the reason into
+/* A rule broken (for vtlb.c and shadow_notify.c alike): the reason into
  * out->brk.why, *count (the module's violation counter) up by one. */
 enum vtlb_result vtlb_violation(uint64_t *count, struct vtlb_outcome *out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

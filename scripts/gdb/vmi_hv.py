@@ -277,7 +277,7 @@ class Walk(gdb.Command):
     @staticmethod
     def shadow_cr3(v, g):
         if int(v["shadows_active"]):
-            # The vCPU's slot (shadow_cr3 in hv/mm/shadow.c): its own
+            # The vCPU's slot (shadow_cr3 in hv/mm/shadow_notify.c): its own
             # top-level page if it has one, else its loaded directory's.
             s, k = g["shadow"], int(v["index"])
             if k >= int(s["nr_vcpus"]) or not int(s["loaded"][k]):

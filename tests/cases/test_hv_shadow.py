@@ -1,7 +1,7 @@
 """Shadow paging after VMI activation (docs/MEMORY.md, "Shadow paging after activation"), and what the shared
 page's fast paths buy.
 
-The shadows (hv/mm/shadow.c) follow the guest's AllocatePage / ReleasePage
+The shadows (hv/mm/shadow_notify.c) follow the guest's AllocatePage / ReleasePage
 / SetPxE notifications, are cached per page directory and are freed when
 the guest releases its tables.  These tests read the hypervisor's own
 statistics (the serial escape Ctrl-] s) around real guest work:
@@ -185,7 +185,7 @@ def audit_ptstress(t):
     reboot_ends_run(t, q)
 
 
-# The audit's report of a stale entry (shadow_describe in hv/mm/shadow.c).
+# The audit's report of a stale entry (shadow_describe in hv/mm/shadow_notify.c).
 AUDIT_REPORT = (r"shadow audit at [a-z -]+: (PT|PD) 0x[0-9a-f]+ entry \d+ "
                 r"\(linear [0-9a-f]{8}-[0-9a-f]{8}\): guest [0-9a-f]{8}, shadow [0-9a-f]{8}, "
                 r"expected [0-9a-f]{8}; missed (SetPxE|SwapPxE|TestAndClearPxEBit); "

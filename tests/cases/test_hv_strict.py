@@ -34,7 +34,7 @@ from guest_end import AUDIT as AUDIT_LINE
 SELFTEST = "unannounced-pte"
 WRITER = "vmi_selftest_unannounced_pte"
 PLANTED = r"vmi_selftest: unannounced-pte: clearing the PTE of ([0-9a-f]{8}) directly"
-# The reports (hv/vcpu/mmu/vcpu_mmu.c strict_write; hv/mm/shadow.c shadow_describe).
+# The reports (hv/vcpu/mmu/vcpu_mmu.c strict_write; hv/mm/shadow_notify.c shadow_describe).
 STRICT = (r"strict_pt: direct write to page table 0x[0-9a-f]+ entry (\d+) \(linear ([0-9a-f]{8})\) "
           r"at EIP ([0-9a-f]{8}) \(([^)]+)\): ([0-9a-f]{8}) -> ([0-9a-f]{8})")
 AUDIT = (r"shadow audit at [a-z -]+: PT 0x[0-9a-f]+ entry \d+ \(linear ([0-9a-f]{8})-[0-9a-f]{8}\): "

@@ -35,7 +35,7 @@ def hv_include_layers(t):
     files = {
         "include/words.h": b'#include <stdint.h>\n#include "guest.h"\n#include <string.h>\n#include "other.h"\n',
         "include/other.h": b"#include <stdbool.h>\n",
-        "mm/shadow.c": b'#include "words.h"\n#include "pte.h"\n#include "vcpu.h"\n',
+        "mm/shadow_notify.c": b'#include "words.h"\n#include "pte.h"\n#include "vcpu.h"\n',
         "mm/pte.h": b"",
         "loader/guest.h": b'#include "pte.h"\n',
         "vcpu/vcpu.h": b'#include "guest.h"\n',
@@ -46,7 +46,7 @@ def hv_include_layers(t):
     found = lint.check(os.path.join(t.tmpdir, "layerlint"))
     want = ['include/words.h:2: hv/include/ is vocabulary, but includes "guest.h" (hv/loader/)',
             "include/words.h:3: hv/include/ includes <string.h>, not a compiler header",
-            'mm/shadow.c:3: hv/mm/ includes "vcpu.h" from hv/vcpu/, a layer above it']
+            'mm/shadow_notify.c:3: hv/mm/ includes "vcpu.h" from hv/vcpu/, a layer above it']
     got = sorted(line.split("layerlint/", 1)[-1] for line in found)
     t.check(got == want, f"the lint on a sample with three breaks found {got}")
     found = lint.check(os.path.join(paths.ROOT, "hv"))

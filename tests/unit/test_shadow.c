@@ -1,5 +1,5 @@
 /*
- * Unit tests for the paravirtual shadow page tables (hv/mm/shadow.c),
+ * Unit tests for the paravirtual shadow page tables (hv/mm/shadow_notify.c),
  * written against the specification in hv/mm/shadow.h.
  *
  * Machine memory is the fake of fake_machine.h: 512 pages, of which the

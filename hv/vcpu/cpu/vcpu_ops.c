@@ -190,7 +190,7 @@ void vcpu_cpuid(struct vcpu *v, uint32_t leaf, uint32_t subleaf, uint32_t r[4])
 			  (1u << 26) | (1u << 27) | (1u << 28));
 		r[2] |= 1u << 31;
 		/* PSE too: guest 4 MiB pages are not machine-contiguous, and
-		 * the paravirtual shadows (mm/shadow.c) shadow 4 KiB tables. */
+		 * the paravirtual shadows (mm/shadow_notify.c) shadow 4 KiB tables. */
 		r[3] &= ~((1u << 7) | (1u << 9) | (1u << 11) | (1u << 12) | (1u << 14) |
 			  (1u << 6) | (1u << 3));	/* MCE APIC SEP MTRR MCA PAE PSE */
 		/* The initial APIC ID is the vCPU's (its vLAPIC's and MP table's),

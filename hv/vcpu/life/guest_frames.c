@@ -8,7 +8,7 @@
  * Charged at load: the guest's record, its vCPUs (their struct, stack
  * and shared pages), the vTLB's page directory and the shadow index.
  * Charged while it runs, on demand: shadow page tables and directories
- * with their link frames (mm/shadow.c), the vTLB's page tables
+ * with their link frames (mm/shadow_notify.c), the vTLB's page tables
  * (mm/vtlb.c) and the LDT copy's frames (vcpu_ldt.c).  At the limit the
  * shadows and the vTLB are caches and give frames back (evict, flush);
  * what cannot be had even so stops that guest with a diagnostic.

@@ -5,7 +5,7 @@
  * writes and flushes with CR3 writes and INVLPG, like on hardware: the
  * virtual TLB (mm/vtlb.c) serves, demand-filled and dropped on flushes.
  * From Init on the guest announces its tables and routes every entry
- * write through VMI calls, so the notification-driven shadows (mm/shadow.c)
+ * write through VMI calls, so the notification-driven shadows (mm/shadow_notify.c)
  * take over: cached per page directory across CR3 switches and freed on
  * ReleasePage.  The vTLB's walker stays in use in both modes, to translate
  * guest-linear addresses for the emulator and the hypercalls.

@@ -1,5 +1,5 @@
 /*
- * shadow.c - notification-driven shadow page tables; see shadow.h for the
+ * shadow_notify.c - notification-driven shadow page tables; see shadow.h for the
  * model and the invariant (every shadow entry is derived from the guest
  * entry alone).
  *
@@ -87,11 +87,11 @@ static enum vtlb_result strict_directory_check(struct shadow *s, const struct sh
 	const uint32_t *orig = count ? guest_table(s, orig_gfn) : 0;
 
 	if (sp && sp->announced)
-		return violation(s, out, "strict_pt: AllocatePage: page directory 0x%x announced again "
+		return sh_violation(s, out, "strict_pt: AllocatePage: page directory 0x%x announced again "
 				 "without a ReleasePage", gfn);
 	for (unsigned i = base; i < base + count; i++)
 		if (own[i] != orig[i])
-			return violation(s, out, "strict_pt: AllocatePage: clone 0x%x entry %u is %08x "
+			return sh_violation(s, out, "strict_pt: AllocatePage: clone 0x%x entry %u is %08x "
 					 "but its source 0x%x has %08x: announced before the copy was made",
 					 gfn, i, own[i], orig_gfn, orig[i]);
 	return VTLB_FILLED;
@@ -116,22 +116,22 @@ enum vtlb_result shadow_announce_from(struct shadow *s, uint32_t gfn, enum shado
 	if (!going_on)
 		s->stats.announced++;
 	if (gfn >= s->gm->npages)
-		return violation(s, out, "AllocatePage: frame 0x%x is outside its 0x%x pages", gfn, s->gm->npages);
+		return sh_violation(s, out, "AllocatePage: frame 0x%x is outside its 0x%x pages", gfn, s->gm->npages);
 	if (kind != SHADOW_PT && kind != SHADOW_PD)
-		return violation(s, out, "AllocatePage: frame 0x%x announced as neither PT nor PD", gfn);
+		return sh_violation(s, out, "AllocatePage: frame 0x%x announced as neither PT nor PD", gfn);
 	if (kind == SHADOW_PD && count) {
 		if (orig >= s->gm->npages)
-			return violation(s, out, "AllocatePage: clone source 0x%x is outside its 0x%x pages",
+			return sh_violation(s, out, "AllocatePage: clone source 0x%x is outside its 0x%x pages",
 					 orig, s->gm->npages);
 		if (base >= PT_ENTRIES || count > PT_ENTRIES - base)
-			return violation(s, out, "AllocatePage: clone range %u+%u is not inside a page directory",
+			return sh_violation(s, out, "AllocatePage: clone range %u+%u is not inside a page directory",
 					 base, count);
 	}
 
 	sp = lookup(s, gfn);
 	if (sp && sp->kind != (uint8_t)kind) {
 		if (shadow_loaded_by_any(s, index_of(s, sp)))
-			return violation(s, out, "AllocatePage: the loaded page directory 0x%x announced as a page table", gfn);
+			return sh_violation(s, out, "AllocatePage: the loaded page directory 0x%x announced as a page table", gfn);
 		shadow_free_page(s, sp);
 		sp = 0;
 	}
@@ -140,7 +140,7 @@ enum vtlb_result shadow_announce_from(struct shadow *s, uint32_t gfn, enum shado
 		if (sp)
 			shadow_derive_table(s, sp);	/* announced again: new contents */
 		else if (!(sp = shadow_page_table(s, gfn, true)))
-			return violation(s, out, "out of shadow memory for page table 0x%x (%s)", gfn,
+			return sh_violation(s, out, "out of shadow memory for page table 0x%x (%s)", gfn,
 					 shadow_frames_out(s, why, sizeof(why)));
 		sp->announced = true;
 		if (s->strict)
@@ -150,7 +150,7 @@ enum vtlb_result shadow_announce_from(struct shadow *s, uint32_t gfn, enum shado
 	if (s->strict && !going_on && strict_directory_check(s, sp, gfn, orig, base, count, out) != VTLB_FILLED)
 		return VTLB_VIOLATION;
 	if (!sp && !(sp = shadow_new_page(s, gfn, SHADOW_PD)))
-		return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
+		return sh_violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
 				 shadow_frames_out(s, why, sizeof(why)));
 	if (s->strict && !sp->announced) {
 		sp->announced = true;
@@ -170,7 +170,7 @@ enum vtlb_result shadow_release(struct shadow *s, uint32_t gfn, struct vtlb_outc
 	if (!sp)
 		return VTLB_FILLED;	/* never shadowed, or evicted: nothing to free */
 	if (shadow_loaded_by_any(s, index_of(s, sp)))
-		return violation(s, out, "ReleasePage: page directory 0x%x is loaded in CR3", gfn);
+		return sh_violation(s, out, "ReleasePage: page directory 0x%x is loaded in CR3", gfn);
 	shadow_free_page(s, sp);
 	s->stats.released++;
 	return VTLB_FILLED;
@@ -213,7 +213,7 @@ static bool fill_top(struct shadow *s, unsigned k, struct vtlb_outcome *out)
 		s->top_mfn[k] = 0;
 		if (shadow_make_room(s, attempt))
 			continue;
-		violation(s, out, "out of shadow memory for vCPU %u's top-level page (%s)", k,
+		sh_violation(s, out, "out of shadow memory for vCPU %u's top-level page (%s)", k,
 			  shadow_frames_out(s, why, sizeof(why)));
 		return false;
 	}
@@ -231,12 +231,12 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, str
 
 	s->stats.cr3_loads++;
 	if (k >= s->nr_vcpus)
-		return violation(s, out, "CR3 load by vCPU %u, which the shadows do not know", k);
+		return sh_violation(s, out, "CR3 load by vCPU %u, which the shadows do not know", k);
 	if (gfn >= s->gm->npages)
-		return violation(s, out, "CR3 0x%08x is outside its 0x%x pages", cr3, s->gm->npages);
+		return sh_violation(s, out, "CR3 0x%08x is outside its 0x%x pages", cr3, s->gm->npages);
 	sp = lookup(s, gfn);
 	if (sp && sp->kind != SHADOW_PD)
-		return violation(s, out, "CR3 0x%08x is a page table, not a page directory", cr3);
+		return sh_violation(s, out, "CR3 0x%08x is a page table, not a page directory", cr3);
 	if (sp) {
 		s->stats.cr3_hits++;
 		sp->clone_count = 0;	/* copied by now: the guest is using it */
@@ -245,7 +245,7 @@ enum vtlb_result shadow_load_cr3(struct shadow *s, unsigned k, uint32_t cr3, str
 
 		sp = shadow_new_page(s, gfn, SHADOW_PD);
 		if (!sp)
-			return violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
+			return sh_violation(s, out, "out of shadow memory for page directory 0x%x (%s)", gfn,
 				 shadow_frames_out(s, why, sizeof(why)));
 		s->stats.adopted++;
 		/* Within this exit's work (shadow_work_begin): the PDEs after
