@@ -29,7 +29,6 @@
 #include "smp.h"
 #include "pcpu.h"
 #include "spinlock.h"
-#include "run_loop.h"
 #include "lock_selftest.h"
 
 /* TSC at the first instruction of C: the activation log measures from it. */

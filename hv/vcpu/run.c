@@ -26,7 +26,7 @@
  * run_smp.c's; guests that end or reboot are run_reap.c's.
  *
  * Every CPU runs this loop over its own scheduler queue.  It decides
- * under sched_lock (run_loop.h), reaching into one guest at a time under
+ * under sched_lock (run_internal.h), reaching into one guest at a time under
  * that guest's lock; it enters a vCPU and handles its exits under the
  * guest's lock alone, so two guests' exits proceed at once on two CPUs
  * (docs/ARCHITECTURE.md, "Who owns what on several CPUs").  A guest's
@@ -41,7 +41,7 @@
  * leave its guest or its halt and look again.
  */
 #include "run.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "vcpu.h"
 #include "guest_report.h"
 #include "guest_restart.h"

@@ -4,7 +4,7 @@
  * loop's step(), to show that their devices and shadows are their own.
  */
 #include "run.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "io.h"
 #include "vcpu_state.h"
 #include "vcpu_mmu.h"

@@ -43,7 +43,7 @@
 #include "valarm.h"
 #include "pcpu.h"
 #include "vcpu_switcher.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "smp.h"
 
 void switch_to_guest(uint32_t shadow_cr3, struct pcpu_tables *t);

@@ -38,7 +38,7 @@ ALLOWED = {
     # machine powers off: each set once at start-up (main.c).
     "lib/log.c": {"output", "shown"},
     "lib/stop.c": {"power_off"},
-    # The run loops' lock, and the run the other CPUs join (run_loop.h).
+    # The run loops' lock, and the run the other CPUs join (run_internal.h).
     "vcpu/run.c": {"published_run"},
     "vcpu/smp/run_smp.c": {"sched_lock"},
     # The lock rule lock_selftest= breaks on CPU 1, set once at boot

@@ -11,7 +11,7 @@
  * CPUs' loops go on meanwhile.
  */
 #include "console_keys.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "vcpu_state.h"
 #include "guest_report.h"
 #include "guest_stop.h"

@@ -8,7 +8,7 @@
  */
 #include "lock_selftest.h"
 #include "console.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "spinlock.h"
 
 static enum lock_selftest armed;

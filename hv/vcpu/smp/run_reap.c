@@ -5,7 +5,7 @@
  * may run (its guest's CPUs) and waits until its guest starts it.
  */
 #include "run.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "vcpu.h"
 #include "guest_report.h"
 #include "guest_restart.h"

@@ -5,7 +5,7 @@
  * for the next event, and idling.  run.c tells the whole loop.
  */
 #include "run.h"
-#include "run_loop.h"
+#include "run_internal.h"
 #include "vcpu.h"
 #include "guest_report.h"
 #include "guest_restart.h"
@@ -22,7 +22,7 @@
 
 
 /* The run loops' lock: the scheduler's queues and struct run, taken by
- * every CPU's loop (docs/ARCHITECTURE.md, lock order; run_loop.h). */
+ * every CPU's loop (docs/ARCHITECTURE.md, lock order; run_internal.h). */
 struct spinlock sched_lock = SPINLOCK_INIT("sched_lock", LOCK_RANK_SCHED);
 
 /* Tell CPU k to look at the queue, once until it has looked. */

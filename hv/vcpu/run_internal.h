@@ -1,9 +1,11 @@
 /*
- * run_loop.h - the run loop's state, for run.c and the two-guest selftest
- * (run_selftest.c), which drives the same run_step() one guest at a time.
+ * run_internal.h - the run loop's state, inside the loop: run.c, its work
+ * across CPUs (smp/run_smp.c) and on guests that end (smp/run_reap.c), and
+ * the two-guest selftest (run_selftest.c), which drives the same run_step()
+ * one guest at a time.  What the rest of the hypervisor calls is run.h.
  */
-#ifndef VMI_HV_RUN_LOOP_H
-#define VMI_HV_RUN_LOOP_H
+#ifndef VMI_HV_RUN_INTERNAL_H
+#define VMI_HV_RUN_INTERNAL_H
 
 #include <stdint.h>
 #include "guest.h"
