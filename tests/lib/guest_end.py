@@ -7,6 +7,8 @@ from the hypervisor's own lines after the guest ended (docs/HV.md, "Tests"):
   when the shadows served, i.e. the guest activated VMI with paging on);
 - the machine frames free after the guests' end equal the count before
   they ran (hv/vcpu/life/guest_frames.c gives the run's frames back);
+- each guest's frame budget is back at its load charge after its end (a
+  budget that gives back less than it took leaks, though no frame is lost);
 - then, if the hypervisor stayed up, it answers 's' and 'q'.
 """
 
@@ -17,6 +19,7 @@ from vmitest import FATAL_PATTERNS
 
 AUDIT = r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, (\d+) mismatches"
 FRAMES = r"vmi-hv: machine frames free: (\d+) after guest (\S+)'s end \((\d+) before the guests ran\)"
+BUDGET_END = r"vmi-hv: frame budget: (\d+) frames in use after guest (\S+)'s end \((\d+) charged at load\)"
 BEFORE = r"vmi-hv: machine frames free before the guests run: (\d+)"
 STOP = r"vmi-hv: guest stopped: ([^\n]*)"
 HV_BROKEN = [*FATAL_PATTERNS, *(r"vmi-hv: guest stopped: " + r + r"[^\n]*" for r in HV_FAULT_STOPS)]
@@ -43,6 +46,11 @@ def check_invariants(t, text, what, last=True):
     t.check(all(x[3] == 0 for x in a), f"{what}: shadow audit mismatches: {a}")
     f = re.findall(FRAMES, text)
     t.check(f, f"{what}: no machine-frames line after the guest's end")
+    b = re.findall(BUDGET_END, text)
+    t.check(len(b) >= len(f), f"{what}: {len(f)} machine-frames lines but {len(b)} budget lines after the end")
+    for used, name, load in b:
+        t.check(used == load, f"{what}: guest {name}'s frame budget holds {used} frames after its end, "
+                              f"not its load charge {load}: a take never given back")
     if f and last:
         after, _, before = f[-1]
         t.check(after == before, f"{what}: machine frames free {after} after the end, {before} before the guests ran")
