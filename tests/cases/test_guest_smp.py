@@ -18,8 +18,8 @@ import time
 
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
-from vmitest import MTTCG, paths, test
+from hvguest import GUEST_FATAL, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
+from vmitest import HV_FATAL_PATTERNS, MTTCG, paths, test
 
 # A CPU-bound process, to run pinned with busybox taskset.
 BUSY_LOOP = "sh -c 'while :; do :; done'"
@@ -517,6 +517,52 @@ def hv_smp_linux_reboot_twice_halt(t):
     status = q.wait_exit(timeout=60)
     t.check(status == 0, f"exit status {status}, expected 0 (ACPI power-off)")
     t.check("guest stopped" not in q.output, "a 'guest stopped' line")
+
+
+def panic_restart(t, vcpus, smp):
+    """The guest kernel panics (sysrq c) with panic=1, on its last CPU: its
+    emergency restart under VMI is the Reboot call, after the other CPUs
+    are stopped (with vcpus=2 an IPI that the hypervisor delivers: vCPU 0
+    halts with interrupts off and is parked, the guest goes on).  The hypervisor starts
+    the guest again from its modules, which comes back with all its CPUs,
+    and powers off cleanly; the restart takes the panic's 1 s and little
+    else (guest time, the kernel's own timestamps)."""
+    t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
+    extra = {"accel": MTTCG} if smp > 1 else {}
+    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus}",
+               "-initrd", hv_modules(SERIAL_CMDLINE + " panic=1"),
+               fatal=[*HV_FATAL_PATTERNS, GUEST_STOPPED_LINE], debug_exit=False, **extra)
+    q.expect(MARKER, timeout=300)
+    expect_cpus(t, q, vcpus, "before the panic")
+    quiet_console(q)
+    # On the last CPU: with vcpus=2 the panic is an AP's, which stops
+    # vCPU 0 (parked, not the guest's power-off) and reboots alone.
+    q.send(f"taskset -c {vcpus - 1} sh -c 'echo c > /proc/sysrq-trigger'\n")
+    panic = q.expect(r"\[ *([0-9.]+)\] Kernel panic - not syncing: sysrq triggered crash", timeout=60)
+    rebooting = q.expect(r"\[ *([0-9.]+)\] Rebooting in 1 seconds", timeout=60)
+    q.expect(r"vmi-hv: guest reboot: the guest called Reboot", timeout=60)
+    q.expect(r"vmi-hv: guest guest1 starts again from its modules \(reboot 1\)", timeout=60)
+    t.note(f"panic at {panic.group(1)} s of guest time, 'Rebooting in 1 seconds' at {rebooting.group(1)} s")
+    t.check(float(rebooting.group(1)) - float(panic.group(1)) < 5,
+            "the panic took more than 5 s of guest time to stop the other CPUs")
+    m = q.expect(MARKER, timeout=300)
+    t.check(m.group(3) == "vmi", f"after the restart the guest reports mode {m.group(3)}")
+    expect_cpus(t, q, vcpus, "after the emergency restart")
+    q.send("poweroff\n")
+    q.expect(r"vmi-hv: guest powered off: the guest called Shutdown", timeout=60)
+    status = q.wait_exit(timeout=60)
+    t.check(status == 0, f"exit status {status}, expected 0 (ACPI power-off)")
+    t.check("guest stopped" not in q.output, "a 'guest stopped' line")
+
+
+@test("hv-linux-panic-restart")
+def hv_linux_panic_restart(t):
+    panic_restart(t, 1, 1)
+
+
+@test("hv-smp-linux-2-panic-restart")
+def hv_smp_linux_2_panic_restart(t):
+    panic_restart(t, 2, 1)
 
 
 def online_cpus(q, tag):

@@ -303,14 +303,17 @@ static enum emul_result op_halt(void *ctx)
 }
 
 /*
- * An AP that halts with interrupts off is parked: nothing wakes it, and,
- * as a CPU in cli; hlt still takes INIT and STARTUP, SetInitialAPState
- * starts it again.  That is how a guest takes a CPU offline and back
- * (docs/SMP.md).  Its local APIC and alarms are reset as INIT resets a
- * CPU's: nothing it armed before fires into the next start.  Its own
- * exit, with its guest's lock; IPIs skip it from now on (vcpu_lapic.c).
+ * A vCPU that halts with interrupts off while another of its guest runs
+ * is parked: nothing wakes it, and, as a CPU in cli; hlt still takes INIT
+ * and STARTUP, SetInitialAPState starts it again.  That is how a guest
+ * takes a CPU offline and back (docs/SMP.md), and how the CPUs that a
+ * panic stops wait while the panicking one restarts the machine (vCPU 0
+ * too, when the panic is an AP's).  Its local APIC and alarms are reset as
+ * INIT resets a CPU's: nothing it armed before fires into the next start.
+ * Its own exit, with its guest's lock; IPIs skip it from now on
+ * (vcpu_lapic.c).
  */
-static void park_ap(struct vcpu *v)
+static void park(struct vcpu *v)
 {
 	const char *why;
 
@@ -324,8 +327,21 @@ static void park_ap(struct vcpu *v)
 	v->halted = true;
 }
 
+/* Another vCPU of v's guest started and not parked (read under the
+ * guest's lock, which this exit holds: starts and parks take it). */
+static bool another_vcpu_runs(const struct vcpu *v)
+{
+	const struct guest *g = v->guest;
+
+	for (unsigned i = 0; i < g->nr_vcpus; i++)
+		if (g->vcpus[i] != v && !g->vcpus[i]->awaiting_start)
+			return true;
+	return false;
+}
+
 /*
- * hlt.  With the virtual IF clear nothing can ever wake the guest: that
+ * hlt.  With the virtual IF clear nothing can ever wake the vCPU.  The
+ * last one of its guest to do so ends the guest: that
  * is how Linux powers off and halts when it has no other way (its
  * machine_halt and power-off end in stop_this_cpu's hlt loop with
  * interrupts off, after "reboot: System halted"), so it is the guest's
@@ -337,12 +353,13 @@ static void park_ap(struct vcpu *v)
 void vcpu_halt(struct vcpu *v)
 {
 	debug_delay(debug_halt_delay_us);	/* test-only: a long exit */
-	/* Another vCPU than 0 that halts with interrupts off waits there
-	 * until the guest starts it again, as a CPU waits for INIT (Linux's
-	 * stop_this_cpu and CPU offline): its guest goes on (docs/SMP.md,
-	 * "A guest of several vCPUs"). */
-	if (!v->vif && v->index) {
-		park_ap(v);
+	/* One that halts with interrupts off while another vCPU runs waits
+	 * there until the guest starts it again, as a CPU waits for INIT
+	 * (Linux's stop_this_cpu, CPU offline, a panic's stop of the other
+	 * CPUs): its guest goes on (docs/SMP.md, "A guest of several
+	 * vCPUs"). */
+	if (!v->vif && another_vcpu_runs(v)) {
+		park(v);
 		return;
 	}
 	if (!v->vif) {
