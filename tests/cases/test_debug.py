@@ -75,7 +75,7 @@ def debug_gdb_hypervisor_and_guest(t):
     first, _, _ = out.partition("Breakpoint 2")
     second = out[out.find("Breakpoint 2"):] if "Breakpoint 2" in out else ""
     # In the hypervisor, on Init: its own address space and symbols.
-    t.check(re.search(r"Breakpoint 1, vcpu_hypercall \(v=0x[0-9a-f]+[^)]*\) at \S*hv/vcpu/hypercall\.c:\d+", out),
+    t.check(re.search(r"Breakpoint 1, vcpu_hypercall \(v=0x[0-9a-f]+[^)]*\) at \S*hv/vcpu/exit/hypercall\.c:\d+", out),
             f"no stop in vcpu_hypercall on Init: {out[-600:]}")
     t.check(re.search(r"hypervisor address space \(cr3 0x[0-9a-f]+\), pc 0x[0-9a-f]+, CPL 0", out),
             "vmihv-where did not say the hypervisor's space is live at the Init stop")

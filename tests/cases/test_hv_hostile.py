@@ -1084,7 +1084,7 @@ def hv_cr3_unshadowed_bounded(t):
 
 def _guest_log_limit():
     """GUEST_LOG_LIMIT, from its one definition."""
-    with open(os.path.join(paths.ROOT, "hv", "vcpu", "vcpu_io.h")) as f:
+    with open(os.path.join(paths.ROOT, "hv", "vcpu", "exit", "vcpu_io.h")) as f:
         return int(re.search(r"#define GUEST_LOG_LIMIT\s+(\d+)", f.read()).group(1))
 
 
