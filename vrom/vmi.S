@@ -624,8 +624,9 @@ hc_GetCycleCounter:
 /*
  * The 8259s' masks and EOIs (F_PIC, with F_VIF; docs/VROM.md, "The
  * 8259s and the alarm without an exit").  The hypervisor publishes each
- * chip's IMR, ISR and IRR before every entry and takes the IMR and ISR
- * back at every exit; in between the ROM serves what Linux's i8259
+ * chip's IMR, ISR and IRR before an entry (when they changed) and takes
+ * back at an exit the IMR and ISR words that differ from those it
+ * published; in between the ROM serves what Linux's i8259
  * driver does around each interrupt: OCW1 (a new mask, on 0x21/0xa1),
  * OCW2's non-specific (0x20) and specific (0x60-0x67) EOI (on
  * 0x20/0xa0), and INB of the mask.  Only a chip the hypervisor marked
@@ -705,12 +706,12 @@ hc_OUTB:
  * (docs/TIME.md, "Alarms set without an exit").  An earlier expiry, a
  * periodic alarm and any other flag make the hypercall.
  *
- * The floor is only good until the next exit, which publishes a new one:
- * so the hypervisor writes a fresh token (ALARM_EMPTY_HI in the high
- * word) into alarm_lazy at every entry, the ROM reads it before the
- * floor, and stores the expiry with cmpxchg8b against it.  If an exit
- * came in between, the token changed and the ROM starts again with the
- * new floor; one instruction writes all 64 bits, so the hypervisor never
+ * The floor is only good until the next exit, which may publish a new
+ * one: so with every new floor the hypervisor writes a fresh token
+ * (ALARM_EMPTY_HI in the high word) into alarm_lazy, the ROM reads it
+ * before the floor, and stores the expiry with cmpxchg8b against it.  If
+ * an exit that published another floor came in between, the token
+ * changed and the ROM starts again with the new floor; one instruction writes all 64 bits, so the hypervisor never
  * sees half of an expiry.
  *
  * In: eax = flags, ecx:edx = expiry, 4(%esp) and 8(%esp) = the period

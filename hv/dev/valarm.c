@@ -16,7 +16,7 @@
  * distance to the first expiry are at least VALARM_MIN_US, and while
  * IRQ0's request is still latched (masked, or the guest's interrupts
  * off) expiries wake nobody: their edge would be lost on an 8259 too;
- * so with the LVTT vector still requested or LVTT masked (latched()).
+ * so with the LVTT vector still requested or LVTT masked (valarm_latched()).
  */
 #include "valarm.h"
 #include "vpic.h"
@@ -25,30 +25,22 @@
 #include "timer.h"
 #include "hvlib.h"
 
-void valarm_init(struct valarm *a, struct vpic *pic, struct vlapic *lapic)
+static uint64_t us_cycles(uint32_t us)
 {
-	*a = (struct valarm){ .pic = pic, .lapic = lapic };
+	return udiv64(tsc_hz() * us, 1000000);
 }
 
-/* Would counter i's expiry change nothing now?  IRQ0 still requested
- * (masked in the vPIC, or the guest's interrupts off): another edge adds
- * nothing, as on an 8259.  The LVT timer masked, or its vector still
- * requested: nothing is delivered.  Such an alarm costs no timer
- * interrupt (valarm_next); unmasking or taking the vector ends it, and
- * an exit that does so makes the run loop re-arm its timer, so an expiry
- * that passed meanwhile fires then, once. */
-static bool latched(const struct valarm *a, unsigned i)
+void valarm_init(struct valarm *a, struct vpic *pic, struct vlapic *lapic)
 {
-	if (a->alarms[i].lvtt)
-		return vlapic_timer_latched(a->lapic);
-	return a->pic && vpic_requested(a->pic, 0);
+	*a = (struct valarm){ .pic = pic, .lapic = lapic,
+			      .lazy_slack = us_cycles(VALARM_LAZY_SLACK_US) };
 }
 
 /* Counter i's alarm expired: its IRQ0 or LVTT vector. */
 static void raise(struct valarm *a, unsigned i)
 {
 	if (!a->alarms[i].lvtt) {
-		if (latched(a, i))
+		if (valarm_latched(a, i))
 			a->skipped++;
 		vpic_pulse(a->pic, 0);
 	} else if (vlapic_timer_requested(a->lapic)) {
@@ -132,11 +124,6 @@ bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why)
 	return was;
 }
 
-static uint64_t us_cycles(uint32_t us)
-{
-	return udiv64(tsc_hz() * us, 1000000);
-}
-
 /*
  * A one-shot on counter i has just fired.  A guest that ticks sets the
  * next one in its handler, one interval later, and may do so without an
@@ -180,7 +167,7 @@ static void expect_next(struct valarm *a, unsigned i, uint64_t now)
 }
 
 void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64_t floor,
-		     const struct sched_entity *e, uint64_t entered)
+		     const struct sched_entity *e, uint64_t now)
 {
 	bool raised;
 
@@ -200,28 +187,36 @@ void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64
 		return;
 	}
 	/* Not through the ROM (it makes the call for these): as the call,
-	 * made when the guest was entered. */
+	 * made now. */
 	a->lazy_early++;
-	valarm_set(a, counter, expiry, 0, e, entered, &raised);
+	valarm_set(a, counter, expiry, 0, e, now, &raised);
 }
 
-uint64_t valarm_floor(const struct valarm *a, unsigned counter)
+bool valarm_floors(const struct valarm *a, uint64_t floor[VMI_ALARM_COUNTERS])
 {
-	uint64_t at, slack = us_cycles(VALARM_LAZY_SLACK_US);
+	bool promised = false;
 
+	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++)
+		floor[c] = UINT64_MAX;
 	/* The ROM's one-shots are IRQ0's (vmi.S, fast_SetAlarm): none on a
 	 * vCPU IRQ0 does not reach, and none while it is latched. */
-	if (counter >= VMI_ALARM_COUNTERS || !a->pic || vpic_requested(a->pic, 0) || latched(a, counter))
-		return UINT64_MAX;
-	if (a->alarms[counter].armed && a->alarms[counter].period)
-		return UINT64_MAX;	/* a periodic alarm: the ROM's one-shots wait for none */
-	if (a->alarms[counter].armed)
-		at = a->alarms[counter].expiry;
-	else if (a->alarms[counter].look)
-		at = a->alarms[counter].look;
-	else
-		return UINT64_MAX;
-	return at > slack ? at - slack : 0;
+	if (!a->pic || vpic_requested(a->pic, 0))
+		return false;
+	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
+		uint64_t at;
+
+		if (valarm_latched(a, c) || (a->alarms[c].armed && a->alarms[c].period))
+			continue;	/* latched; periodic: the ROM's one-shots wait for none */
+		if (a->alarms[c].armed)
+			at = a->alarms[c].expiry;
+		else if (a->alarms[c].look)
+			at = a->alarms[c].look;
+		else
+			continue;
+		floor[c] = at > a->lazy_slack ? at - a->lazy_slack : 0;
+		promised = true;
+	}
+	return promised;
 }
 
 /*
@@ -292,7 +287,7 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++) {
 		uint64_t counter, at, when;
 
-		if (latched(a, i))
+		if (valarm_latched(a, i))
 			continue;
 
 		/* A look (valarm_floor) is a time the hypervisor promised. */
@@ -316,15 +311,6 @@ uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint6
 			next = at;
 	}
 	return next;
-}
-
-unsigned valarm_irq_latched(const struct valarm *a)
-{
-	unsigned bits = 0;
-
-	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++)
-		bits |= (unsigned)latched(a, i) << i;
-	return bits;
 }
 
 uint64_t valarm_mean_late_us(const struct valarm *a)

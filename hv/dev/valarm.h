@@ -45,6 +45,7 @@ struct valarm {
 		 * one-shot expiry that fired, which that guess comes from. */
 		uint64_t look, last_fired, last_interval;
 	} alarms[VMI_ALARM_COUNTERS];
+	uint64_t lazy_slack;	/* VALARM_LAZY_SLACK_US in TSC cycles (valarm_floors) */
 	uint64_t lazy_taken;	/* one-shots set in the shared page, taken at an exit */
 	uint64_t lazy_early;	/* of them, before the published floor (raised as a call) */
 	uint64_t looks_unused;	/* looks that found no alarm set meanwhile */
@@ -75,19 +76,21 @@ bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, 
 const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
 		       const struct sched_entity *e, uint64_t now, bool *was_raised);
 /* A one-shot on counter (REAL or AVAILABLE) that the guest left in the
- * shared page, taken at an exit; floor is what was published for it,
- * entered the TSC at that entry.  An expiry at or after the floor is
- * armed as it is (the hypervisor looked by then, so it costs no timer
- * interrupt of its own); an earlier one is SetAlarm made at the entry
- * (raised to the minimum distance from then). */
+ * shared page, taken at an exit, now the TSC then; floor is what was
+ * published for it.  An expiry at or after the floor is armed as it is
+ * (the hypervisor looked by then, so it costs no timer interrupt of its
+ * own); an earlier one is SetAlarm made at this exit (raised to the
+ * minimum distance from now). */
 void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64_t floor,
-		     const struct sched_entity *e, uint64_t entered);
-/* The least one-shot expiry on counter the ROM may set without an exit:
+		     const struct sched_entity *e, uint64_t now);
+/* Per counter, the least one-shot expiry the ROM may set without an exit:
  * the time the hypervisor looks anyway (its armed one-shot, or the look
  * it expects after one fired) less the slack; UINT64_MAX when it will not
  * look (nothing armed, IRQ0 latched: valarm_next) or the counter has a
- * periodic alarm (whose timer the run loop keeps as before). */
-uint64_t valarm_floor(const struct valarm *a, unsigned counter);
+ * periodic alarm (whose timer the run loop keeps as before).  Returns
+ * whether any is not UINT64_MAX (a promise to look).  Asked before every
+ * entry: no division, no call. */
+bool valarm_floors(const struct valarm *a, uint64_t floor[VMI_ALARM_COUNTERS]);
 /* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
 bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
 /* Raise IRQ0 or the LVTT vector for every expired alarm (an AVAILABLE
@@ -103,9 +106,30 @@ uint64_t valarm_mean_late_us(const struct valarm *a);
  * placed as if the vCPU kept all its time from now on (it can only come
  * later), so waking then is never too late. */
 uint64_t valarm_next(const struct valarm *a, const struct sched_entity *e, uint64_t now);
+/* Would counter i's expiry change nothing now?  IRQ0 still requested
+ * (masked in the vPIC, or the guest's interrupts off): another edge adds
+ * nothing, as on an 8259.  The LVT timer masked, or its vector still
+ * requested: nothing is delivered.  Such an alarm costs no timer
+ * interrupt (valarm_next); unmasking or taking the vector ends it, and
+ * an exit that does so makes the run loop re-arm its timer, so an expiry
+ * that passed meanwhile fires then, once.  Inline, as the next: asked
+ * several times an exit. */
+static inline bool valarm_latched(const struct valarm *a, unsigned i)
+{
+	if (a->alarms[i].lvtt)
+		return vlapic_timer_latched(a->lapic);
+	return a->pic && vpic_requested(a->pic, 0);
+}
 /* What valarm_next() depends on besides the alarms and the clock, as a
  * bit per counter (its IRQ0 or LVTT vector still requested): the run
  * loop re-arms its timer after an exit that changed it. */
-unsigned valarm_irq_latched(const struct valarm *a);
+static inline unsigned valarm_irq_latched(const struct valarm *a)
+{
+	unsigned bits = 0;
+
+	for (unsigned i = 0; i < VMI_ALARM_COUNTERS; i++)
+		bits |= (unsigned)valarm_latched(a, i) << i;
+	return bits;
+}
 
 #endif

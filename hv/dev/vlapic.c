@@ -169,14 +169,3 @@ int vlapic_highest_in_service(const struct vlapic *l)
 	return highest(l->isr);
 }
 
-bool vlapic_timer_requested(const struct vlapic *l)
-{
-	uint32_t v = l->lvtt & VLAPIC_LVT_VECTOR;
-
-	return !(l->lvtt & VLAPIC_LVT_MASKED) && (l->irr[v / 32] >> (v % 32) & 1);
-}
-
-bool vlapic_timer_latched(const struct vlapic *l)
-{
-	return (l->lvtt & VLAPIC_LVT_MASKED) || vlapic_timer_requested(l);
-}

@@ -77,12 +77,21 @@ void vlapic_ack(struct vlapic *l, uint8_t vector);
  * LVTT is masked; false when masked (nothing delivered). */
 bool vlapic_timer_fire(struct vlapic *l);
 /* Is the LVT timer's vector requested and not yet taken?  (Another
- * expiry would change nothing then.) */
-bool vlapic_timer_requested(const struct vlapic *l);
+ * expiry would change nothing then.)  Inline, as the next: the alarms
+ * ask several times an exit. */
+static inline bool vlapic_timer_requested(const struct vlapic *l)
+{
+	uint32_t v = l->lvtt & VLAPIC_LVT_VECTOR;
+
+	return !(l->lvtt & VLAPIC_LVT_MASKED) && (l->irr[v / 32] >> (v % 32) & 1);
+}
 /* Would an expiry of the LVT timer change nothing: LVTT masked (nothing
  * is delivered) or its vector still requested?  Its alarms then cost no
  * timer interrupt (dev/valarm.c, latched()). */
-bool vlapic_timer_latched(const struct vlapic *l);
+static inline bool vlapic_timer_latched(const struct vlapic *l)
+{
+	return (l->lvtt & VLAPIC_LVT_MASKED) || vlapic_timer_requested(l);
+}
 /* The highest vector requested (IRR) and in service (ISR), -1 for none:
  * what Ctrl-] s shows of a vCPU that does not wake. */
 int vlapic_highest_requested(const struct vlapic *l);

@@ -50,11 +50,6 @@ static uint8_t master_requests(const struct vpic *p)
 	return p->chips[0].irr | (best(&p->chips[1], p->chips[1].irr) >= 0 ? 0x04 : 0);
 }
 
-bool vpic_requested(const struct vpic *p, unsigned irq)
-{
-	return irq < 16 && (p->chips[irq >> 3].irr & (1u << (irq & 7)));
-}
-
 bool vpic_pending(const struct vpic *p)
 {
 	return best(&p->chips[0], master_requests(p)) >= 0;
@@ -216,6 +211,16 @@ void vpic_rom_publish(struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t
 	/* Any slave request may come through the master's cascade input. */
 	irr[0] = p->chips[0].irr | (p->chips[1].irr ? 0x04 : 0);
 	irr[1] = p->chips[1].irr;
+}
+
+uint64_t vpic_rom_key(const struct vpic *p)
+{
+	const struct chip *c = p->chips;
+	uint32_t irr0 = c[0].irr | (c[1].irr ? 0x04 : 0);
+
+	return (uint64_t)(c[0].imr | (uint32_t)c[1].imr << 8 | (uint32_t)c[0].isr << 16 |
+			  (uint32_t)c[1].isr << 24) |
+	       (uint64_t)(irr0 | (uint32_t)c[1].irr << 8 | vpic_rom_ready(p) << 16) << 32;
 }
 
 const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2],

@@ -26,8 +26,12 @@ void vpic_set_line(struct vpic *p, unsigned irq, bool level);
 /* A rising and falling edge: one request (the alarm on IRQ0). */
 void vpic_pulse(struct vpic *p, unsigned irq);
 /* Input irq's request is latched in IRR (masked or not): a new edge on
- * it would change nothing until the guest takes it. */
-bool vpic_requested(const struct vpic *p, unsigned irq);
+ * it would change nothing until the guest takes it.  Inline: the alarms
+ * ask it several times an exit (valarm.c). */
+static inline bool vpic_requested(const struct vpic *p, unsigned irq)
+{
+	return irq < 16 && (p->chips[irq >> 3].irr & (1u << (irq & 7)));
+}
 /* An unmasked request could interrupt the guest now. */
 bool vpic_pending(const struct vpic *p);
 /* INTA: move the best request to in-service; returns its vector. */
@@ -43,6 +47,19 @@ unsigned vpic_rom_ready(const struct vpic *p);
  * master's with the cascade input when the slave has any), kept as
  * published for vpic_rom_take.  vCPU 0's page only. */
 void vpic_rom_publish(struct vpic *p, uint32_t imr[2], uint32_t isr[2], uint32_t irr[2]);
+/* All that vpic_rom_publish and vpic_rom_ready would write, in one word:
+ * while it stays the same, the page needs no new publication (the
+ * caller keeps the key it published with). */
+uint64_t vpic_rom_key(const struct vpic *p);
+/* The page's masks and in-service bits are still those last published:
+ * the ROM changed nothing, so there is nothing to take back or check.
+ * What another vCPU changed meanwhile is in the chips, not the page, and
+ * stays (the key moved: the next publication carries it). */
+static inline bool vpic_rom_untouched(const struct vpic *p, const uint32_t imr[2], const uint32_t isr[2])
+{
+	return ((imr[0] ^ p->rom_imr[0]) | (imr[1] ^ p->rom_imr[1]) |
+		(isr[0] ^ p->rom_isr[0]) | (isr[1] ^ p->rom_isr[1])) == 0;
+}
 /* Take back what the ROM changed since the publication, for the ready
  * chips: a mask it wrote, the in-service bits it cleared; what another
  * vCPU's port writes changed meanwhile stays.  0, or (nothing changed)

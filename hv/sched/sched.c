@@ -495,7 +495,13 @@ struct sched_times sched_times(const struct sched_entity *e, uint64_t now)
 
 uint64_t sched_stolen(const struct sched_entity *e, uint64_t now)
 {
-	return sched_times(e, now).stolen;
+	/* sched_times' stolen alone, without a copy of every state's sum:
+	 * asked before every entry (vcpu_shared.c, publish_time). */
+	uint64_t stolen = e->in[SCHED_READY];
+
+	if (e->state == SCHED_READY && now > e->since)
+		stolen += now - e->since;
+	return stolen;
 }
 
 uint64_t sched_available(const struct sched_entity *e, uint64_t now)

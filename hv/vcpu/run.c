@@ -97,16 +97,20 @@ static void note_loop_inputs(const struct vcpu *v, struct loop_inputs *in)
  * where every page the hypervisor touches after the world switch costs a
  * TLB refill.
  */
-static bool quiet_exit(const struct vcpu *v, const struct loop_inputs *before)
+static bool quiet_exit(const struct vcpu *v, struct loop_inputs *before)
 {
 	struct loop_inputs now;
 
 	if (v->halted || (v->exit_vector >= 32 && v->exit_vector != VMI_HYPERCALL_VECTOR))
 		return false;
 	note_loop_inputs(v, &now);
-	return now.alarm_changes == before->alarm_changes && now.wakes_requested == before->wakes_requested &&
-	       now.flush_at == before->flush_at &&
-	       now.alarm_irq_latched == before->alarm_irq_latched;
+	if (now.alarm_changes != before->alarm_changes || now.wakes_requested != before->wakes_requested ||
+	    now.flush_at != before->flush_at || now.alarm_irq_latched != before->alarm_irq_latched)
+		return false;
+	/* Nothing runs before the next entry: what the loop decides from
+	 * is the same then, not noted again. */
+	*before = now;
+	return true;
 }
 
 /*
@@ -147,8 +151,8 @@ static void run_vcpu(struct vcpu *v)
 	struct loop_inputs before;
 
 	spin_lock(&g->lock);
+	note_loop_inputs(v, &before);
 	for (;;) {
-		note_loop_inputs(v, &before);
 		vcpu_run_once(v);
 		if (!quiet_exit(v, &before))
 			break;

@@ -52,6 +52,13 @@ enum vcpu_counter_section { COUNTERS_EXITS, COUNTERS_CALLS, COUNTERS_INTERRUPTS 
 	  iret_faults_rom, iret_faults_hc) \
 	/* #PF the shadow paging fixed, and #PF reflected into the guest */ \
 	L(COUNTERS_CALLS, "page faults: %llu hidden (shadow fills), %llu guest-visible", hidden_faults, guest_page_faults) \
+	/* F_PIC, F_ALARM: entries that wrote the 8259s' state into the shared \
+	 * page, exits that took it back (with its checks), entries that \
+	 * wrote new alarm floors and token (vcpu_shared.c); each only when \
+	 * something changed, so far fewer than the exits \
+	 * (hv-rom-state-quiet-exits) */ \
+	L(COUNTERS_INTERRUPTS, "8259 and alarm state in the shared page: the 8259s' published at %llu entries, taken back at %llu exits; alarm floors published at %llu entries", \
+	  rom_pic_published, rom_pic_taken, rom_alarm_published) \
 	/* at most 1 (the first interrupt returns through IRET); more means \
 	 * interrupts returned through a raw iret, which cannot set IF at \
 	 * CPL 1: the virtual IF stayed off behind its back */ \

@@ -136,11 +136,17 @@ struct vcpu {
 	 * the shared page (inb_cache); published_ports false: never yet. */
 	uint32_t published_ports_gen;
 	bool published_ports;
-	/* F_ALARM: the floors published at the last entry, when it was
-	 * (TSC), and the token generation in alarm_lazy (vcpu_shared.c). */
+	/* F_ALARM: the floors last published and the token written with
+	 * them into alarm_lazy; the CPU whose timer was armed for the
+	 * promise they make, and for when (vcpu_shared.c).  F_PIC: the
+	 * vPIC's vpic_rom_key at its last publication (vCPU 0).  Each
+	 * *_published false: never yet, publish. */
 	uint64_t alarm_floor[VMI_ALARM_COUNTERS];
-	uint64_t alarm_entered;
+	uint64_t alarm_armed_at;
+	struct pcpu *alarm_armed_cpu;
 	uint32_t alarm_token;
+	bool alarm_published, pic_published;
+	uint64_t pic_key;
 	struct desc_reg gdtr, idtr;
 	/* The guest's GDT entries as the CPU gets them (vcpu_desc.c): copied
 	 * into the GDT of the CPU that enters this vCPU; the hypervisor's

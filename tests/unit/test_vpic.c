@@ -201,6 +201,49 @@ static void rom_take_keeps_other_vcpus_writes(void **state)
 	assert_int_equal(in(0x21), 0x01);
 }
 
+/* The usual exit leaves the page as published: nothing to take back or
+ * check (vpic_rom_untouched), and while the chips stay the same their key
+ * does, so the next entry publishes nothing.  A mask or EOI the ROM
+ * made, or a mask wider than a byte, is a page that differs; another
+ * vCPU's port write, a new request or a chip's initialisation moves the
+ * key, so the next entry publishes them. */
+static void rom_untouched_and_key(void **state)
+{
+	uint32_t imr[2], isr[2], irr[2];
+	uint64_t key;
+
+	vpic_reset(&pic);
+	linux_init();
+	out(0x21, 0x00);
+	vpic_pulse(&pic, 0);
+	assert_int_equal(vpic_ack(&pic), 0x30);
+	vpic_rom_publish(&pic, imr, isr, irr);
+	key = vpic_rom_key(&pic);
+	assert_true(vpic_rom_untouched(&pic, imr, isr));
+	assert_true(vpic_rom_key(&pic) == key);
+
+	out(0x21, 0x10);		/* another vCPU masks input 4 */
+	assert_true(vpic_rom_untouched(&pic, imr, isr));
+	assert_false(vpic_rom_key(&pic) == key);
+
+	vpic_rom_publish(&pic, imr, isr, irr);
+	key = vpic_rom_key(&pic);
+	vpic_pulse(&pic, 3);		/* a request: the ROM's let-through test reads it */
+	assert_false(vpic_rom_key(&pic) == key);
+	vpic_pulse(&pic, 9);		/* the slave's, through the master's cascade input */
+	vpic_rom_publish(&pic, imr, isr, irr);
+	key = vpic_rom_key(&pic);
+	out(0xa0, 0x11);		/* the slave's ICW1: no longer ready */
+	assert_false(vpic_rom_key(&pic) == key);
+
+	vpic_rom_publish(&pic, imr, isr, irr);
+	isr[0] = 0;			/* the ROM's EOI */
+	assert_false(vpic_rom_untouched(&pic, imr, isr));
+	vpic_rom_publish(&pic, imr, isr, irr);
+	imr[0] |= 0x100;		/* not a mask: taken, and refused */
+	assert_false(vpic_rom_untouched(&pic, imr, isr));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +254,7 @@ int main(void)
 		cmocka_unit_test(reset_masks_everything),
 		cmocka_unit_test(rom_publish_and_take),
 		cmocka_unit_test(rom_take_keeps_other_vcpus_writes),
+		cmocka_unit_test(rom_untouched_and_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "valarm.h"
 #include "vuart.h"
 #include "timer.h"
+#include "pcpu.h"
 #include "io.h"
 #include "layout.h"
 #include "console.h"
@@ -89,37 +90,87 @@ static void publish_time(struct vcpu *v)
 }
 
 /*
+ * A floor is a promise to look by then, so the timer must be armed for
+ * it now: the run loop armed it before this entry's interrupt took
+ * IRQ0's request, while the request still kept the alarms off the timer
+ * (valarm_next), and the guest may make no exit before.  (Only for a
+ * promise: a periodic alarm keeps the run loop's arming, which a guest
+ * flooded by its own ticks relies on to reach its halt.)  For the same
+ * floors, a shot this CPU still has due no later than the one armed for
+ * them keeps it: the timer's deadline only moves earlier until it fires,
+ * and an AVAILABLE time only later.
+ */
+static void arm_for_promise(struct vcpu *v, bool same)
+{
+	struct pcpu *c = this_pcpu();
+	uint64_t at;
+
+	if (same && v->alarm_armed_cpu == c && c->timer_deadline &&
+	    c->timer_deadline <= v->alarm_armed_at)
+		return;
+	at = valarm_next(&v->valarm, &v->sched, rdtsc());
+	if (at != UINT64_MAX)
+		hv_timer_arm(at);
+	v->alarm_armed_cpu = c;
+	v->alarm_armed_at = at;
+}
+
+/*
  * F_ALARM: per counter, the least one-shot expiry the ROM may leave in
  * the page, and a fresh token in alarm_lazy: the ROM stores an expiry
  * only over the token it read before the floor, so one stored after
- * this entry's floor went stale (an exit came in between) is not
- * stored (vmi.S, fast_SetAlarm).
+ * this entry's floor went stale (an exit came in between and published
+ * another) is not stored (vmi.S, fast_SetAlarm).  Floors the same as
+ * those published keep the token: an expiry checked against them is
+ * as good after the exit as before it.
  */
 static void publish_alarm(struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
-	bool promised = false;
+	uint64_t floor[VMI_ALARM_COUNTERS];
+	bool promised = valarm_floors(&v->valarm, floor), same = v->alarm_published;
 
-	v->alarm_entered = rdtsc();
-	v->alarm_token++;
-	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
-		v->alarm_floor[c] = valarm_floor(&v->valarm, c);
-		sh->alarm_floor[c] = v->alarm_floor[c];
-		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
-		promised |= v->alarm_floor[c] != UINT64_MAX;
+	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++)
+		same &= floor[c] == v->alarm_floor[c];
+	if (!same) {
+		v->alarm_published = true;
+		v->alarm_token++;
+		v->stats.rom_alarm_published++;
+		for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
+			v->alarm_floor[c] = sh->alarm_floor[c] = floor[c];
+			sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
+		}
 	}
-	/* A floor is a promise to look by then, so the timer must be armed
-	 * for it now: the run loop armed it before this entry's interrupt
-	 * took IRQ0's request, while the request still kept the alarms off
-	 * the timer (valarm_next), and the guest may make no exit before.
-	 * Only then: a periodic alarm keeps the run loop's arming, which a
-	 * guest flooded by its own ticks relies on to reach its halt. */
-	if (promised) {
-		uint64_t at = valarm_next(&v->valarm, &v->sched, v->alarm_entered);
+	if (promised)
+		arm_for_promise(v, same);
+}
 
-		if (at != UINT64_MAX)
-			hv_timer_arm(at);
+/*
+ * F_PIC, vCPU 0's page: the 8259s' state, only when it changed since the
+ * last publication (or an exit took something back: vpic_rom_take made
+ * the page and the chips part ways).  The 8259 is vCPU 0's: another
+ * vCPU's ROM makes the calls (its page's copy could be stale, and is
+ * never taken back).
+ */
+static void publish_pic(struct vcpu *v)
+{
+	struct vpic *pic = &v->guest->vpic;
+	uint64_t key;
+
+	if (v->index) {
+		if (!v->pic_published)
+			v->shared->pic_ready = 0;
+		v->pic_published = true;
+		return;
 	}
+	key = vpic_rom_key(pic);
+	if (v->pic_published && key == v->pic_key)
+		return;
+	vpic_rom_publish(pic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
+	v->shared->pic_ready = vpic_rom_ready(pic);
+	v->pic_key = key;
+	v->pic_published = true;
+	v->stats.rom_pic_published++;
 }
 
 /* Guest-owned state the ROM's fast paths use, out to the shared page... */
@@ -136,36 +187,35 @@ void vcpu_share_state(struct vcpu *v)
 		return;
 	publish_time(v);
 	publish_ports(v);
-	if (!v->index)
-		vpic_rom_publish(&v->guest->vpic, v->shared->pic_imr, v->shared->pic_isr, v->shared->pic_irr);
-	/* The 8259 is vCPU 0's: another vCPU's ROM makes the calls (its
-	 * page's copy could be stale, and is never taken back). */
-	v->shared->pic_ready = v->index ? 0 : vpic_rom_ready(&v->guest->vpic);
+	publish_pic(v);
 	publish_alarm(v);
 }
 
 /*
  * ...and the ROM's 8259 and alarm changes back (docs/VROM.md, "The 8259s
  * and the alarm without an exit").  Every word is the guest's to write:
- * a mask or in-service bits the ROM could not have left stop the guest;
- * an alarm_lazy that is not the published token is an expiry, which
- * valarm_set_lazy judges against the floor published with the token.
- * Only what the hypervisor itself enabled (fastpaths=on) is looked at,
- * not the page's own feature word.
+ * a mask or in-service bits that differ from those published are taken,
+ * and those the ROM could not have left stop the guest; the same words
+ * as published are nothing to take (the usual exit).  An alarm_lazy that
+ * is not a token is an expiry, which valarm_set_lazy judges against the
+ * floor published with the token.  Only what the hypervisor itself
+ * enabled (fastpaths=on) is looked at, not the page's own feature word.
  */
-static void take_pic_and_alarm(struct vcpu *v)
+static void take_pic(struct vcpu *v)
 {
 	struct vmi_shared_page *sh = v->shared;
 	struct vpic *pic = &v->guest->vpic;
 	uint32_t imr[2], isr[2];
 	char why[120];
 
-	if (v->index)
-		goto alarm;	/* the 8259 is vCPU 0's (vcpu_share_state) */
 	for (unsigned i = 0; i < 2; i++) {
 		imr[i] = *(volatile uint32_t *)&sh->pic_imr[i];
 		isr[i] = *(volatile uint32_t *)&sh->pic_isr[i];
 	}
+	if (vpic_rom_untouched(pic, imr, isr))
+		return;
+	v->stats.rom_pic_taken++;
+	v->pic_published = false;	/* the page and the chips in step again */
 	if (vpic_rom_take(pic, imr, isr, why, sizeof(why)))
 		vcpu_stop(v, "shared page: %s", why);
 	for (unsigned i = 0; i < 2; i++)
@@ -173,14 +223,21 @@ static void take_pic_and_alarm(struct vcpu *v)
 			v->stats.rom_pic_changes++;
 			break;
 		}
-alarm:
+}
+
+static void take_pic_and_alarm(struct vcpu *v)
+{
+	struct vmi_shared_page *sh = v->shared;
+
+	if (!v->index)
+		take_pic(v);	/* the 8259 is vCPU 0's (publish_pic) */
 	for (unsigned c = 0; c < VMI_ALARM_COUNTERS; c++) {
 		uint64_t lazy = *(volatile uint64_t *)&sh->alarm_lazy[c];
 
 		if ((uint32_t)(lazy >> 32) & VMI_SHARED_ALARM_EMPTY_HI)
 			continue;	/* a token: nothing set (or garbage in the tag: ignored) */
 		sh->alarm_lazy[c] = (uint64_t)VMI_SHARED_ALARM_EMPTY_HI << 32 | v->alarm_token;
-		valarm_set_lazy(&v->valarm, c, lazy, v->alarm_floor[c], &v->sched, v->alarm_entered);
+		valarm_set_lazy(&v->valarm, c, lazy, v->alarm_floor[c], &v->sched, rdtsc());
 	}
 }
 
