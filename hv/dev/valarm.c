@@ -66,25 +66,32 @@ bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, 
 	return false;
 }
 
+/* A SetAlarm or CancelAlarm the guest got wrong: why, for its stop. */
+static bool refused(struct rule_break *brk, const char *why)
+{
+	rule_break_note(brk, "%s", why);
+	return false;
+}
+
 static uint64_t min_cycles(void)
 {
 	return udiv64(tsc_hz() * VALARM_MIN_US, 1000000);
 }
 
-const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
-		       const struct sched_entity *e, uint64_t now, bool *was_raised)
+bool valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
+		const struct sched_entity *e, uint64_t now, bool *was_raised, struct rule_break *brk)
 {
 	uint32_t counter = flags & VMI_ALARM_COUNTER_MASK;
 	uint64_t least = min_cycles(), at;
 
 	if (counter >= VMI_ALARM_COUNTERS)
-		return "SetAlarm: counter is not REAL or AVAILABLE";
+		return refused(brk, "SetAlarm: counter is not REAL or AVAILABLE");
 	if (flags & ~(VMI_ALARM_COUNTER_MASK | VMI_ALARM_IS_PERIODIC | VMI_ALARM_WIRED_LVTT))
-		return "SetAlarm: unknown flag bits";
+		return refused(brk, "SetAlarm: unknown flag bits");
 	if (!(flags & VMI_ALARM_WIRED_LVTT) && !a->pic)
-		return "SetAlarm: wired to IRQ0 on a vCPU other than 0 (the 8259 is vCPU 0's; wire it to LVTT)";
+		return refused(brk, "SetAlarm: wired to IRQ0 on a vCPU other than 0 (the 8259 is vCPU 0's; wire it to LVTT)");
 	if ((flags & VMI_ALARM_IS_PERIODIC) && !period)
-		return "SetAlarm: periodic with period 0";
+		return refused(brk, "SetAlarm: periodic with period 0");
 	valarm_counter(counter, e, now, &at);
 	*was_raised = false;
 	if ((flags & VMI_ALARM_IS_PERIODIC) && period < least) {
@@ -104,19 +111,17 @@ const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64
 	a->alarms[counter].lvtt = flags & VMI_ALARM_WIRED_LVTT;
 	a->alarms[counter].armed = true;
 	a->changes++;
-	return 0;
+	return true;
 }
 
-bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why)
+bool valarm_cancel(struct valarm *a, uint32_t flags, struct rule_break *brk)
 {
 	uint32_t counter = flags & VMI_ALARM_COUNTER_MASK;
 	bool was;
 
 	if (counter >= VMI_ALARM_COUNTERS || (flags & ~VMI_ALARM_COUNTER_MASK)) {
-		*why = "CancelAlarm: bad flags";
-		return false;
+		return refused(brk, "CancelAlarm: bad flags");
 	}
-	*why = 0;
 	was = a->alarms[counter].armed;
 	a->alarms[counter].armed = false;
 	a->alarms[counter].look = 0;
@@ -169,6 +174,7 @@ static void expect_next(struct valarm *a, unsigned i, uint64_t now)
 void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64_t floor,
 		     const struct sched_entity *e, uint64_t now)
 {
+	struct rule_break unused;
 	bool raised;
 
 	/* The ROM takes IRQ0-wired one-shots only, which reach vCPU 0
@@ -189,7 +195,7 @@ void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64
 	/* Not through the ROM (it makes the call for these): as the call,
 	 * made now. */
 	a->lazy_early++;
-	valarm_set(a, counter, expiry, 0, e, now, &raised);
+	valarm_set(a, counter, expiry, 0, e, now, &raised, &unused);	/* counter and flags are valid */
 }
 
 bool valarm_floors(const struct valarm *a, uint64_t floor[VMI_ALARM_COUNTERS])

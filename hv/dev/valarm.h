@@ -10,6 +10,7 @@
 #include "vlapic.h"
 #include "vmi_abi.h"
 #include "sched.h"
+#include "rule_break.h"
 
 /*
  * The least distance between an alarm's interrupts, and from SetAlarm to
@@ -70,11 +71,12 @@ void valarm_init(struct valarm *a, struct vpic *pic, struct vlapic *lapic);
  * REAL is the TSC, STOLEN the cycles it was runnable but not running,
  * AVAILABLE = REAL - STOLEN.  false for an unknown counter. */
 bool valarm_counter(uint32_t which, const struct sched_entity *e, uint64_t now, uint64_t *val);
-/* SetAlarm at TSC time now for the vCPU whose time e accounts; 0, or why
- * the arguments are invalid (IRQ0 wiring without a pic among them).  A period or an expiry distance below
- * VALARM_MIN_US is raised to it (counted in raised; *was_raised says). */
-const char *valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
-		       const struct sched_entity *e, uint64_t now, bool *was_raised);
+/* SetAlarm at TSC time now for the vCPU whose time e accounts; false,
+ * with why in *brk, if the arguments are invalid (IRQ0 wiring without a
+ * pic among them).  A period or an expiry distance below VALARM_MIN_US is
+ * raised to it (counted in raised; *was_raised says). */
+bool valarm_set(struct valarm *a, uint32_t flags, uint64_t expiry, uint64_t period,
+		const struct sched_entity *e, uint64_t now, bool *was_raised, struct rule_break *brk);
 /* A one-shot on counter (REAL or AVAILABLE) that the guest left in the
  * shared page, taken at an exit, now the TSC then; floor is what was
  * published for it.  An expiry at or after the floor is armed as it is
@@ -91,8 +93,9 @@ void valarm_set_lazy(struct valarm *a, unsigned counter, uint64_t expiry, uint64
  * whether any is not UINT64_MAX (a promise to look).  Asked before every
  * entry: no division, no call. */
 bool valarm_floors(const struct valarm *a, uint64_t floor[VMI_ALARM_COUNTERS]);
-/* CancelAlarm: whether an alarm was armed; *why set on bad flags. */
-bool valarm_cancel(struct valarm *a, uint32_t flags, const char **why);
+/* CancelAlarm: whether an alarm was armed; bad flags noted in *brk
+ * (rule_broken then says so). */
+bool valarm_cancel(struct valarm *a, uint32_t flags, struct rule_break *brk);
 /* Raise IRQ0 or the LVTT vector for every expired alarm (an AVAILABLE
  * alarm against e's available time); true if one fired. */
 bool valarm_poll(struct valarm *a, const struct sched_entity *e);

@@ -223,8 +223,7 @@ uint64_t vpic_rom_key(const struct vpic *p)
 	       (uint64_t)(irr0 | (uint32_t)c[1].irr << 8 | vpic_rom_ready(p) << 16) << 32;
 }
 
-const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2],
-			  char *why, unsigned len)
+bool vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2], struct rule_break *brk)
 {
 	static const char *const name[2] = { "master", "slave" };
 	unsigned ready = vpic_rom_ready(p);
@@ -234,13 +233,13 @@ const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t 
 		if (!(ready & (1u << i)))
 			continue;	/* the ROM does not serve it: nothing to take */
 		if (imr[i] > 0xff) {
-			fmt_snprintf(why, len, "8259 %s mask 0x%x is not 8 bits", name[i], imr[i]);
-			return why;
+			rule_break_note(brk, "8259 %s mask 0x%x is not 8 bits", name[i], imr[i]);
+			return false;
 		}
 		if (isr[i] & ~(uint32_t)p->rom_isr[i]) {
-			fmt_snprintf(why, len, "8259 %s in-service bits 0x%x were never set (in service: 0x%x); an EOI only clears them",
-				 name[i], isr[i], p->rom_isr[i]);
-			return why;
+			rule_break_note(brk, "8259 %s in-service bits 0x%x were never set (in service: 0x%x); an EOI only clears them",
+					name[i], isr[i], p->rom_isr[i]);
+			return false;
 		}
 	}
 	/* Another vCPU's mask or EOI since the publication (a hypercall,
@@ -251,5 +250,5 @@ const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t 
 				p->chips[i].imr = (uint8_t)imr[i];
 			p->chips[i].isr &= (uint8_t)~(p->rom_isr[i] & ~isr[i]);
 		}
-	return 0;
+	return true;
 }

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "rule_break.h"
 
 struct vpic_chip {
 	uint8_t irr, isr, imr;
@@ -62,10 +63,9 @@ static inline bool vpic_rom_untouched(const struct vpic *p, const uint32_t imr[2
 }
 /* Take back what the ROM changed since the publication, for the ready
  * chips: a mask it wrote, the in-service bits it cleared; what another
- * vCPU's port writes changed meanwhile stays.  0, or (nothing changed)
- * why the guest-written values are impossible: a mask wider than 8 bits,
- * in-service bits that were not published. */
-const char *vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2],
-			  char *why, unsigned len);
+ * vCPU's port writes changed meanwhile stays.  false (nothing changed),
+ * with why in *brk, if the guest-written values are impossible: a mask
+ * wider than 8 bits, in-service bits that were not published. */
+bool vpic_rom_take(struct vpic *p, const uint32_t imr[2], const uint32_t isr[2], struct rule_break *brk);
 
 #endif

@@ -76,7 +76,6 @@ GUEST_FAULT_STOPS = [
     r"triple fault: ",
     r"page fault at [0-9a-f]{8} \(error [0-9a-f]+\) breaks the rules: ",
     r"unsupported instruction\b",
-    r"rule broken: ",
     r"cannot read the instruction of software interrupt \d+",
     # The paravirtual MMU's rule breaks (hv/vcpu/mmu/vcpu_mmu.c): the shadow
     # fuzzer's final actions (tests/cases/test_hv_sfuzz.py).

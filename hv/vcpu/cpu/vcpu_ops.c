@@ -315,12 +315,12 @@ static enum emul_result op_halt(void *ctx)
  */
 static void park(struct vcpu *v)
 {
-	const char *why;
+	struct rule_break unused;	/* every counter's cancel is valid */
 
 	log_info("vcpu %u: hlt with interrupts off at %04x:%08x: parked until the guest starts it again (SetInitialAPState)",
 		 v->index, v->frame->cs & 0xffff, v->frame->eip);
 	for (uint32_t c = 0; c < VMI_ALARM_COUNTERS; c++)
-		valarm_cancel(&v->valarm, c, &why);
+		valarm_cancel(&v->valarm, c, &unused);
 	vlapic_reset(&v->lapic, v->index);
 	v->wake_requested = false;
 	v->awaiting_start = true;

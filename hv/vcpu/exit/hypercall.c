@@ -256,10 +256,9 @@ static void set_alarm(struct vcpu *v, uint32_t flags, uint64_t expiry, uint64_t 
 {
 	struct valarm *a = &v->valarm;
 	bool raised;
-	const char *why = valarm_set(a, flags, expiry, period, &v->sched, rdtsc(), &raised);
 
-	if (why)
-		vcpu_stop(v, "%s (flags %x)", why, flags);
+	if (!valarm_set(a, flags, expiry, period, &v->sched, rdtsc(), &raised, &v->brk))
+		vcpu_stop(v, "%s (flags %x)", v->brk.why, flags);
 	if (raised && (flags & VMI_ALARM_IS_PERIODIC) && !a->period_raise_said) {
 		a->period_raise_said = true;
 		log_info("guest %s: SetAlarm (flags %x) period %llu cycles, expiry %llu: raised to the minimum, %u us",
@@ -270,11 +269,12 @@ static void set_alarm(struct vcpu *v, uint32_t flags, uint64_t expiry, uint64_t 
 
 static uint32_t cancel_alarm(struct vcpu *v, uint32_t flags)
 {
-	const char *why;
-	bool was = valarm_cancel(&v->valarm, flags, &why);
+	bool was;
 
-	if (why)
-		vcpu_stop(v, "%s (flags %x)", why, flags);
+	rule_break_clear(&v->brk);
+	was = valarm_cancel(&v->valarm, flags, &v->brk);
+	if (rule_broken(&v->brk))
+		vcpu_stop(v, "%s (flags %x)", v->brk.why, flags);
 	return was;
 }
 

@@ -206,7 +206,6 @@ static void take_pic(struct vcpu *v)
 	struct vmi_shared_page *sh = v->shared;
 	struct vpic *pic = &v->guest->vpic;
 	uint32_t imr[2], isr[2];
-	char why[120];
 
 	for (unsigned i = 0; i < 2; i++) {
 		imr[i] = *(volatile uint32_t *)&sh->pic_imr[i];
@@ -216,8 +215,8 @@ static void take_pic(struct vcpu *v)
 		return;
 	v->stats.rom_pic_taken++;
 	v->pic_published = false;	/* the page and the chips in step again */
-	if (vpic_rom_take(pic, imr, isr, why, sizeof(why)))
-		vcpu_stop(v, "shared page: %s", why);
+	if (!vpic_rom_take(pic, imr, isr, &v->brk))
+		vcpu_stop(v, "shared page: %s", v->brk.why);
 	for (unsigned i = 0; i < 2; i++)
 		if (imr[i] != pic->rom_imr[i] || isr[i] != pic->rom_isr[i]) {
 			v->stats.rom_pic_changes++;
