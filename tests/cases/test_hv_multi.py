@@ -164,8 +164,8 @@ def hv_multi_reboot_poweroff(t):
     t.check(not re.search(r"\[one\] " + MARKER, q.output[rebooted:]), "guest one booted again too")
     q.send("poweroff\n")
     q.expect(r"\[two\] [^\n]*init: poweroff: asking the kernel", timeout=60)
-    # The kernel has a power-off handler under VMI ("Power down", not
-    # natively's "System halted"), and it calls Shutdown.
+    # Under VMI the kernel's power-off handler is VMI Shutdown (natively
+    # it is ACPI S5).
     q.expect(r"\[two\] [^\n]*reboot: Power down", timeout=60)
     q.expect(r"vmi-hv: guest 2 \(two\) has ended; 1 other goes on", timeout=60)
     q.expect(r"vmi-hv: guest powered off: the guest called Shutdown\n", timeout=60)

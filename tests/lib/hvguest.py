@@ -183,14 +183,42 @@ def hv_modules(guest_args=SERIAL_CMDLINE, initrd=None):
     return f"{paths.BZIMAGE} {guest_args.replace(',', ',,')},{initrd or paths.INITRD}"
 
 
-def boot_native(t, fatal=GUEST_FATAL, memory="128"):
-    """The bzImage natively (QEMU -kernel) to its init marker."""
+def boot_native(t, fatal=GUEST_FATAL, memory="128", debug_exit=True):
+    """The bzImage natively (QEMU -kernel) to its init marker; debug_exit=False
+    boots it on a plain QEMU (no isa-debug-exit)."""
     t.require(paths.BZIMAGE, paths.INITRD)
     q = t.qemu("-m", memory, "-kernel", paths.BZIMAGE, "-initrd", paths.INITRD,
-               "-append", SERIAL_CMDLINE, fatal=fatal)
+               "-append", SERIAL_CMDLINE, fatal=fatal, debug_exit=debug_exit)
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "native", f"native guest reports mode {m.group(3)}")
     return q
+
+
+# From `poweroff` at the shell to QEMU's exit natively: init ends the
+# processes (a second's grace), then the kernel's ACPI S5 power-off; a few
+# seconds under TCG.
+NATIVE_POWEROFF_S = 15
+
+
+def native_poweroff(t, q, label):
+    """At the shell of a native boot on a plain QEMU (no isa-debug-exit):
+    `poweroff` must end QEMU by itself with status 0 within
+    NATIVE_POWEROFF_S seconds, through the kernel's ACPI S5 ("reboot: Power
+    down"), as on any PC.  A kernel that halts ("reboot: System halted") or
+    has no working power-off leaves QEMU running."""
+    q.expect(PROMPT, timeout=60)
+    q.send("poweroff\n")
+    start = time.monotonic()
+    try:
+        status = q.wait_exit(timeout=NATIVE_POWEROFF_S)
+    except TestFailure:
+        said = re.findall(r"reboot: [^\r\n]*", q.output)
+        t.fail(f"{label}: QEMU still running {NATIVE_POWEROFF_S} s after `poweroff` "
+               f"(the kernel's last word: {said[-1] if said else 'none'!r})")
+    t.note(f"{label}: QEMU exited {time.monotonic() - start:.1f} s after `poweroff`")
+    t.check(status == 0, f"{label}: QEMU exited with {status} after `poweroff`, not 0")
+    t.check(re.search(r"reboot: Power down", q.output), f"{label}: the kernel did not say 'reboot: Power down'")
+    t.check(not re.search(r"init: (poweroff|reboot) -f returned", q.output), f"{label}: the kernel returned to init")
 
 
 def boot_hv(t, hv_args="", guest_args=SERIAL_CMDLINE, fatal=GUEST_FATAL, memory="256", qemu_args=()):
