@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE  # noqa: E402
 from vmitest import Qemu, TestFailure, paths  # noqa: E402
 import stressng  # noqa: E402
+from hvstats import hv_statistics  # noqa: E402
 
 # Page-table notifications by VMI call name, as "VMI calls:" prints them.
 PT_CALLS = ["AllocatePage", "ReleasePage", "SetPxE", "SwapPxE", "TestAndSetPxEBit",
@@ -64,17 +65,15 @@ AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) e
 
 def statistics(q, at_once=False):
     """Ctrl-] s at the shell: the counters stress needs, as a dict (with
-    at_once, those of vcpus_at_once's shootdowns too, printed further)."""
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    start = q.cursor
-    q.expect(WAITS.pattern + r"[^\n]*\n" if at_once else r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
-    block = q.output[start:q.cursor]
+    at_once, those of vcpus_at_once's shootdowns, which must be there)."""
+    stats = hv_statistics(q)
+    block = stats.text
     q.send("\n")
     q.expect(PROMPT, timeout=60)
+    if at_once and not WAITS.search(block):
+        raise TestFailure("no vcpus_at_once shootdown waits in the statistics: is vcpus_at_once off?")
 
-    calls = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: VMI calls:([^\n]*)", block).group(1)))
-    s = {name: int(calls.get(name, 0)) for name in PT_CALLS}
+    s = {name: stats.vmi_calls.get(name, 0) for name in PT_CALLS}
     # AllocatePage and ReleasePage the ROM queued (F_PTLIFE) are operations
     # too, made without a hypercall.
     life = re.search(r"lifecycle calls queued without an exit: AllocatePage=(\d+) ReleasePage=(\d+)", block)

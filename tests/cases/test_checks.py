@@ -12,6 +12,7 @@ import time
 from vmitest import Console, FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE
 from guest_end import AUDIT
+import hvstats
 import verdicts
 
 
@@ -243,3 +244,49 @@ def host_check_sharing_test_refused_whole_machine(t):
         vmitest.stop_group(vmitest.start_make(["--version"], subprocess.DEVNULL))
     finally:
         vmitest.RUNNING.pop()
+
+
+# A Ctrl-] s report as the hypervisor prints it (trimmed), on -smp 2, with
+# a line of guest 2 printed on the other CPU between its last lines.
+STATS_REPORT = """vmi-guest# vmi-hv: statistics (guest running, hypervisor up 3786 ms, 777 timer interrupts):
+vmi-hv: counters: 15002 exits, 27 emulated instructions, 819 hidden (shadow) page faults, 622 exceptions reflected, 13261 hypercalls, 7488 COM1 bytes, 3 denied port accesses
+vmi-hv: emulated by kind: cli=7 sti=6 mov to cr=5
+vmi-hv: hypervisor time per exit: 100056 cycles (38497 ns) on average over 14682 exits, run loop included; 14167 exits quiet (the vCPU entered again at once, no device poll)
+vmi-hv: exits by vector: 13=28 14=1440 130=13261
+vmi-hv: VMI calls: Init=1 WriteGDTEntry=33 SetAlarm=133
+vmi-hv: virtual interrupts: 652 delivered, 571 alarms fired (at worst 16544 us late, 331 us on average)
+vmi-hv: vcpu time: guest 1 (guest1) vcpu 0: real=7543 available=7532 stolen=11 cycles (running=5918 halted=1614); 4 of 2902 ms stolen; 571 alarms (at worst 16544 us late, 331 us on average), 322 wake-ups (0 took the CPU at once)
+[guest2] busy: done
+vmi-hv: vcpu time: guest 2 (guest2) vcpu 0: real=900 available=800 stolen=100 cycles (running=700 halted=100); 40 of 290 ms stolen; 5 alarms (at worst 16 us late, 3 us on average), 32 wake-ups (1 took the CPU at once)
+vmi-hv: cpu 0 (APIC ID 0): busy in guests 57.9%, hypervisor 23.4%, idle 18.6% of 2901 ms; 777 timer interrupts, 0 IPIs
+vmi-hv: cpu 1 (APIC ID 1): busy in guests 7.9%, hypervisor 3.4%, idle 88.6% of 2900 ms; 77 timer interrupts, 4 IPIs
+after-report
+END
+"""
+
+
+@test("host-check-statistics-report")
+def host_check_statistics_report(t):
+    """hvstats.read_statistics: the whole report of a two-CPU machine is
+    read (both CPU lines) and parsed; a guest's line printed inside it
+    stays for a later expect(), and no guest line is taken for the
+    hypervisor's."""
+    c = console_of(t, STATS_REPORT)
+    c.cmd = ["-smp", "2"]
+    try:
+        s = hvstats.read_statistics(c, timeout=10)
+        t.check((s.up_ms, s.timer_irqs) == (3786, 777), f"header: {s.up_ms} ms, {s.timer_irqs} interrupts")
+        t.check(s.counters["exits"] == 15002 and s.counters["denied_ports"] == 3, f"counters: {s.counters}")
+        t.check(s.hv_time == dict(cycles=100056, ns=38497, timed_exits=14682, quiet=14167), f"time: {s.hv_time}")
+        t.check(s.exits_by_vector == {13: 28, 14: 1440, 130: 13261}, f"vectors: {s.exits_by_vector}")
+        t.check(s.vmi_calls == {"Init": 1, "WriteGDTEntry": 33, "SetAlarm": 133}, f"calls: {s.vmi_calls}")
+        t.check(s.interrupts["alarms"] == 571 and s.interrupts["mean_late_us"] == 331, f"irqs: {s.interrupts}")
+        t.check(s.vcpu(2, 0)["stolen_ms"] == 40 and s.guests["guest1"]["real_ms"] == 2902, f"vcpus: {s.vcpus}")
+        t.check(sorted(s.cpus) == [0, 1] and s.cpus[1]["ipis"] == 4, f"cpus: {s.cpus}")
+        t.check("busy: done" not in s.text, "a guest line taken into the report")
+        t.check(c.expect(r"\[guest2\] busy: done\n", timeout=5), "the guest's line inside the report was skipped")
+        t.check(c.expect(r"after-report", timeout=5), "the line after the report")
+    finally:
+        c.proc.kill()
+        c.proc.wait()
+        c.log.close()

@@ -19,6 +19,7 @@ import time
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
+from hvstats import hv_statistics
 from vmitest import MTTCG, paths, test
 
 # A CPU-bound process, to run pinned with busybox taskset.
@@ -132,8 +133,6 @@ def hv_smp_linux_4(t):
 # own vCPU's STOLEN: docs/GUEST.md "SMP") is about half of its time.
 STEAL_WINDOW_S = 8
 STEAL_SHARE_RANGE = (0.30, 0.70)
-# "vmi-hv: vcpu time: ... vcpu K: ...; S of R ms stolen" (Ctrl-] s)
-VCPU_STOLEN = r"vmi-hv: vcpu time: guest 1 \(guest1\) vcpu (\d): [^\n]*; (\d+) of (\d+) ms stolen;"
 
 
 def cpu_stat(t, q, tag):
@@ -149,12 +148,8 @@ def cpu_stat(t, q, tag):
 
 def hv_stolen(q, vcpus):
     """Ctrl-] s: per vCPU of guest 1, (stolen ms, real ms)."""
-    q.send("\x1ds")
-    found = {}
-    for _ in range(vcpus):
-        m = q.expect(VCPU_STOLEN, timeout=60)
-        found[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
-    return found
+    s = hv_statistics(q)
+    return {k: (s.vcpu(1, k)["stolen_ms"], s.vcpu(1, k)["real_ms"]) for k in range(vcpus)}
 
 
 def steal_window(t, q, seconds, label):

@@ -26,6 +26,7 @@ import statistics
 from vmitest import FATAL_PATTERNS, paths, test
 from testguest import tguest_modules
 from guest_end import HV_BROKEN, check_invariants
+from hvstats import hv_statistics
 from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
 
 WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
@@ -44,14 +45,12 @@ def victim_beside(t, partner):
     q = t.qemu(*ICOUNT, "-m", "128", "-kernel", paths.HV_ELF, "-initrd",
                tguest_modules(t, f"tguest=f:{partner}", "tguest=busy"), fatal=HV_BROKEN)
     q.expect(r"\[guest2\] busy: window 00000000", timeout=120)
-    q.send("\x1ds")
-    m0 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
+    s0 = hv_statistics(q)
     q.expect(r"\[guest2\] busy: done", timeout=120)
-    q.send("\x1ds")
-    m1 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
+    s1 = hv_statistics(q)
     loops = [int(m.group(2), 16) for m in re.finditer(WINDOW, q.output)][1:]
-    ms = int(m1.group(1)) - int(m0.group(1))
-    irqs = int(m1.group(2)) - int(m0.group(2))
+    ms = s1.up_ms - s0.up_ms
+    irqs = s1.timer_irqs - s0.timer_irqs
     # The console stops the partner (it has the console once the victim
     # ended): a partner on a period-1 alarm may never get to its input,
     # since under -icount one tick's handling takes about the period and

@@ -20,6 +20,7 @@ from testguest import tguest_modules
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
                      HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
 from guest_end import audits
+from hvstats import hv_statistics
 
 
 
@@ -184,14 +185,10 @@ def guest_linux_iso(t):
     m = q.expect(r"\nyear=(\d+)\n", timeout=60)
     t.check(int(m.group(1)) >= 2024, f"guest wall clock says year {m.group(1)}")
     q.expect(r"vmi-guest# ", timeout=60)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    q.expect(r"vmi-hv: counters: (\d+) exits, (\d+) emulated instructions, (\d+) hidden[^\n]*?(\d+) hypercalls")
-    m = q.expect(r"vmi-hv: virtual interrupts: (\d+) delivered, (\d+) alarms fired "
-                 r"\(at worst (\d+) us late, (\d+) us on average\)\n")
-    t.check(int(m.group(1)) > 0 and int(m.group(2)) > 0, f"no interrupts: {m.group(0).strip()}")
-    t.note(f"{m.group(1)} virtual interrupts delivered, {m.group(2)} alarms, "
-           f"alarm lateness at worst {m.group(3)} us, {m.group(4)} us on average (TCG)")
+    irq = hv_statistics(q).interrupts
+    t.check(irq["delivered"] > 0 and irq["alarms"] > 0, f"no interrupts: {irq}")
+    t.note(f"{irq['delivered']} virtual interrupts delivered, {irq['alarms']} alarms, "
+           f"alarm lateness at worst {irq['late_us']} us, {irq['mean_late_us']} us on average (TCG)")
     q.send("\n")
     q.expect(r"vmi-guest# ", timeout=60)
     q.send("reboot -f\n")
@@ -313,8 +310,7 @@ def fuzz_one(t, seed):
     if m is None:
         # Still running (garbage code spinning, say): the hypervisor must
         # still answer its escape and stop the guest.
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+        hv_statistics(q, timeout=30)
         q.send("\x1dq")
         q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
         how = "still running after 30 s; stopped with Ctrl-] q"

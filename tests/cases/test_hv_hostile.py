@@ -42,6 +42,7 @@ from vmitest import TestFailure, accel_for, paths, smp_args, test
 from testguest import tguest_modules
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive, stop_console_guest_and_quit
 from guest_end import HV_BROKEN, check_invariants
+from hvstats import hv_statistics
 
 
 def _queue_len():
@@ -670,8 +671,7 @@ def second_guest_answers(t, q, name, statistics=False):
     back, the hypervisor stays up, and the invariants hold."""
     second_guest_takes(q, "y")
     if statistics:
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+        hv_statistics(q, timeout=30)
     q.send("\x1dq")
     q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest2's end", timeout=30)
@@ -690,14 +690,13 @@ def hold_then_stop(t, q, name, diagnostic):
     q.send("\x1d2")
     second_guest_takes(q, "a")
     q.send("\x1d1")
-    start = len(q.output)
-    q.send("\x1ds")
+    stats = hv_statistics(q, timeout=30)
     shadow = r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories"
-    pages, pds = (int(x) for x in q.expect(shadow, timeout=30).groups())
+    pages, pds = (int(x) for x in stats.search(shadow).groups())
     t.check(pages + pds <= BUDGET_FRAMES,
             f"{name}: its shadows hold {pages + pds} frames ({pages} pages, {pds} link frames), beyond its budget of {BUDGET_FRAMES}")
     # The budget line comes just before the shadow line.
-    m = re.search(BUDGET_LINE, q.output[start:])
+    m = re.search(BUDGET_LINE, stats.text)
     t.check(m, f"{name}: no frame budget line in its statistics")
     if not m:
         return
@@ -933,9 +932,7 @@ def hv_string_io_endless(t):
     q.send("\x1d1")
     batches = []
     for _ in range(2):
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
-        m = q.expect(r"string port I/O calls \(INS/OUTS\): (\d+) elements, (\d+) batches continued", timeout=30)
+        m = hv_statistics(q, timeout=30).search(r"string port I/O calls \(INS/OUTS\): (\d+) elements, (\d+) batches continued")
         batches.append(int(m.group(2)))
         time.sleep(2)
     t.check(batches[0] > 0 and batches[1] > batches[0], f"batches continued at two looks: {batches}")

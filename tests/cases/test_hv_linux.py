@@ -16,6 +16,7 @@ import re
 
 from vmitest import FATAL_PATTERNS, paths, test
 from hvguest import GUEST_REBOOT, MARKER, REGS, stays_responsive
+from hvstats import hv_statistics
 
 # Fatal for every test here: the guest dying its own way instead.
 FATAL = [*FATAL_PATTERNS, r"BUG: [^\n]*", r"Oops: [^\n]*",
@@ -71,10 +72,8 @@ def linux_proc_vmi_info(t):
     t.check(not zero, f"MMU calls with a zero count in /proc/vmi/info: {', '.join(zero)}")
     q.expect(r"vmi-guest# ", timeout=60)
 
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    m = q.expect(r"vmi-hv: VMI calls:([^\n]*)\n", timeout=30)
-    hv = {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", m.group(1))}
+    stats = hv_statistics(q)
+    hv = stats.vmi_calls
     # Calls the ROM serves from the shared page need not reach the
     # hypervisor at all: compare only the others.
     fast = fast_calls()
@@ -93,8 +92,7 @@ def linux_proc_vmi_info(t):
     # first interrupt is delivered before the first IRET call; a second
     # one means the first returned through a raw iret (the IRET
     # alternative patched after local_irq_enable(), docs/GUEST.md, "What is hooked").
-    m = q.expect(r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: (\d+)",
-                 timeout=30)
+    m = stats.search(r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: (\d+)")
     t.note(f"virtual interrupts before the first IRET call: {m.group(1)}")
     t.check(int(m.group(1)) <= 1,
             f"{m.group(1)} virtual interrupts delivered before the guest's first IRET call: "

@@ -13,6 +13,7 @@ from vmitest import paths, test
 from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, GUEST_SHUTDOWN, MARKER, REGS, SERIAL_CMDLINE,
                      stays_responsive)
 from guest_end import FRAMES
+from hvstats import hv_statistics
 from multiguest import MTTCG, end_both, expect_all, give_console, prompt
 from benchwork import (QUIET_SPREAD, WORK_CS, capacity_machines, capacity_note, host_capacity, median_of, spread, work,
                        work_initrd, work_machine)
@@ -277,10 +278,6 @@ def hv_multi_rule_breaker(t):
     stays_responsive(t, q)
 
 
-TIME_LINE = (r"vmi-hv: vcpu time: guest (\d) \((\w+)\) vcpu 0: real=(\d+) available=(\d+) stolen=(\d+) "
-             r"cycles \(running=(\d+) halted=(\d+)\); \d+ of (\d+) ms stolen; (\d+) alarms \(at worst (\d+) us late, (\d+) us on average\), "
-             r"(\d+) wake-ups \((\d+) took the CPU at once\)\n")
-STATS_HEADER = r"vmi-hv: statistics \(guest running, hypervisor up (\d+) ms, (\d+) timer interrupts\):"
 
 
 class Sample:
@@ -293,18 +290,11 @@ class Sample:
 
     def __init__(self, t, q, guests=2):
         self.t = t
-        q.send("\x1ds")
-        m = q.expect(STATS_HEADER, timeout=60)
-        self.host_s = time.monotonic()
-        self.ms, self.timer_irqs = int(m.group(1)), int(m.group(2))
-        self.guests = {}
-        for _ in range(guests):
-            m = q.expect(TIME_LINE, timeout=60)
-            real, avail, stolen, running, halted, real_ms, alarms, late, mean_late, wakeups, at_once = \
-                map(int, m.groups()[2:])
-            self.guests[m.group(2)] = dict(real=real, avail=avail, stolen=stolen, running=running,
-                                           real_ms=real_ms, alarms=alarms, late_us=late,
-                                           mean_late_us=mean_late, wakeups=wakeups, at_once=at_once)
+        s = hv_statistics(q)
+        self.host_s, self.ms, self.timer_irqs = s.host_s, s.up_ms, s.timer_irqs
+        self.guests = {name: dict(v, avail=v["available"]) for name, v in s.guests.items()}
+        t.check(len(self.guests) >= guests, f"vcpu time lines of {sorted(self.guests)} in the statistics, "
+                                            f"expected {guests} guests")
 
     def since(self, before, name):
         """The guest's counters over the window before -> self.  Its REAL
@@ -720,8 +710,7 @@ def smp_migration(t):
     t.check(sum(moves) >= 2000, f"only {sum(moves)} migrations between the CPUs")
     # A mismatch would have stopped its guest (audit_action=stop, a fatal
     # line here); the audit must have run, and found none.
-    q.send("\x1ds")
-    m = q.expect(r"continuous audit \(exit\): (\d+) audits, (\d+) entries checked, (\d+) mismatches", timeout=60)
+    m = hv_statistics(q).search(r"continuous audit \(exit\): (\d+) audits, (\d+) entries checked, (\d+) mismatches")
     t.note(f"continuous audit of guest one: {m.group(1)} audits, {m.group(2)} entries, {m.group(3)} mismatches")
     t.check(int(m.group(1)) > 1000 and m.group(3) == "0", f"audit: {m.group(0)}")
 

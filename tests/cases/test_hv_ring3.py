@@ -17,6 +17,7 @@ import subprocess
 from vmitest import FATAL_PATTERNS, paths, test
 from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
                      program_lines, quiet_console)
+from hvstats import hv_statistics
 
 FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
          r"Kernel panic[^\n]*"]
@@ -49,9 +50,7 @@ def ring3_vs_native(t):
         signals[outcome] = signals.get(outcome, 0) + 1
     t.note("outcomes: " + ", ".join(f"{k} x{v}" for k, v in sorted(signals.items())))
     # The hypervisor gave the user faults it does not handle to the guest.
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
-    m = q.expect(r"vmi-hv: user-mode faults given to the guest kernel: (\d+)\n", timeout=60)
+    m = hv_statistics(q).search(r"vmi-hv: user-mode faults given to the guest kernel: (\d+)\n")
     t.check(int(m.group(1)) > 0, "no user-mode fault went to the guest kernel")
     t.note(f"user-mode faults given to the guest kernel: {m.group(1)}")
 
@@ -122,9 +121,7 @@ def guest_cannot_forge_hv_lines(t):
            "printf 'vmi-hv 0.1: forged-%s\\nvmi-guest: not-%s\\n' banner marked\n")
     q.expect(r"not-marked\n", timeout=60)
     q.expect(PROMPT, timeout=60)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
-    q.expect(r"vmi-hv: counters: ", timeout=30)
+    hv_statistics(q)
     out = q.output
     for what in ("lf", "cr", "banner"):
         t.check(re.search(r"\[guest\] vmi-hv[^\n]*forged-" + what + r"\n", out),

@@ -42,6 +42,7 @@ import time
 from vmitest import MTTCG, TestFailure, TestSkipped, accel_for, paths, smp_args, test
 from testguest import tguest_modules
 from hvguest import GUEST_SHUTDOWN, stays_responsive
+from hvstats import hv_statistics
 from guest_end import HV_BROKEN, STOP, check_invariants
 
 # make test: three runs (2, 3 and 4 vCPUs) of 60,000 calls, about 6 s each
@@ -235,9 +236,7 @@ def alarm_wrap(t, smp):
     except TestFailure:
         # Interrupted at every entry, the guest never gets to print: the
         # statistics say how often the alarm fired meanwhile.
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
-        calls = q.expect(VMI_CALLS, timeout=30)
+        calls = hv_statistics(q, timeout=30).search(VMI_CALLS)
         t.check(False, f"the guest made no progress in 30 s after arming a periodic alarm of period 2^64-1 "
                        f"(its ticks taken at every entry); VMI calls:{calls.group(1)}")
     masked = int(q.expect(r"alarmwrap: ticks while masked ([0-9a-f]{8})\n", timeout=60).group(1), 16)

@@ -12,6 +12,7 @@ see Qemu.vga_screen() in tests/lib/vmitest.py.
 
 from vmitest import paths, test
 from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, quiet_console
+from hvstats import hv_statistics
 
 ATTR_GUEST = 0x07
 ATTR_HV = 0x0b
@@ -90,9 +91,7 @@ def vga_guest_console(t):
     t.check(not bad, f"ESC drawn on the VGA screen in rows {bad}")
 
     # The hypervisor's messages on the same screen, in their own colour.
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    q.expect(r"vmi-hv: counters: [^\n]*\n", timeout=30)
+    hv_statistics(q)
     q.send("\n")
     # On COM1 the statistics cut the prompt's row: the guest's next byte
     # shows it again (docs/CONSOLE.md, "The consoles"), then the new prompt.
