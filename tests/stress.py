@@ -40,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE  # noqa: E402
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, run_in_shell, shell_search  # noqa: E402
 from vmitest import Qemu, TestFailure, paths  # noqa: E402
 import stressng  # noqa: E402
 from hvstats import hv_statistics  # noqa: E402
@@ -102,13 +102,11 @@ def statistics(q, at_once=False):
 
 def cpu_times(q):
     """At the shell: each CPU's user+system time (USER_HZ ticks) from
-    /proc/stat, {cpu: ticks}.  The echoed command line has no "T-cpu0 "
-    (the sed makes it), so only the command's output matches."""
-    q.send("grep '^cpu[0-9]' /proc/stat | sed 's/^/T-/'; echo T-$((6*7))\n")
-    m = q.expect(r"\n((?:T-cpu\d+ [^\n]*\n)+)T-42\r?\n", timeout=60)
+    /proc/stat, {cpu: ticks}."""
+    out = run_in_shell(q, "grep '^cpu[0-9]' /proc/stat")
     q.expect(PROMPT, timeout=60)
     return {int(c): int(user) + int(system)
-            for c, user, _nice, system in re.findall(r"T-cpu(\d+) (\d+) (\d+) (\d+)", m.group(1))}
+            for c, user, _nice, system in re.findall(r"^cpu(\d+) (\d+) (\d+) (\d+)", out, re.M)}
 
 
 def settle(q, vcpus):
@@ -243,8 +241,7 @@ def native(args, workers, stressors, log):
 def expect_nproc(q, n, where):
     """At the shell: the guest counts n CPUs (TestFailure if not)."""
     q.expect(PROMPT, timeout=120)
-    q.send("echo CPUS=$(nproc)\n")
-    m = q.expect(r"\nCPUS=(\d+)\r?\n", timeout=60)
+    m = shell_search(q, "echo CPUS=$(nproc)", r"^CPUS=(\d+)$")
     q.expect(PROMPT, timeout=60)
     if int(m.group(1)) != n:
         raise TestFailure(f"the guest {where} counts {m.group(1)} CPUs (nproc), not {n}")

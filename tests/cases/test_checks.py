@@ -3,6 +3,7 @@ own checks the input that an earlier, weaker form of it accepted, and
 the input it must accept, on the host, without QEMU.  A check that can
 let a fault through is a test that cannot fail."""
 
+import contextlib
 import glob
 import os
 import re
@@ -12,6 +13,7 @@ import time
 from vmitest import Console, FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE
 from guest_end import AUDIT
+import hvguest
 import hvstats
 import verdicts
 
@@ -23,11 +25,22 @@ def console_of(t, text, fatal=None):
     return Console(proc, open(t.log_path, "a"), fatal=fatal, name="sh")
 
 
+@contextlib.contextmanager
+def printed(t, text, fatal=None):
+    """console_of(t, text, fatal), its process ended and log closed after."""
+    c = console_of(t, text, fatal)
+    try:
+        yield c
+    finally:
+        c.proc.kill()
+        c.proc.wait()
+        c.log.close()
+
+
 def expect_outcome(t, text, pattern, fatal=None):
     """expect(pattern) on a console that printed text (ending in END), once
     all of it is in the buffer: ("match", its text) or ("failure", why)."""
-    c = console_of(t, text, fatal)
-    try:
+    with printed(t, text, fatal) as c:
         deadline = time.monotonic() + 10
         while "END\n" not in c.output and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -35,10 +48,6 @@ def expect_outcome(t, text, pattern, fatal=None):
             return "match", c.expect(pattern, timeout=10).group(0)
         except TestFailure as e:
             return "failure", str(e)
-    finally:
-        c.proc.kill()
-        c.proc.wait()
-        c.log.close()
 
 
 @test("host-check-expect-fatal-before-match")
@@ -271,9 +280,8 @@ def host_check_statistics_report(t):
     read (both CPU lines) and parsed; a guest's line printed inside it
     stays for a later expect(), and no guest line is taken for the
     hypervisor's."""
-    c = console_of(t, STATS_REPORT)
-    c.cmd = ["-smp", "2"]
-    try:
+    with printed(t, STATS_REPORT) as c:
+        c.cmd = ["-smp", "2"]
         s = hvstats.read_statistics(c, timeout=10)
         t.check((s.up_ms, s.timer_irqs) == (3786, 777), f"header: {s.up_ms} ms, {s.timer_irqs} interrupts")
         t.check(s.counters["exits"] == 15002 and s.counters["denied_ports"] == 3, f"counters: {s.counters}")
@@ -286,7 +294,17 @@ def host_check_statistics_report(t):
         t.check("busy: done" not in s.text, "a guest line taken into the report")
         t.check(c.expect(r"\[guest2\] busy: done\n", timeout=5), "the guest's line inside the report was skipped")
         t.check(c.expect(r"after-report", timeout=5), "the line after the report")
-    finally:
-        c.proc.kill()
-        c.proc.wait()
-        c.log.close()
+
+
+@test("host-check-run-in-shell")
+def host_check_run_in_shell(t):
+    """hvguest.run_in_shell: the output between the sentinels, not the
+    typed line's echo (which has $((6*7)) where the output has 42); with
+    several guests, only the named guest's lines, unmarked."""
+    echo = "vmi-guest# echo SH-$((6*7))-BEGIN; grep cpu /proc/stat; echo SH-$((6*7))-END\n"
+    with printed(t, echo + "SH-42-BEGIN\ncpu0 1 2\ncpu1 3 4\nSH-42-END\nEND\n") as c:
+        out = hvguest.run_in_shell(c, "grep cpu /proc/stat", timeout=10)
+        t.check(out == "cpu0 1 2\ncpu1 3 4", f"one guest: {out!r}")
+    with printed(t, "[one] " + echo + "[one] SH-42-BEGIN\n[two] cpu9 9\n[one] cpu0 1 2\n[one] SH-42-END\nEND\n") as c:
+        m = hvguest.shell_search(c, "grep cpu /proc/stat", r"^cpu(\d+) (\d+) (\d+)$", timeout=10, guest="one")
+        t.check(m.groups() == ("0", "1", "2"), f"guest one of two: {m.group(0)!r}")

@@ -18,7 +18,8 @@ import time
 
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
+from hvguest import (GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console, run_in_shell,
+                     shell_search)
 from hvstats import hv_statistics
 from vmitest import MTTCG, paths, test
 
@@ -31,8 +32,7 @@ def count_cpus(t, q, label):
     CPUS=n,m differs from the typed command's echo (CPUS=$(nproc),...),
     so only the command's run can match it."""
     q.expect(PROMPT, timeout=300)
-    q.send("echo CPUS=$(nproc),$(grep -c ^processor /proc/cpuinfo)\n")
-    m = q.expect(r"\nCPUS=(\d+),(\d+)\r?\n", timeout=60)
+    m = shell_search(q, "echo CPUS=$(nproc),$(grep -c ^processor /proc/cpuinfo)", r"^CPUS=(\d+),(\d+)$")
     nproc, listed = int(m.group(1)), int(m.group(2))
     t.note(f"{label}: nproc {nproc}, /proc/cpuinfo lists {listed} processors")
     return nproc, listed
@@ -76,21 +76,20 @@ def expect_cpus(t, q, n, label):
     t.check(listed == n, f"/proc/cpuinfo lists {listed} processors, not {n}")
 
 
-def user_ticks(t, q, tag):
+def user_ticks(t, q):
     """At the shell: each CPU's user time (USER_HZ ticks) from /proc/stat."""
-    q.send(f"grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
-    m = q.expect(r"\n((?:%s-cpu\d+ [^\n]*\n)+)%s-42\r?\n" % (tag, tag), timeout=60)
-    return {int(c): int(u) for c, u in re.findall(r"%s-cpu(\d+) (\d+)" % tag, m.group(1))}
+    out = run_in_shell(q, "grep '^cpu[0-9]' /proc/stat")
+    return {int(c): int(u) for c, u in re.findall(r"^cpu(\d+) (\d+)", out, re.M)}
 
 
 def busy_both_cpus(t, q, label):
     """Two busy loops for 5 s: the user time of CPU 0 and CPU 1 must both
     advance, by at least half a second each (each vCPU's share of the
     host: about 2.5 s of the 5 on -smp 1)."""
-    before = user_ticks(t, q, "B")
+    before = user_ticks(t, q)
     q.send("(while :; do :; done) & (while :; do :; done) & sleep 5; kill %1 %2\n")
     q.expect(PROMPT, timeout=60)
-    after = user_ticks(t, q, "A")
+    after = user_ticks(t, q)
     grew = {c: after[c] - before.get(c, 0) for c in after}
     t.note(f"{label}: user ticks in 5 s of two busy loops, per CPU: {grew}")
     for cpu in (0, 1):
@@ -135,15 +134,14 @@ STEAL_WINDOW_S = 8
 STEAL_SHARE_RANGE = (0.30, 0.70)
 
 
-def cpu_stat(t, q, tag):
+def cpu_stat(t, q):
     """At the shell: the guest's uptime (its REAL time, seconds) and each
     CPU's /proc/stat values, {cpu: [user, nice, system, idle, iowait,
     irq, softirq, steal, guest, guest_nice]} in USER_HZ (100) ticks."""
-    q.send(f"echo {tag}-up $(cut -d' ' -f1 /proc/uptime); grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; "
-           f"echo {tag}-$((6*7))\n")
-    m = q.expect(r"\n%s-up ([\d.]+)\r?\n((?:%s-cpu\d+ [^\n]*\n)+)%s-42\r?\n" % (tag, tag, tag), timeout=60)
+    m = shell_search(q, "echo up $(cut -d' ' -f1 /proc/uptime); grep '^cpu[0-9]' /proc/stat",
+                     r"^up ([\d.]+)\n((?:cpu\d+ [^\n]*\n?)+)")
     return float(m.group(1)), {int(c): [int(v) for v in vals.split()]
-                               for c, vals in re.findall(r"%s-cpu(\d+) ([\d ]+)" % tag, m.group(2))}
+                               for c, vals in re.findall(r"^cpu(\d+) ([\d ]+)", m.group(2), re.M)}
 
 
 def hv_stolen(q, vcpus):
@@ -159,10 +157,10 @@ def steal_window(t, q, seconds, label):
     vCPU over the same window (Ctrl-] s before and after).  Returns
     {cpu: (steal share, STOLEN share, user ticks)}."""
     hv_before = hv_stolen(q, 4)
-    t0, before = cpu_stat(t, q, "B")
+    t0, before = cpu_stat(t, q)
     q.send(f"sleep {seconds}\n")
     q.expect(PROMPT, timeout=60)
-    t1, after = cpu_stat(t, q, "A")
+    t1, after = cpu_stat(t, q)
     hv_after = hv_stolen(q, 4)
     elapsed = t1 - t0
     found, summed = {}, {}
@@ -275,17 +273,16 @@ RUNTIME_WINDOW_S = 6
 RUNTIME_ABOVE, RUNTIME_BELOW = 0.03, 0.15
 
 
-def runtime_sample(t, q, tag, cpu):
+def runtime_sample(t, q, cpu):
     """At the shell: (uptime s, CPU cpu's /proc/stat steal ticks, the
     se.sum_exec_runtime ms of the processes $M and $N, /proc/PID/sched),
     read by one command, adjacent, so that the three share one instant
     (two commands put a typing latency that varies with the host's load
     between the uptime and the runtimes)."""
-    q.send(f"echo {tag}-up $(cut -d' ' -f1 /proc/uptime) "
-           f"$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched); "
-           f"grep '^cpu{cpu} ' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
-    m = q.expect(r"\n%s-up ([\d.]+) ([\d.]+) ([\d.]+)\r?\n%s-cpu%d ([\d ]+)\r?\n%s-42\r?\n"
-                 % (tag, tag, cpu, tag), timeout=60)
+    m = shell_search(q, "echo up $(cut -d' ' -f1 /proc/uptime) "
+                     "$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched); "
+                     f"grep '^cpu{cpu} ' /proc/stat",
+                     r"^up ([\d.]+) ([\d.]+) ([\d.]+)\ncpu%d ([\d ]+)$" % cpu)
     return float(m.group(1)), int(m.group(4).split()[7]), (float(m.group(2)), float(m.group(3)))
 
 
@@ -318,10 +315,10 @@ def hv_smp_linux_2_steal_runtime(t):
         stolen = hv_stolen(q, 2)
         t.note(f"CPU {cpu} measured: the hypervisor's STOLEN totals so far: "
                + ", ".join(f"vcpu {v} {s} of {r} ms" for v, (s, r) in sorted(stolen.items())))
-        up0, steal0, run0 = runtime_sample(t, q, f"B{cpu}", cpu)
+        up0, steal0, run0 = runtime_sample(t, q, cpu)
         q.send(f"sleep {RUNTIME_WINDOW_S}\n")
         q.expect(PROMPT, timeout=60)
-        up1, steal1, run1 = runtime_sample(t, q, f"A{cpu}", cpu)
+        up1, steal1, run1 = runtime_sample(t, q, cpu)
         q.send("kill $M $N $C; wait\n")
         q.expect(PROMPT, timeout=60)
         elapsed = up1 - up0
@@ -514,10 +511,9 @@ def hv_smp_linux_reboot_twice_halt(t):
     t.check("guest stopped" not in q.output, "a 'guest stopped' line")
 
 
-def online_cpus(q, tag):
+def online_cpus(q):
     """At the shell: the kernel's online CPU list (e.g. 0-1)."""
-    q.send(f"echo {tag}=$(cat /sys/devices/system/cpu/online)\n")
-    return q.expect(r"\n%s=(\S+)\r?\n" % tag, timeout=60).group(1)
+    return shell_search(q, "cat /sys/devices/system/cpu/online", r"^(\S+)$").group(1)
 
 
 def cpu1_round_trip(t, smp):
@@ -529,9 +525,9 @@ def cpu1_round_trip(t, smp):
     for n in (1, 2):
         q.send("echo 0 > /sys/devices/system/cpu/cpu1/online\n")
         m = q.expect(r"vmi-hv: vcpu 1: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: ([^\n]*)\n", timeout=60)
-        t.check(online_cpus(q, f"OFF{n}") == "0", f"round {n}: cpu1 still online after 'echo 0'")
+        t.check(online_cpus(q) == "0", f"round {n}: cpu1 still online after 'echo 0'")
         q.send("echo 1 > /sys/devices/system/cpu/cpu1/online\n")
-        on = online_cpus(q, f"ON{n}")
+        on = online_cpus(q)
         t.check(on == "0-1", f"round {n}: online CPUs after 'echo 1' are {on}, not 0-1")
         t.check(m.group(1).startswith("parked"), f"round {n}: the hypervisor said '{m.group(1)}' of the offline vCPU")
     q.send("taskset -c 1 sh -c 'echo RAN-ON-$(cut -d\" \" -f39 /proc/self/stat)'\n")
@@ -555,10 +551,9 @@ def hv_smp_linux_2_hotplug_smp2(t):
 def smp_boot_seconds(t, q):
     """At the shell: the kernel's time from 'smp: Bringing up secondary
     CPUs' to 'smp: Brought up' (its printk timestamps)."""
-    q.send("dmesg | grep -E 'smp: Br(inging|ought) up' | sed 's/^/SMPLOG /'; echo SMPLOG-$((6*7))\n")
-    m = q.expect(r"\n((?:SMPLOG [^\n]*\n)+)SMPLOG-42\r?\n", timeout=60)
-    stamps = [float(s) for s in re.findall(r"SMPLOG \[\s*([0-9.]+)\]", m.group(1))]
-    t.check(len(stamps) == 2, f"dmesg's two smp: lines not found in {m.group(1)!r}")
+    out = run_in_shell(q, "dmesg | grep -E 'smp: Br(inging|ought) up'")
+    stamps = [float(s) for s in re.findall(r"^\[\s*([0-9.]+)\] smp: Br", out, re.M)]
+    t.check(len(stamps) == 2, f"dmesg's two smp: lines not found in {out!r}")
     return stamps[-1] - stamps[0] if len(stamps) == 2 else 0.0
 
 

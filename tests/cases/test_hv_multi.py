@@ -11,7 +11,7 @@ import time
 from guest_config import describe, guest_config
 from vmitest import paths, test
 from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, GUEST_SHUTDOWN, MARKER, REGS, SERIAL_CMDLINE,
-                     stays_responsive)
+                     shell_search, stays_responsive)
 from guest_end import FRAMES
 from hvstats import hv_statistics
 from multiguest import MTTCG, end_both, expect_all, give_console, prompt
@@ -490,8 +490,7 @@ def hv_multi_steal_no_backlog(t):
     steal_ms = {}
     for n, name in ((1, "one"), (2, "two")):
         give_console(q, n, name)
-        q.send("echo \"steal-now: $(head -1 /proc/stat)\"\n")
-        m = q.expect(r"\[%s\] steal-now: cpu +([\d ]+)\n" % name, timeout=120)
+        m = shell_search(q, "head -1 /proc/stat", r"^cpu +([\d ]+)$", timeout=120, guest=name)
         steal_ms[name] = int(m.group(1).split()[7]) * 10     # USER_HZ ticks
     after = Sample(t, q)
     for name in ("one", "two"):

@@ -207,6 +207,31 @@ def boot_hv(t, hv_args="", guest_args=SERIAL_CMDLINE, fatal=GUEST_FATAL, memory=
     return q
 
 
+def run_in_shell(q, cmd, timeout=60, guest=None):
+    """cmd typed at the guest's shell: the lines it printed (one string,
+    no carriage returns), read between two sentinels the shell prints
+    around it.  The typed line's echo has $((6*7)) where the output has 42,
+    so only the run matches.  guest: the name of one of several guests,
+    whose lines are marked "[name] "; only its lines are kept, unmarked.
+    Does not wait for the prompt after."""
+    mark = re.escape(f"[{guest}] ") if guest else ""
+    q.send(f"echo SH-$((6*7))-BEGIN; {cmd}; echo SH-$((6*7))-END\n")
+    m = q.expect(rf"(?s)\n{mark}SH-42-BEGIN\n(.*?)(?<=\n){mark}SH-42-END\n", timeout=timeout)
+    if not guest:
+        return m.group(1).rstrip("\n")
+    return "\n".join(re.findall(rf"^{mark}([^\n]*)", m.group(1), re.M))
+
+
+def shell_search(q, cmd, pattern, timeout=60, guest=None):
+    """run_in_shell, then the match of pattern (re.M) in its output;
+    TestFailure when the output has none."""
+    out = run_in_shell(q, cmd, timeout, guest)
+    m = re.search(pattern, out, re.M)
+    if not m:
+        raise TestFailure(f"`{cmd}` printed no /{pattern}/: {out!r}")
+    return m
+
+
 def program_lines(t, q, label, program, first_line):
     """At the shell: run a comparison program (ring3cmp, sigretcmp) into a
     file (the kernel's own lines about its signals stay off the console),
@@ -219,11 +244,9 @@ def program_lines(t, q, label, program, first_line):
     m = q.expect(rf"{name}-rc=(\d+)\n", timeout=600)
     t.check(m.group(1) == "0", f"{label}: {name} exited {m.group(1)}")
     q.expect(PROMPT, timeout=60)
-    q.send(f"cat /tmp/{name}.txt; echo {name}-end\n")
-    m = q.expect(rf"(?s)\n({first_line}.*?)\n{name}-end\n", timeout=120)
-    lines = m.group(1).split("\n")
+    m = shell_search(q, f"cat /tmp/{name}.txt", rf"(?s)^{first_line}.*", timeout=120)
+    lines = m.group(0).split("\n")
     q.expect(PROMPT, timeout=60)
-    q.send("echo still-here-$((6 * 7))\n")
-    q.expect(r"still-here-42", timeout=60)
+    shell_search(q, "echo still-here", r"^still-here$")
     t.check(lines[-1].startswith(f"{tag} done cases="), f"{label}: no end line: {lines[-3:]}")
     return lines
