@@ -12,11 +12,10 @@ variable after each sleep.  The hypervisor's WriteGDTEntry count (Ctrl-]
 s, before and after) grows by fewer than one per five sleeps (the fork,
 exec and exit of the program write a few), and the variable held."""
 
-from vmitest import FATAL_PATTERNS, test
-from hvguest import PROMPT, boot_hv, quiet_console
+from vmitest import test
+from hvguest import GUEST_BROKEN as FATAL, PROMPT, boot_hv, quiet_console
 from hvstats import hv_statistics
 
-FATAL = [*FATAL_PATTERNS, r"vmi-hv: guest stopped: [^\n]*", r"BUG: [^\n]*", r"Oops: [^\n]*"]
 SLEEPS = 200
 
 

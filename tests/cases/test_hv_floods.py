@@ -23,11 +23,11 @@ window; the figures are printed.  The hostile suite runs the flood cases themsel
 import re
 import statistics
 
-from vmitest import FATAL_PATTERNS, paths, test
+from vmitest import paths, test
 from testguest import tguest_modules
 from guest_end import HV_BROKEN, check_invariants
 from hvstats import hv_statistics
-from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
+from hvguest import GUEST_BROKEN, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
 
 WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
 # 8 ns of machine time per instruction; no sleeping when every vCPU
@@ -104,11 +104,10 @@ def hv_fpexcept_vs_native(t):
     across a system call, SSE and integer divide by zero, each in its own
     child; the outputs are identical line by line, SIGFPE with the
     exception's code where natively (CR0.NE: #MF, not the lost IRQ13)."""
-    fatal = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*", r"Kernel panic[^\n]*"]
-    native = boot_native(t, fatal=fatal)
+    native = boot_native(t, fatal=GUEST_BROKEN)
     native_lines = program_lines(t, native, "native", "/tests/fpexcept", "FPEXCEPT start")
     native.kill()
-    q = boot_hv(t, fatal=fatal)
+    q = boot_hv(t, fatal=GUEST_BROKEN)
     quiet_console(q)
     hv_lines = program_lines(t, q, "vmi-hv", "/tests/fpexcept", "FPEXCEPT start")
     t.check(any("x87 divide by zero unmasked: SIGFPE code 3" == line for line in native_lines),

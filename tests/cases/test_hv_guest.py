@@ -15,11 +15,11 @@ prints statistics (the uptime grows), 'q' exits with status 13
 
 import re
 
-from vmitest import FATAL_PATTERNS, ExpectTimeout, paths, test
+from vmitest import ExpectTimeout, paths, test
 from testguest import tguest_modules
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
                      HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
-from guest_end import audits
+from guest_end import HV_BROKEN, audits
 from hvstats import hv_statistics
 
 
@@ -285,9 +285,6 @@ FUZZ_SEEDS = range(1, 33)
 # and a GetGDT).
 FUZZ_WELL_FORMED = 300
 FUZZ_SETUP_CALLS = 2
-# The hypervisor hurt: its own exception, double fault or panic, or a stop
-# reason that blames the hypervisor.  (A reset ends QEMU: -no-reboot.)
-HV_BROKEN = [*FATAL_PATTERNS, *(r"vmi-hv: guest stopped: " + r + r"[^\n]*" for r in HV_FAULT_STOPS)]
 # At least this many VMI calls per run, and in all (Init, GetGDT, the
 # well-formed calls, then at least one garbage call).
 FUZZ_MIN_CALLS = FUZZ_SETUP_CALLS + FUZZ_WELL_FORMED + 1

@@ -15,11 +15,11 @@ import os
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_REBOOT, MARKER, REGS, stays_responsive
+from hvguest import GUEST_REBOOT, GUEST_STOPPED_LINE, KERNEL_BROKEN, MARKER, REGS, stays_responsive
 from hvstats import hv_statistics
 
 # Fatal for every test here: the guest dying its own way instead.
-FATAL = [*FATAL_PATTERNS, r"BUG: [^\n]*", r"Oops: [^\n]*",
+FATAL = [*FATAL_PATTERNS, *KERNEL_BROKEN,
          r"vmi_selftest: [^\n]*the hypervisor let the guest go on"]
 
 
@@ -53,7 +53,7 @@ def linux_proc_vmi_info(t):
     the MMU calls; the hypervisor's own count of each call (Ctrl-] s,
     taken afterwards) is at least the guest's.  The guest counts its calls
     only with vmi_count_calls (its sites then call counting wrappers)."""
-    q = boot(t, "vmi_count_calls", FATAL + [r"vmi-hv: guest stopped: [^\n]*"])
+    q = boot(t, "vmi_count_calls", FATAL + [GUEST_STOPPED_LINE])
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
     q.expect(r"vmi-guest# ", timeout=60)

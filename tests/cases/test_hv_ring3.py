@@ -15,12 +15,11 @@ import shutil
 import subprocess
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
+from hvguest import (GUEST_BROKEN, GUEST_REBOOT, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
                      program_lines, quiet_console)
 from hvstats import hv_statistics
 
-FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
-         r"Kernel panic[^\n]*"]
+FATAL = GUEST_BROKEN
 
 
 def ring3_lines(t, q, label):

@@ -19,6 +19,8 @@ AUDIT = r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+)
 FRAMES = r"vmi-hv: machine frames free: (\d+) after guest (\S+)'s end \((\d+) before the guests ran\)"
 BEFORE = r"vmi-hv: machine frames free before the guests run: (\d+)"
 STOP = r"vmi-hv: guest stopped: ([^\n]*)"
+# The hypervisor hurt: its own exception, double fault or panic, or a stop
+# reason that blames the hypervisor.  (A reset ends QEMU: -no-reboot.)
 HV_BROKEN = [*FATAL_PATTERNS, *(r"vmi-hv: guest stopped: " + r + r"[^\n]*" for r in HV_FAULT_STOPS)]
 
 

@@ -28,6 +28,11 @@ REGS = r"eax=[0-9a-f]{8} ebx=[0-9a-f]{8} ecx=[0-9a-f]{8} edx=[0-9a-f]{8}"
 # the hypervisor's own deaths are vmitest.FATAL_PATTERNS (one definition).
 GUEST_STOPPED_LINE = r"vmi-hv: guest stopped: ([^\n]*)"
 GUEST_FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE]
+# The guest kernel's own reports of a fault in itself (any panic, not only
+# the "not syncing" one of FATAL_PATTERNS).
+KERNEL_BROKEN = [r"BUG: [^\n]*", r"Oops: [^\n]*", r"Kernel panic[^\n]*"]
+# A test whose guest must run on unharmed: any of the above.
+GUEST_BROKEN = [*GUEST_FATAL, *KERNEL_BROKEN]
 
 # Stop reasons (the text after "vmi-hv: guest stopped: ") that blame the
 # hypervisor, not the guest: hv/vcpu/vcpu.c stops the guest with these when the
