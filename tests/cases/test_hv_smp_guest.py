@@ -9,6 +9,7 @@ from vmitest import MTTCG, accel_for, paths, test
 from testguest import tguest_modules
 from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
 from guest_end import HV_BROKEN, check_invariants, ends_powered_off
+from hvstats import hv_statistics
 
 
 
