@@ -17,8 +17,8 @@ import re
 
 from vmitest import ExpectTimeout, paths, test
 from testguest import tguest_modules
-from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
-                     HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
+from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_STOPPED_LINE, HV_FAULT_STOPS,
+                    LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, stays_responsive)
 from guest_end import HV_BROKEN, audits
 from hvstats import hv_statistics
 
@@ -111,9 +111,7 @@ def tguest_vmi_init(t):
     q.expect(r"tguest: SetPxELong returned eax ffffffda edx ffffffff\n", timeout=30)
     q.expect(r"vmi-hv: guest powered off: the guest called Shutdown\n", timeout=30)
     q.expect(r"vmi-hv: VMI calls with no code answered unsupported: 1\n", timeout=30)
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
+    ends_cleanly(t, q, timeout=30)
 
 
 @test("hv-tguest-trapped-after-activation")
@@ -129,8 +127,7 @@ def tguest_trapped_after_activation(t):
     m = q.expect(r"vmi-hv: privileged instructions trapped after activation: (\d+)\n", timeout=30)
     t.note(m.group(0).strip())
     t.check(m.group(1) == "3", f"privileged instructions trapped after activation: {m.group(1)}, expected 3")
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
+    ends_cleanly(t, q, timeout=30)
 
 
 def guest_end(t, q):
@@ -316,9 +313,7 @@ def fuzz_one(t, seed):
         if not m.group(0).startswith("vmi-hv: guest powered off"):
             q.expect(r"vmi-hv: guest powered off", timeout=30)
         calls = int(q.expect(COUNTERS, timeout=30).group(1))
-        status = q.wait_exit(timeout=30)
-        t.check(status == GUEST_SHUTDOWN,
-                f"seed {seed}: exit status {status} after shutdown, expected {GUEST_SHUTDOWN}")
+        ends_cleanly(t, q, f"seed {seed} after shutdown", timeout=30)
         return calls, f"{garbage} garbage calls, then shut down"
     else:
         reason = m.group(1)

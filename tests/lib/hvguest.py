@@ -138,6 +138,17 @@ def reboot_ends_run(t, q):
     t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
 
 
+def ends_cleanly(t, q, what="the run", status=None, timeout=60):
+    """The run ends by itself with QEMU's status (by default the guests'
+    power-off, GUEST_SHUTDOWN) and no guest was stopped on the way.
+    Returns the status."""
+    expected = GUEST_SHUTDOWN if status is None else status
+    got = q.wait_exit(timeout=timeout)
+    t.check(got == expected, f"{what}: exit status {got}, expected {expected}")
+    t.check("guest stopped" not in q.output, f"{what}: a guest was stopped")
+    return got
+
+
 def stays_responsive(t, q):
     """After a guest stop: statistics on 's' (twice, the uptime moves),
     then 'q' exits with the guest-stopped status."""
