@@ -40,10 +40,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, run_in_shell, shell_search  # noqa: E402
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, shell_search  # noqa: E402
 from vmitest import Qemu, TestFailure, paths  # noqa: E402
 import stressng  # noqa: E402
 from hvstats import hv_statistics  # noqa: E402
+from procstat import SYSTEM, USER, read_stat  # noqa: E402
 
 # Page-table notifications by VMI call name, as "VMI calls:" prints them.
 PT_CALLS = ["AllocatePage", "ReleasePage", "SetPxE", "SwapPxE", "TestAndSetPxEBit",
@@ -103,10 +104,9 @@ def statistics(q, at_once=False):
 def cpu_times(q):
     """At the shell: each CPU's user+system time (USER_HZ ticks) from
     /proc/stat, {cpu: ticks}."""
-    out = run_in_shell(q, "grep '^cpu[0-9]' /proc/stat")
+    r = read_stat(q)
     q.expect(PROMPT, timeout=60)
-    return {int(c): int(user) + int(system)
-            for c, user, _nice, system in re.findall(r"^cpu(\d+) (\d+) (\d+) (\d+)", out, re.M)}
+    return {int(name[3:]): cols[USER] + cols[SYSTEM] for name, cols in r.stat.items()}
 
 
 def settle(q, vcpus):

@@ -19,8 +19,9 @@ import time
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
 from hvguest import (GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, ends_cleanly, hv_modules, quiet_console,
-                    run_in_shell, shell_search)
+                     run_in_shell, shell_search)
 from hvstats import hv_statistics
+from procstat import IDLE, IOWAIT, STEAL, USER, Window, parse_window, read_stat, window_cmd
 from vmitest import MTTCG, paths, test
 
 # A CPU-bound process, to run pinned with busybox taskset.
@@ -78,8 +79,7 @@ def expect_cpus(t, q, n, label):
 
 def user_ticks(t, q):
     """At the shell: each CPU's user time (USER_HZ ticks) from /proc/stat."""
-    out = run_in_shell(q, "grep '^cpu[0-9]' /proc/stat")
-    return {int(c): int(u) for c, u in re.findall(r"^cpu(\d+) (\d+)", out, re.M)}
+    return {int(name[3:]): cols[USER] for name, cols in read_stat(q).stat.items()}
 
 
 def busy_both_cpus(t, q, label):
@@ -134,16 +134,6 @@ STEAL_WINDOW_S = 8
 STEAL_SHARE_RANGE = (0.30, 0.70)
 
 
-def cpu_stat(t, q):
-    """At the shell: the guest's uptime (its REAL time, seconds) and each
-    CPU's /proc/stat values, {cpu: [user, nice, system, idle, iowait,
-    irq, softirq, steal, guest, guest_nice]} in USER_HZ (100) ticks."""
-    m = shell_search(q, "echo up $(cut -d' ' -f1 /proc/uptime); grep '^cpu[0-9]' /proc/stat",
-                     r"^up ([\d.]+)\n((?:cpu\d+ [^\n]*\n?)+)")
-    return float(m.group(1)), {int(c): [int(v) for v in vals.split()]
-                               for c, vals in re.findall(r"^cpu(\d+) ([\d ]+)", m.group(2), re.M)}
-
-
 def hv_stolen(q, vcpus):
     """Ctrl-] s: per vCPU of guest 1, (stolen ms, real ms)."""
     s = hv_statistics(q)
@@ -157,23 +147,22 @@ def steal_window(t, q, seconds, label):
     vCPU over the same window (Ctrl-] s before and after).  Returns
     {cpu: (steal share, STOLEN share, user ticks)}."""
     hv_before = hv_stolen(q, 4)
-    t0, before = cpu_stat(t, q)
+    before = read_stat(q)
     q.send(f"sleep {seconds}\n")
     q.expect(PROMPT, timeout=60)
-    t1, after = cpu_stat(t, q)
+    w = Window(before, read_stat(q))
     hv_after = hv_stolen(q, 4)
-    elapsed = t1 - t0
+    elapsed = w.elapsed
     found, summed = {}, {}
     for cpu in range(4):
-        d = [a - b for a, b in zip(after.get(cpu, []), before.get(cpu, []))]
-        steal = d[7] if len(d) >= 8 else 0
+        d = w.delta(f"cpu{cpu}")
+        steal = d[STEAL] if len(d) > STEAL else 0
         # The brief's sum of the columns (guest and guest_nice, the 9th
         # and 10th, are counted in user already), printed beside it.
         summed[cpu] = steal / sum(d[:8]) if sum(d[:8]) else 0
         stolen_ms = hv_after[cpu][0] - hv_before[cpu][0]
         real_ms = hv_after[cpu][1] - hv_before[cpu][1]
-        found[cpu] = (steal / (elapsed * 100) if elapsed > 0 else 0, stolen_ms / real_ms if real_ms else 0,
-                      d[0] if d else 0)
+        found[cpu] = (w.share(STEAL, f"cpu{cpu}"), stolen_ms / real_ms if real_ms else 0, d[USER] if d else 0)
     t.note("%s: steal per CPU in the guest's /proc/stat over %.2f s of its uptime: %s" % (
         label, elapsed, ", ".join(f"cpu{c} {s:.1%}" for c, (s, _, _) in found.items())))
     t.note("%s: the same steal as a share of the CPU's /proc/stat columns summed (ticks lost to waits leave "
@@ -279,11 +268,9 @@ def runtime_sample(t, q, cpu):
     read by one command, adjacent, so that the three share one instant
     (two commands put a typing latency that varies with the host's load
     between the uptime and the runtimes)."""
-    m = shell_search(q, "echo up $(cut -d' ' -f1 /proc/uptime) "
-                     "$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched); "
-                     f"grep '^cpu{cpu} ' /proc/stat",
-                     r"^up ([\d.]+) ([\d.]+) ([\d.]+)\ncpu%d ([\d ]+)$" % cpu)
-    return float(m.group(1)), int(m.group(4).split()[7]), (float(m.group(2)), float(m.group(3)))
+    r = read_stat(q, f"cpu{cpu} ", "$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched)")
+    t.check(len(r.extra) == 2, f"the two loops' runtimes: {r.extra}")
+    return r.uptime, r.stat[f"cpu{cpu}"][STEAL], tuple(float(x) for x in r.extra)
 
 
 @test("hv-smp-linux-2-steal-runtime", alone="steal and runtime shares of vCPUs that take turns")
@@ -362,11 +349,10 @@ PAR_ITERATIONS = 50000
 # Typed once at each machine's shell: w, a process's work, and par, the
 # workload (typed as "par" each round: the long definition's typing, 10 ms
 # a character, stays out of the host's window).
-PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() { a=$(head -1 /proc/stat); "
-              "s=$(cut -d' ' -f1 /proc/uptime); echo par-go; w & w & wait; e=$(cut -d' ' -f1 /proc/uptime); "
-              "b=$(head -1 /proc/stat); echo \"par-work: $s $e | $a | $b\"; }\n" % PAR_ITERATIONS)
+PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() { %s; }\n"
+              % (PAR_ITERATIONS, window_cmd("echo par-go; w & w & wait")))
 PAR_GO = r"\npar-go(?=\r?\n)"
-PAR_DONE = r"\npar-work: ([\d.]+) ([\d.]+) \| cpu +([\d ]+)\| cpu +([\d ]+)\r?\n"
+PAR_DONE = r"\nW1 cpu [^\n]*\n"
 SPEEDUP_ROUNDS = 5
 # The speed target (docs/SMP.md, "Concurrent vCPUs") is printed beside
 # the median, not asserted: a timed threshold at the figure the design
@@ -399,18 +385,18 @@ def par_work(t, q, vcpus):
     was steal or idle meanwhile, how many host CPUs QEMU had (its
     process's CPU time over the host's time), and the share that was steal
     alone."""
+    start = len(q.output)
     q.send("par\n")
     q.expect(PAR_GO, timeout=60)
     cpu0, t0 = qemu_cpu_seconds(q), time.monotonic()
-    m = q.expect(PAR_DONE, timeout=120)
+    q.expect(PAR_DONE, timeout=120)
     cpu1, t1 = qemu_cpu_seconds(q), time.monotonic()
     q.expect(PROMPT, timeout=60)
-    elapsed = float(m.group(2)) - float(m.group(1))
-    d = [int(a) - int(b) for a, b in zip(m.group(4).split(), m.group(3).split())]
-    waiting = d[3] + d[4] + d[7]            # idle, iowait, steal
-    ticks = elapsed * 100 * vcpus
-    return (elapsed, waiting / ticks if elapsed > 0 else 1, (cpu1 - cpu0) / (t1 - t0),
-            d[7] / ticks if elapsed > 0 else 1)
+    w = parse_window(q.output[start:q.cursor])
+    if w.elapsed <= 0:
+        return w.elapsed, 1, (cpu1 - cpu0) / (t1 - t0), 1
+    waiting = sum(w.share(c, cpus=vcpus) for c in (IDLE, IOWAIT, STEAL))
+    return w.elapsed, waiting, (cpu1 - cpu0) / (t1 - t0), w.share(STEAL, cpus=vcpus)
 
 
 @test("bench-smp-guest-speedup", bench=True)

@@ -18,7 +18,7 @@ import re
 from vmitest import ExpectTimeout, paths, test
 from testguest import tguest_modules
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_STOPPED_LINE, HV_FAULT_STOPS,
-                    LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, stays_responsive)
+                     LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, stays_responsive)
 from guest_end import HV_BROKEN, audits
 from hvstats import hv_statistics
 

@@ -11,9 +11,11 @@ import time
 from guest_config import describe, guest_config
 from vmitest import paths, test
 from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, MARKER, REGS, SERIAL_CMDLINE, ends_cleanly,
-                    shell_search, stays_responsive)
+                     shell_output, shell_search, shell_start, stays_responsive)
 from guest_end import FRAMES
 from hvstats import hv_statistics
+from procstat import STEAL, USER_HZ, parse_window, window_cmd
+from vgascreen import vga_has
 from multiguest import MTTCG, end_both, expect_all, give_console, prompt
 from benchwork import (QUIET_SPREAD, WORK_CS, capacity_machines, capacity_note, host_capacity, median_of, spread, work,
                        work_initrd, work_machine)
@@ -182,17 +184,6 @@ def hv_multi_reboot_poweroff(t):
         t.check(after == before, f"machine frames free {after} after both ended, {before} before the guests ran")
 
 
-def vga_has(q, word, timeout=30):
-    """Whether the VGA screen shows word, waiting a little for it."""
-    end = time.monotonic() + timeout
-    while True:
-        if any(word in row for row in q.vga_text()):
-            return True
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.5)
-
-
 @test("hv-multi-vga-focus")
 def hv_multi_vga_focus(t):
     """Each guest has a VGA screen of its own, and the VGA shows the one
@@ -333,29 +324,21 @@ def steal_cmd(printk_probe=True):
     # The runtime read beside the uptime and /proc/stat, before the probe's
     # pipeline: a pipeline between them shifts the runtime window by a
     # latency that grows with the host's load.
-    return (k + "a=$(head -1 /proc/stat); t0=$(cut -d' ' -f1 /proc/uptime); r0=$(r); k0=$(k); sleep %d; "
-            "b=$(head -1 /proc/stat); t1=$(cut -d' ' -f1 /proc/uptime); r1=$(r); k1=$(k); "
-            "echo \"steal-window: $t0 $t1 $k0 $k1 $r0 $r1 | $a | $b\"\n" % WINDOW_S)
-STEAL_LINE = (r"\[%s\] steal-window: ([\d.]+) ([\d.]+) ([\d.]+) ([\d.]+) (\d+) (\d+) "
-              r"\| cpu +([\d ]+)\| cpu +([\d ]+)\n")
+    return k + window_cmd(f"sleep {WINDOW_S}", extra="$(r) $(k)")
 
 
 def start_steal_window(q, n, name, printk_probe=True):
     give_console(q, n, name)
-    q.send(steal_cmd(printk_probe))
+    shell_start(q, steal_cmd(printk_probe))
 
 
 def guest_window(t, q, name):
     """Over the guest's window, as shares of its elapsed (REAL) time: what
     its own /proc/stat counted as steal, by how much its sched_clock
     (printk time) fell behind, and the busy loop's runtime."""
-    m = q.expect(STEAL_LINE % re.escape(name), timeout=120)
-    t0, t1, k0, k1 = (float(m.group(i)) for i in range(1, 5))
-    r0, r1 = int(m.group(5)), int(m.group(6))
-    before, after = m.group(7).split(), m.group(8).split()
-    steal = int(after[7]) - int(before[7])
-    elapsed = t1 - t0
-    return steal / (elapsed * 100), 1 - (k1 - k0) / elapsed, (r1 - r0) / (elapsed * 100)
+    w = parse_window(shell_output(q, timeout=120, guest=name))
+    (r0, k0), (r1, k1) = ((int(r), float(k)) for r, k in (w.before.extra, w.after.extra))
+    return w.share(STEAL), 1 - (k1 - k0) / w.elapsed, (r1 - r0) / (w.elapsed * USER_HZ)
 
 
 def guest_windows(t, q, names):

@@ -230,8 +230,19 @@ def run_in_shell(q, cmd, timeout=60, guest=None):
     so only the run matches.  guest: the name of one of several guests,
     whose lines are marked "[name] "; only its lines are kept, unmarked.
     Does not wait for the prompt after."""
-    mark = re.escape(f"[{guest}] ") if guest else ""
+    shell_start(q, cmd)
+    return shell_output(q, timeout, guest)
+
+
+def shell_start(q, cmd):
+    """run_in_shell in two steps: type the command (several guests may
+    run theirs at once) ..."""
     q.send(f"echo SH-$((6*7))-BEGIN; {cmd}; echo SH-$((6*7))-END\n")
+
+
+def shell_output(q, timeout=60, guest=None):
+    """... and read its output, from expect()'s cursor on."""
+    mark = re.escape(f"[{guest}] ") if guest else ""
     m = q.expect(rf"(?s)\n{mark}SH-42-BEGIN\n(.*?)(?<=\n){mark}SH-42-END\n", timeout=timeout)
     if not guest:
         return m.group(1).rstrip("\n")
