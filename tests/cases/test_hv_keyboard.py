@@ -16,6 +16,7 @@ import re
 from vmitest import TestFailure, paths, test
 from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
 from hvstats import hv_statistics, read_statistics
+from vgascreen import save_screen, show
 
 KBD_READY = r"vmi-hv: PS/2 keyboard on IRQ 1 \(US layout\)"
 NO_KBD = r"vmi-hv: no PS/2 keyboard \([^\n]*\): console input on the serial port only"
@@ -48,17 +49,6 @@ def sendkey(q, keys):
     out = q.monitor_command(f"sendkey {keys}").strip()
     if out:
         raise TestFailure(f"sendkey {keys}: the monitor said {out!r}")
-
-
-def show(lines):
-    return "\n".join(f"  |{s}" for s in lines)
-
-
-def save_screen(t, q, what):
-    lines = q.vga_text()
-    with open(t.log_path[:-4] + f".screen-{what}.txt", "w") as f:
-        f.write(show(lines) + "\n")
-    return lines
 
 
 @test("hv-keyboard-iso")
