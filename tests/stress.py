@@ -40,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, shell_search  # noqa: E402
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, shell_search  # noqa: E402
 from vmitest import Qemu, TestFailure, paths  # noqa: E402
 import stressng  # noqa: E402
 from hvstats import hv_statistics  # noqa: E402
@@ -295,7 +295,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     started = time.monotonic()
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.STRESS_INITRD}"
+    module = hv_modules(SERIAL_CMDLINE, paths.STRESS_INITRD)
     log = os.path.join(args.out, "stress-serial.log")
     hv_args = f"audit={args.audit}" + (" strict_pt=on" if args.strict else "")
     if args.vcpus > 1:

@@ -18,7 +18,7 @@ import re
 from vmitest import ExpectTimeout, paths, test
 from testguest import tguest_modules
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_STOPPED_LINE, HV_FAULT_STOPS,
-                     LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, stays_responsive)
+                     LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, hv_modules, stays_responsive)
 from guest_end import HV_BROKEN, audits
 from hvstats import hv_statistics
 
@@ -229,7 +229,7 @@ def guest_sanity_vs_native(t):
     status = native.wait_exit(timeout=60)
     t.check(status == NATIVE_REBOOT, f"native guest: exit status {status}, expected {NATIVE_REBOOT} (its reboot)")
 
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=GUEST_FATAL)
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")

@@ -40,7 +40,7 @@ import time
 
 from vmitest import TestFailure, accel_for, paths, smp_args, test
 from testguest import tguest_modules
-from hvguest import BAD_INPUT, ends_cleanly, stays_responsive, stop_console_guest_and_quit
+from hvguest import SERIAL_CMDLINE, ends_cleanly, expect_bad_input, hv_modules, stays_responsive, stop_console_guest_and_quit
 from guest_end import HV_BROKEN, check_invariants
 from hvstats import hv_statistics
 
@@ -613,8 +613,7 @@ def boot_pair(t, what, options="", smp=1):
     if what.startswith("vmitest:"):
         # A user program of the initrd (user()); QEMU's -initrd doubles commas.
         t.require(paths.BZIMAGE, paths.INITRD)
-        args = what[len("vmitest:"):].replace(",", ",,")
-        first = f"{paths.BZIMAGE} console=ttyS0,,115200 vmitest={args},{paths.INITRD}"
+        first = hv_modules(f"{SERIAL_CMDLINE} vmitest={what[len('vmitest:'):]}")
         mem = "320"
     elif what.startswith("linux:"):
         t.require(paths.BZIMAGE, paths.INITRD)
@@ -1020,10 +1019,7 @@ def hv_vmi_refuse_bad_option(t):
     ]
     for opt, want in bad:
         q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", opt, "-initrd", refuse)
-        m = q.expect(r"vmi-hv: error: " + want + r"[^\n]*", timeout=30)
-        q.expect(r"vmi-hv: stopped \(exit code 2\)", timeout=10)
-        status = q.wait_exit(timeout=30)
-        t.check(status == BAD_INPUT, f"{opt}: exit status {status}, expected {BAD_INPUT}")
+        m = expect_bad_input(t, q, want + r"[^\n]*", opt)
         t.note(m.group(0).strip())
 
 

@@ -14,7 +14,7 @@ controller, quietly.
 import re
 
 from vmitest import TestFailure, paths, test
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
 from hvstats import hv_statistics, read_statistics
 from vgascreen import save_screen, show
 
@@ -153,7 +153,7 @@ def keyboard_absent(t):
     once that there is no keyboard and goes on; the guest reaches its
     shell and a command typed on the serial console runs."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(SERIAL_CMDLINE)
     q = t.qemu("-machine", "pc,i8042=off", "-m", "256", "-kernel", paths.HV_ELF,
                "-initrd", module, fatal=GUEST_FATAL)
     q.expect(NO_KBD, timeout=120)

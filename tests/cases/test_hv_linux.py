@@ -15,7 +15,8 @@ import os
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_REBOOT, GUEST_STOPPED_LINE, KERNEL_BROKEN, MARKER, REGS, stays_responsive
+from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, KERNEL_BROKEN, MARKER, REGS, hv_modules,
+                     stays_responsive)
 from hvstats import hv_statistics
 
 # Fatal for every test here: the guest dying its own way instead.
@@ -27,7 +28,7 @@ def boot(t, guest_args, fatal):
     """The hypervisor (QEMU multiboot) with the real guest and its initrd."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = "console=ttyS0,115200 " + guest_args
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     return t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=fatal)
 
 

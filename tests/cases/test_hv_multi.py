@@ -10,8 +10,9 @@ import time
 
 from guest_config import describe, guest_config
 from vmitest import paths, test
-from hvguest import (BAD_INPUT, DONE, GUEST_FATAL, GUEST_REBOOT, MARKER, REGS, SERIAL_CMDLINE, ends_cleanly,
-                     shell_output, shell_search, shell_start, stays_responsive)
+from hvguest import (DONE, GUEST_FATAL, GUEST_REBOOT, MARKER, REGS, SERIAL_CMDLINE, boot_multiboot,
+                     ends_cleanly, expect_bad_input, hv_modules, shell_output, shell_search, shell_start,
+                     stays_responsive)
 from guest_end import FRAMES
 from hvstats import hv_statistics
 from procstat import STEAL, USER_HZ, parse_window, window_cmd
@@ -21,42 +22,16 @@ from benchwork import (QUIET_SPREAD, WORK_CS, capacity_machines, capacity_note, 
                        work_initrd, work_machine)
 
 
-def hv(t, modules=None, append=None, mem="320"):
-    """The hypervisor from QEMU's multiboot loader; modules is the -initrd
-    string (comma-separated "path args" items)."""
-    t.require(paths.HV_ELF)
-    args = ["-m", mem, "-kernel", paths.HV_ELF]
-    if modules is not None:
-        args += ["-initrd", modules]
-    if append is not None:
-        args += ["-append", append]
-    return t.qemu(*args)
-
-
-def guest_modules(cmdline=SERIAL_CMDLINE, initrd=True):
-    """One guest's module pair (QEMU splits -initrd at single commas)."""
-    mods = f"{paths.BZIMAGE} {cmdline}".replace(",", ",,")
-    return mods + ("," + paths.INITRD if initrd else "")
-
-
-def expect_error(t, q, pattern):
-    """One error line matching pattern, then a clean stop with status 5."""
-    q.expect(r"vmi-hv: error: " + pattern, timeout=30)
-    status = q.wait_exit(timeout=30)
-    t.check(status == BAD_INPUT, f"exit status {status}, expected {BAD_INPUT}")
-    t.check(q.output.count("vmi-hv: error:") == 1, "not exactly one error line")
-
-
 def two_pairs(second_cmdline=None):
-    second = guest_modules() if second_cmdline is None else guest_modules(cmdline=second_cmdline)
-    return guest_modules() + "," + second
+    second = hv_modules() if second_cmdline is None else hv_modules(second_cmdline)
+    return hv_modules() + "," + second
 
 
 @test("hv-multi-load-two-guests")
 def hv_multi_load_two_guests(t):
     t.require(paths.BZIMAGE, paths.INITRD)
-    q = hv(t, two_pairs(), append="guest_mem=48M guest2.name=web guest2.weight=3 after_load=stop",
-           mem="320")
+    q = boot_multiboot(t, two_pairs(), append="guest_mem=48M guest2.name=web guest2.weight=3 after_load=stop",
+                       mem="320")
     q.expect(r"vmi-hv: stopped \(exit code 1\): guests loaded and checked", timeout=60)
     status = q.wait_exit(timeout=30)
     t.check(status == DONE, f"exit status {status}, expected {DONE}")
@@ -73,28 +48,28 @@ def hv_multi_load_two_guests(t):
 @test("hv-multi-error-unpaired")
 def hv_multi_error_unpaired(t):
     t.require(paths.BZIMAGE, paths.INITRD)
-    q = hv(t, two_pairs() + "," + guest_modules(initrd=False), append="guest3.name=db", mem="320")
-    expect_error(t, q, r"guest 3 \(db\): no initrd: module 5, its bzImage, is the last one")
+    q = boot_multiboot(t, two_pairs() + "," + hv_modules(initrd=False), append="guest3.name=db", mem="320")
+    expect_bad_input(t, q, r"guest 3 \(db\): no initrd: module 5, its bzImage, is the last one")
 
 
 @test("hv-multi-error-memory")
 def hv_multi_error_memory(t):
     t.require(paths.BZIMAGE, paths.INITRD)
-    q = hv(t, two_pairs(), append="guest_mem=96M guest2.name=web", mem="160")
-    expect_error(t, q, r"guest 2 \(web\): 96M of memory does not fit: \d+ KiB free for all guests")
+    q = boot_multiboot(t, two_pairs(), append="guest_mem=96M guest2.name=web", mem="160")
+    expect_bad_input(t, q, r"guest 2 \(web\): 96M of memory does not fit: \d+ KiB free for all guests")
 
 
 @test("hv-multi-error-option")
 def hv_multi_error_option(t):
-    q = hv(t, append="guest1.weight=0")
-    expect_error(t, q, r"malformed option 'guest1.weight=0': a guest's weight is 1-100")
+    q = boot_multiboot(t, append="guest1.weight=0", mem="320")
+    expect_bad_input(t, q, r"malformed option 'guest1.weight=0': a guest's weight is 1-100")
 
 
 # ---- two Linux guests at once (the scheduler) ---------------------------
 
 def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append="", monitor=False, cpu=None, smp=1):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    mods = guest_modules() + "," + guest_modules(cmdline=second_cmdline)
+    mods = hv_modules() + "," + hv_modules(second_cmdline)
     return t.qemu(*(("-cpu", cpu) if cpu else ()), *(("-smp", str(smp)) if smp > 1 else ()),
                   "-m", "400", "-kernel", paths.HV_ELF, "-initrd", mods, "-append",
                   f"guest_mem=64M guest1.name=one guest2.name=two {append}".strip(),
@@ -504,7 +479,7 @@ def linux_guests(t, names, smp=2, mem="512", guest_mem="48M", append=""):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     opts = " ".join(f"guest{i + 1}.name={n}" for i, n in enumerate(names))
     q = t.qemu("-smp", str(smp), "-m", mem, "-kernel", paths.HV_ELF,
-               "-initrd", ",".join(guest_modules() for _ in names),
+               "-initrd", ",".join(hv_modules() for _ in names),
                "-append", f"guest_mem={guest_mem} {opts} {append}".strip(),
                fatal=GUEST_FATAL, accel=MTTCG if smp > 1 else "tcg")
     expect_all(q, [prompt(n) for n in names], timeout=600)
@@ -626,8 +601,8 @@ def smp_pinned(t):
     t.check([m.group(1) for m in on] == ["0", "0"] and [m.group(2) for m in on] == ["0", "0"],
             f"pinned guests seen on CPUs {[m.group(1) for m in on]}, migrations {[m.group(2) for m in on]}")
     end_both(q)
-    q = hv(t, two_pairs(), append="guest2.cpus=5")
-    expect_error(t, q, r"guest 2 \(guest2\): guest2.cpus= names no CPU the hypervisor runs on \(CPUs 0-0\)")
+    q = boot_multiboot(t, two_pairs(), append="guest2.cpus=5", mem="320")
+    expect_bad_input(t, q, r"guest 2 \(guest2\): guest2.cpus= names no CPU the hypervisor runs on \(CPUs 0-0\)")
 
 
 @test("hv-smp-pinned-ap", alone="QEMU on -smp 2 with MTTCG: both host CPUs")

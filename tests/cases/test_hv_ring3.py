@@ -16,7 +16,7 @@ import subprocess
 
 from vmitest import FATAL_PATTERNS, paths, test
 from hvguest import (GUEST_BROKEN, GUEST_REBOOT, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
-                     program_lines, quiet_console)
+                     hv_modules, program_lines, quiet_console)
 from hvstats import hv_statistics
 
 FATAL = GUEST_BROKEN
@@ -110,7 +110,7 @@ def guest_cannot_forge_hv_lines(t):
     script reads as the hypervisor's comes from the guest (docs/HV.md, "What the guest can reach").
     The guest keeps running, and the hypervisor's own lines are unchanged."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(SERIAL_CMDLINE)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL_PATTERNS)
     q.expect(MARKER, timeout=300)
     quiet_console(q)

@@ -33,8 +33,8 @@ from vmitest import FATAL_PATTERNS, paths, test
 from sysmap import SYSTEM_MAP, SystemMap
 from guest_end import AUDIT
 from hvstats import hv_statistics
-from hvguest import (GUEST_FATAL as FATAL, GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, NATIVE_REBOOT,
-                     PROMPT, SERIAL_CMDLINE, boot_hv, reboot_ends_run, stays_responsive)
+from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, NATIVE_REBOOT, PROMPT, SERIAL_CMDLINE,
+                     boot_hv, hv_modules, reboot_ends_run, stays_responsive)
 
 CMDLINE = SERIAL_CMDLINE
 
@@ -197,7 +197,7 @@ def audit_selftest(t):
     notification, the last one made and where) and the guest stopped.
     Without the audit the boot goes on with a stale shadow, and this fails."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(CMDLINE)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
                "-append", "audit=every=1 audit_selftest=2000", fatal=FATAL_PATTERNS)
     d = q.expect(r"vmi-hv: audit_selftest: dropped queued page-table write (\d+) [^\n]*\n", timeout=300)

@@ -16,7 +16,7 @@ the test shows the counters see the difference.
 """
 
 from vmitest import paths, test
-from hvguest import HV_INTERRUPT_VECTORS, MARKER
+from hvguest import HV_INTERRUPT_VECTORS, MARKER, hv_modules
 from hvstats import hv_statistics
 from verdicts import judge_tries
 
@@ -38,7 +38,7 @@ def syscall_window(t, fastpaths):
     # the other: ~120 OUTB exits that no system call made.
     cmdline = "console=ttyS0,115200 quiet vmitest=syscall_exits"
     hv_cmd = "" if fastpaths else "fastpaths=off"
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
     if hv_cmd:
         args += ["-append", hv_cmd]

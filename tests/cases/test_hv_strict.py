@@ -27,7 +27,8 @@ store, then makes an ordinary SetPxE to the next PTE of the same table.
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, reboot_ends_run, stays_responsive
+from hvguest import (GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, reboot_ends_run,
+                     stays_responsive)
 from sysmap import SYSTEM_MAP, SystemMap
 from guest_end import AUDIT as AUDIT_LINE
 from hvstats import hv_statistics
@@ -48,7 +49,7 @@ def boot(t, hv_args, guest_args="", fatal=FATAL_PATTERNS, sysmap=False):
     (the hypervisor then names guest EIPs in its reports)."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = f"{SERIAL_CMDLINE} {guest_args}".strip()
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     if sysmap:
         module += f",{SYSTEM_MAP}"
     args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]

@@ -6,7 +6,7 @@ why it is used and still runs a guest to its shell, its alarms on time
 (at most 5 ms late on average, none lost)."""
 
 from vmitest import paths, test
-from hvguest import GUEST_FATAL, PROMPT, SERIAL_CMDLINE
+from hvguest import GUEST_FATAL, PROMPT, SERIAL_CMDLINE, hv_modules
 from hvstats import hv_statistics
 
 # Bounds on alarm lateness with the PIT (see the check).  The worst one
@@ -24,7 +24,7 @@ ICOUNT = ("-icount", "shift=3,sleep=off")
 @test("hv-timer-pit-fallback", alone="alarm lateness in microseconds")
 def hv_timer_pit_fallback(t):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(SERIAL_CMDLINE)
     q = t.qemu(*ICOUNT, "-cpu", "qemu32,-apic", "-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
                fatal=GUEST_FATAL)
     q.expect(r"hypervisor timer: the PIT, at most 54\.9 ms a shot: the CPU has no local APIC", timeout=30)

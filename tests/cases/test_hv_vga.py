@@ -11,7 +11,7 @@ see Qemu.vga_screen() in tests/lib/vmitest.py.
 """
 
 from vmitest import paths, test
-from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, quiet_console
+from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, hv_modules, quiet_console
 from hvstats import hv_statistics
 from vgascreen import save_screen, show
 
@@ -40,7 +40,7 @@ def vga_guest_console(t):
     screen in the hypervisor's colour, starting a row of their own;
     `reboot -f` ends the run."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(CMDLINE)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
                fatal=GUEST_FATAL, monitor=True)
     m = q.expect(MARKER, timeout=300)

@@ -24,7 +24,7 @@ import statistics
 import subprocess
 
 from vmitest import paths
-from hvguest import GUEST_FATAL, SERIAL_CMDLINE
+from hvguest import GUEST_FATAL, SERIAL_CMDLINE, hv_modules
 from multiguest import MTTCG, end_both, expect_all, give_console, prompt
 
 WORK_CS = 200
@@ -73,8 +73,7 @@ def work_initrd(t):
 def work_machine(t, smp, initrd):
     """Two Linux guests (one, two) with the work script on an -smp machine;
     not yet waited for."""
-    mods = ",".join(f"{paths.BZIMAGE} {SERIAL_CMDLINE}".replace(",", ",,") + "," + initrd
-                    for _ in range(2))
+    mods = ",".join(hv_modules(SERIAL_CMDLINE, initrd) for _ in range(2))
     return t.qemu(*(("-smp", str(smp)) if smp > 1 else ()), "-m", "400", "-kernel", paths.HV_ELF,
                   "-initrd", mods, "-append", "guest_mem=64M guest1.name=one guest2.name=two",
                   fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], accel=MTTCG if smp > 1 else "tcg")

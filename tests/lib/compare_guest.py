@@ -15,7 +15,7 @@ and, under vmi-hv, the exits and VMI calls of every timed window.
 import re
 
 from vmitest import Qemu, TestFailure
-from hvguest import GUEST_FATAL, MARKER, NATIVE_REBOOT, GUEST_REBOOT
+from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, NATIVE_REBOOT, hv_modules
 from hvstats import hv_statistics
 
 MODES = ("native", "hv", "stock")
@@ -77,8 +77,7 @@ def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
     under vmi-hv as the hypervisor's multiboot modules."""
     if mode in ("native", "stock"):
         return ["-m", MEMORY[mode], "-kernel", bzimage, "-initrd", initrd, "-append", cmdline]
-    # QEMU's -initrd splits modules at commas: a comma in the command line is doubled.
-    module = f"{bzimage} {cmdline.replace(',', ',,')},{initrd}"
+    module = hv_modules(cmdline, initrd, kernel=bzimage)
     return ["-m", MEMORY[mode], "-kernel", hv_elf, "-initrd", module]
 
 

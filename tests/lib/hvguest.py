@@ -193,11 +193,38 @@ def quiet_console(q, timeout=60):
         time.sleep(0.2)
 
 
-def hv_modules(guest_args=SERIAL_CMDLINE, initrd=None):
-    """QEMU's -initrd for the hypervisor: the bzImage with the guest's
-    command line (QEMU splits modules at commas: a comma in it is doubled),
-    then the initrd."""
-    return f"{paths.BZIMAGE} {guest_args.replace(',', ',,')},{initrd or paths.INITRD}"
+def hv_modules(guest_args=SERIAL_CMDLINE, initrd=None, kernel=None):
+    """QEMU's -initrd for the hypervisor: the kernel (the bzImage unless
+    given) with the guest's command line (QEMU splits modules at commas: a
+    comma in it is doubled), then the initrd (paths.INITRD unless given;
+    False: none)."""
+    mods = f"{kernel or paths.BZIMAGE} {guest_args}".strip().replace(",", ",,")
+    return mods if initrd is False else f"{mods},{initrd or paths.INITRD}"
+
+
+def boot_multiboot(t, modules=None, append=None, mem="256"):
+    """The hypervisor from QEMU's multiboot loader; modules is the -initrd
+    string (comma-separated "path args" items, hv_modules)."""
+    t.require(paths.HV_ELF)
+    args = ["-m", mem, "-kernel", paths.HV_ELF]
+    if modules is not None:
+        args += ["-initrd", modules]
+    if append is not None:
+        args += ["-append", append]
+    return t.qemu(*args)
+
+
+def expect_bad_input(t, q, pattern, what="the boot", timeout=30):
+    """A refusal at boot: one "vmi-hv: error:" line, the one matching
+    pattern, then the hypervisor's stop with the bad-input status.
+    Returns the error line's match."""
+    m = q.expect(r"vmi-hv: error: " + pattern, timeout=timeout)
+    q.expect(r"vmi-hv: stopped \(exit code %d\)" % EXIT_CODES["HV_EXIT_BAD_INPUT"], timeout=10)
+    status = q.wait_exit(timeout=30)
+    t.check(status == BAD_INPUT, f"{what}: exit status {status}, expected {BAD_INPUT}")
+    errors = q.output.count("vmi-hv: error:")
+    t.check(errors == 1, f"{what}: {errors} error lines, expected exactly one")
+    return m
 
 
 def boot_native(t, fatal=GUEST_FATAL, memory="128"):
