@@ -22,7 +22,7 @@ from hvguest import (GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, ends_cleanly, 
                      run_in_shell, shell_search)
 from hvstats import hv_statistics
 from procstat import IDLE, IOWAIT, STEAL, USER, Window, parse_window, read_stat, window_cmd
-from vmitest import MTTCG, paths, test
+from vmitest import MTTCG, accel_for, paths, smp_args, test
 
 # A CPU-bound process, to run pinned with busybox taskset.
 BUSY_LOOP = "sh -c 'while :; do :; done'"
@@ -55,9 +55,8 @@ def boot_hv_vcpus(t, vcpus, smp=1, hv_args=""):
     """The bzImage under the hypervisor as one guest of `vcpus` vCPUs, on
     QEMU -smp `smp` (MTTCG when more than one), to its init marker."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    extra = {"accel": MTTCG} if smp > 1 else {}
-    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus} {hv_args}",
-               "-initrd", hv_modules(), fatal=GUEST_FATAL, **extra)
+    q = t.qemu(*smp_args(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus} {hv_args}",
+               "-initrd", hv_modules(), fatal=GUEST_FATAL, accel=accel_for(smp))
     if vcpus > 1:
         q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0" % (vcpus - 1), timeout=300)
     m = q.expect(MARKER, timeout=300)

@@ -9,7 +9,7 @@ import re
 import time
 
 from guest_config import describe, guest_config
-from vmitest import paths, test
+from vmitest import FATAL_PATTERNS, accel_for, paths, smp_args, test
 from hvguest import (DONE, GUEST_FATAL, GUEST_REBOOT, MARKER, REGS, SERIAL_CMDLINE, boot_multiboot,
                      ends_cleanly, expect_bad_input, hv_modules, shell_output, shell_search, shell_start,
                      stays_responsive)
@@ -70,11 +70,11 @@ def hv_multi_error_option(t):
 def two_linux_guests(t, second_cmdline=SERIAL_CMDLINE, append="", monitor=False, cpu=None, smp=1):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     mods = hv_modules() + "," + hv_modules(second_cmdline)
-    return t.qemu(*(("-cpu", cpu) if cpu else ()), *(("-smp", str(smp)) if smp > 1 else ()),
+    return t.qemu(*(("-cpu", cpu) if cpu else ()), *smp_args(smp),
                   "-m", "400", "-kernel", paths.HV_ELF, "-initrd", mods, "-append",
                   f"guest_mem=64M guest1.name=one guest2.name=two {append}".strip(),
-                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], monitor=monitor,
-                  accel=MTTCG if smp > 1 else "tcg")
+                  fatal=FATAL_PATTERNS, monitor=monitor,
+                  accel=accel_for(smp))
 
 
 def type_into(t, q, n, name, word):
@@ -481,7 +481,7 @@ def linux_guests(t, names, smp=2, mem="512", guest_mem="48M", append=""):
     q = t.qemu("-smp", str(smp), "-m", mem, "-kernel", paths.HV_ELF,
                "-initrd", ",".join(hv_modules() for _ in names),
                "-append", f"guest_mem={guest_mem} {opts} {append}".strip(),
-               fatal=GUEST_FATAL, accel=MTTCG if smp > 1 else "tcg")
+               fatal=GUEST_FATAL, accel=accel_for(smp))
     expect_all(q, [prompt(n) for n in names], timeout=600)
     return q
 
@@ -869,7 +869,7 @@ def hv_multi_iso_entry(t):
     bzImage and initrd twice, and both guests reach their shells."""
     t.require(paths.ISO)
     q = t.qemu("-m", "320", "-cdrom", paths.ISO,
-               fatal=[p for p in GUEST_FATAL if "guest stopped" not in p])
+               fatal=FATAL_PATTERNS)
     q.expect(r"two Linux guests", timeout=60)
     q.send("2")
     q.expect(r"vmi-hv: 2 guests from 4 modules", timeout=120)
@@ -887,7 +887,7 @@ def hv_smp_iso_four_guests(t):
     names the CPUs, and each answers."""
     t.require(paths.ISO)
     q = t.qemu("-smp", "2", "-m", "512", "-cdrom", paths.ISO, accel=MTTCG,
-               fatal=[p for p in GUEST_FATAL if "guest stopped" not in p])
+               fatal=FATAL_PATTERNS)
     q.expect(r"four Linux guests", timeout=60)
     q.send("4")
     q.expect(r"vmi-hv: 4 guests share 2 CPUs", timeout=120)
