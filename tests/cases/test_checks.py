@@ -15,6 +15,7 @@ from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE
 from guest_end import AUDIT
 import hvguest
 import hvstats
+import procstat
 import verdicts
 
 
@@ -308,3 +309,18 @@ def host_check_run_in_shell(t):
     with printed(t, "[one] " + echo + "[one] SH-42-BEGIN\n[two] cpu9 9\n[one] cpu0 1 2\n[one] SH-42-END\nEND\n") as c:
         m = hvguest.shell_search(c, "grep cpu /proc/stat", r"^cpu(\d+) (\d+) (\d+)$", timeout=10, guest="one")
         t.check(m.groups() == ("0", "1", "2"), f"guest one of two: {m.group(0)!r}")
+
+
+@test("host-check-procstat-window")
+def host_check_procstat_window(t):
+    """procstat.window_cmd run by the host's sh over its own /proc/stat:
+    both readings parse, extra figures printed on several lines come back
+    as one reading's words, and the window's elapsed time and columns
+    advance."""
+    cmd = procstat.window_cmd("sleep 0.3", lines="cpu[0-9]", extra="$(printf '1.5\\n2.5\\n')")
+    out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=30).stdout
+    w = procstat.parse_window(out)
+    t.check(w.before.extra == ["1.5", "2.5"] and w.after.extra == ["1.5", "2.5"], f"extra: {out!r}")
+    t.check(0.2 <= w.elapsed <= 5, f"elapsed {w.elapsed} s over a sleep of 0.3 s: {out!r}")
+    t.check("cpu0" in w.after.stat and len(w.delta("cpu0")) >= 8, f"cpu0's columns: {out!r}")
+    t.check(sum(w.delta("cpu0")) >= 0 and 0 <= w.share(procstat.IDLE, "cpu0") <= 2, f"the window: {out!r}")

@@ -27,9 +27,9 @@ def reading_cmd(tag, lines="cpu ", extra=""):
     """Shell text printing one reading: "TAG <uptime> <extra>" and then the
     /proc/stat lines that start with `lines` ("cpu " the sum of all CPUs,
     "cpu[0-9]" each CPU, "cpu1 " one), each as "TAG cpuN ...".  /proc/stat,
-    the uptime and extra (shell words, e.g. "$(r)") are read in that order,
-    next to one another."""
-    return (f"_ps=$(grep '^{lines}' /proc/stat); echo \"{tag} $(cut -d' ' -f1 /proc/uptime) {extra}\"; "
+    the uptime and extra (shell words, e.g. "$(r)", split at white space
+    into one line) are read in that order, next to one another."""
+    return (f"_ps=$(grep '^{lines}' /proc/stat); echo {tag} $(cut -d' ' -f1 /proc/uptime) {extra}; "
             f"echo \"$_ps\" | sed 's/^/{tag} /'")
 
 
