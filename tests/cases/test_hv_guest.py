@@ -18,7 +18,8 @@ import re
 from vmitest import ExpectTimeout, paths, test
 from testguest import tguest_modules
 from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_STOPPED_LINE, HV_FAULT_STOPS,
-                     LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, hv_modules, stays_responsive)
+                     LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, hv_modules, shell_search,
+                     stays_responsive)
 from guest_end import HV_BROKEN, audits
 from hvstats import hv_statistics
 
@@ -172,14 +173,12 @@ def guest_linux_iso(t):
     q.send("echo typed-$((6 * 7))-back\n")
     q.expect(r"typed-42-back", timeout=60)
     q.expect(r"vmi-guest# ", timeout=60)
-    q.send("dmesg | grep -c -e 'Detected VMI ROM version 13.0' -e 'clockevent and clocksource vmi-timer'"
-           " -e 'Switched to clocksource vmi-timer'; echo dmesg-done\n")
-    m = q.expect(r"\n(\d+)\s*\ndmesg-done", timeout=60)
+    m = shell_search(q, "dmesg | grep -c -e 'Detected VMI ROM version 13.0' -e 'clockevent and clocksource vmi-timer'"
+                     " -e 'Switched to clocksource vmi-timer'", r"^(\d+)$")
     t.check(m.group(1) == "3", f"dmesg has {m.group(1)} of the 3 VMI lines")
     q.expect(r"vmi-guest# ", timeout=60)
     # GetWallclockTime: the CMOS RTC read at boot (QEMU's RTC is the host's UTC).
-    q.send("echo year=$(date -u +%Y)\n")
-    m = q.expect(r"\nyear=(\d+)\n", timeout=60)
+    m = shell_search(q, "date -u +%Y", r"^(\d+)$")
     t.check(int(m.group(1)) >= 2024, f"guest wall clock says year {m.group(1)}")
     q.expect(r"vmi-guest# ", timeout=60)
     irq = hv_statistics(q).interrupts
