@@ -257,6 +257,7 @@ class Sample:
         s = hv_statistics(q)
         self.host_s, self.ms, self.timer_irqs = s.host_s, s.up_ms, s.timer_irqs
         self.guests = {name: dict(v, avail=v["available"]) for name, v in s.guests.items()}
+        self.cpus = s.cpus
         t.check(len(self.guests) >= guests, f"vcpu time lines of {sorted(self.guests)} in the statistics, "
                                             f"expected {guests} guests")
 
@@ -493,15 +494,6 @@ def steal_windows(t, q, names):
     return {n: w[0] for n, w in guest_windows(t, q, names).items()}
 
 
-def cpu_lines(q, since, cpus=2):
-    """Ctrl-] s's per-CPU lines after since (the last CPU's awaited):
-    {cpu: (guests%, hv%, idle%)}."""
-    q.expect(r"vmi-hv: cpu %d \(APIC ID \d+\): [^\n]* IPIs\n" % (cpus - 1), timeout=60)
-    return {int(m.group(1)): tuple(float(m.group(i)) for i in (2, 3, 4))
-            for m in re.finditer(r"vmi-hv: cpu (\d+) \(APIC ID \d+\): busy in guests ([\d.]+)%, "
-                                 r"hypervisor ([\d.]+)%, idle ([\d.]+)%", q.output[since:])}
-
-
 @test("hv-smp-two-busy-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares, idle timer interrupts per second")
 def smp_two_busy_guests(t):
     """Two busy guests on -smp 2: each has a CPU of its own, so each one's
@@ -522,9 +514,8 @@ def smp_two_busy_guests(t):
     time.sleep(2)
     before = Sample(t, q)
     steal = steal_windows(t, q, ("one", "two"))
-    mark = len(q.output)
     after = Sample(t, q)
-    cpus = cpu_lines(q, mark)
+    cpus = {c: (v["guest_pct"], v["hv_pct"], v["idle_pct"]) for c, v in after.cpus.items()}
     t.note(f"per CPU since they joined (guests%, hypervisor%, idle%): {cpus}")
     t.check(sorted(cpus) == [0, 1], f"Ctrl-] s listed CPUs {sorted(cpus)}")
     for name in ("one", "two"):
