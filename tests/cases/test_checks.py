@@ -317,7 +317,7 @@ def host_check_procstat_window(t):
     both readings parse, extra figures printed on several lines come back
     as one reading's words, and the window's elapsed time and columns
     advance."""
-    cmd = procstat.window_cmd("sleep 0.3", lines="cpu[0-9]", extra="$(printf '1.5\\n2.5\\n')")
+    cmd = procstat.window_cmd("sleep 0.3", lines="cpu[0-9]", extra="$(printf '1.5\\n2.5\\n')", stat_outside=True)
     out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=30).stdout
     w = procstat.parse_window(out)
     t.check(w.before.extra == ["1.5", "2.5"] and w.after.extra == ["1.5", "2.5"], f"extra: {out!r}")

@@ -146,10 +146,10 @@ def steal_window(t, q, seconds, label):
     vCPU over the same window (Ctrl-] s before and after).  Returns
     {cpu: (steal share, STOLEN share, user ticks)}."""
     hv_before = hv_stolen(q, 4)
-    before = read_stat(q)
+    before = read_stat(q, stat_first=False)
     q.send(f"sleep {seconds}\n")
     q.expect(PROMPT, timeout=60)
-    w = Window(before, read_stat(q))
+    w = Window(before, read_stat(q, stat_first=False))
     hv_after = hv_stolen(q, 4)
     elapsed = w.elapsed
     found, summed = {}, {}
@@ -267,7 +267,8 @@ def runtime_sample(t, q, cpu):
     read by one command, adjacent, so that the three share one instant
     (two commands put a typing latency that varies with the host's load
     between the uptime and the runtimes)."""
-    r = read_stat(q, f"cpu{cpu} ", "$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched)")
+    r = read_stat(q, f"cpu{cpu} ", "$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched)",
+                  stat_first=False)
     t.check(len(r.extra) == 2, f"the two loops' runtimes: {r.extra}")
     return r.uptime, r.stat[f"cpu{cpu}"][STEAL], tuple(float(x) for x in r.extra)
 
@@ -349,7 +350,7 @@ PAR_ITERATIONS = 50000
 # workload (typed as "par" each round: the long definition's typing, 10 ms
 # a character, stays out of the host's window).
 PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() { %s; }\n"
-              % (PAR_ITERATIONS, window_cmd("echo par-go; w & w & wait")))
+              % (PAR_ITERATIONS, window_cmd("echo par-go; w & w & wait", stat_outside=True)))
 PAR_GO = r"\npar-go(?=\r?\n)"
 PAR_DONE = r"\nW1 cpu [^\n]*\n"
 SPEEDUP_ROUNDS = 5

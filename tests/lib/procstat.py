@@ -23,19 +23,24 @@ USER, NICE, SYSTEM, IDLE, IOWAIT, IRQ, SOFTIRQ, STEAL = range(8)
 USER_HZ = 100
 
 
-def reading_cmd(tag, lines="cpu ", extra=""):
+def reading_cmd(tag, lines="cpu ", extra="", stat_first=True):
     """Shell text printing one reading: "TAG <uptime> <extra>" and then the
     /proc/stat lines that start with `lines` ("cpu " the sum of all CPUs,
     "cpu[0-9]" each CPU, "cpu1 " one), each as "TAG cpuN ...".  /proc/stat,
     the uptime and extra (shell words, e.g. "$(r)", split at white space
-    into one line) are read in that order, next to one another."""
-    return (f"_ps=$(grep '^{lines}' /proc/stat); echo {tag} $(cut -d' ' -f1 /proc/uptime) {extra}; "
-            f"echo \"$_ps\" | sed 's/^/{tag} /'")
+    into one line) are read in that order, next to one another (with
+    stat_first False, /proc/stat last)."""
+    head = f"echo {tag} $(cut -d' ' -f1 /proc/uptime) {extra}"
+    if not stat_first:
+        return f"{head}; grep '^{lines}' /proc/stat | sed 's/^/{tag} /'"
+    return f"_ps=$(grep '^{lines}' /proc/stat); {head}; echo \"$_ps\" | sed 's/^/{tag} /'"
 
 
-def window_cmd(work, lines="cpu ", extra=""):
-    """One command: reading W0, work, reading W1."""
-    return f"{reading_cmd('W0', lines, extra)}; {work}; {reading_cmd('W1', lines, extra)}"
+def window_cmd(work, lines="cpu ", extra="", stat_outside=False):
+    """One command: reading W0, work, reading W1.  stat_outside: /proc/stat
+    read first before the work and last after it."""
+    return (f"{reading_cmd('W0', lines, extra)}; {work}; "
+            f"{reading_cmd('W1', lines, extra, stat_first=not stat_outside)}")
 
 
 class Reading:
@@ -80,6 +85,6 @@ def parse_window(text):
     return Window(parse_reading(text, "W0"), parse_reading(text, "W1"))
 
 
-def read_stat(q, lines="cpu[0-9]", extra="", timeout=60):
+def read_stat(q, lines="cpu[0-9]", extra="", stat_first=True, timeout=60):
     """One reading at the guest's shell (run_in_shell)."""
-    return parse_reading(run_in_shell(q, reading_cmd("R", lines, extra), timeout), "R")
+    return parse_reading(run_in_shell(q, reading_cmd("R", lines, extra, stat_first), timeout), "R")
