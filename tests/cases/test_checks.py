@@ -19,17 +19,19 @@ import procstat
 import verdicts
 
 
-def console_of(t, text, fatal=None):
-    """A Console on a process that prints text and then lingers."""
-    proc = subprocess.Popen(["sh", "-c", 'printf "%s" "$1"; sleep 5', "sh", text],
+def console_of(t, text, fatal=None, typed=False):
+    """A Console on a process that prints text and then lingers (typed:
+    once a line has been typed to it, as a shell answers a command)."""
+    script = ("read x; " if typed else "") + 'printf "%s" "$1"; sleep 5'
+    proc = subprocess.Popen(["sh", "-c", script, "sh", text],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return Console(proc, open(t.log_path, "a"), fatal=fatal, name="sh")
 
 
 @contextlib.contextmanager
-def printed(t, text, fatal=None):
-    """console_of(t, text, fatal), its process ended and log closed after."""
-    c = console_of(t, text, fatal)
+def printed(t, text, fatal=None, typed=False):
+    """console_of(t, text, fatal, typed), its process ended and log closed after."""
+    c = console_of(t, text, fatal, typed)
     try:
         yield c
     finally:
@@ -303,12 +305,20 @@ def host_check_run_in_shell(t):
     typed line's echo (which has $((6*7)) where the output has 42); with
     several guests, only the named guest's lines, unmarked."""
     echo = "vmi-guest# echo SH-$((6*7))-BEGIN; grep cpu /proc/stat; echo SH-$((6*7))-END\n"
-    with printed(t, echo + "SH-42-BEGIN\ncpu0 1 2\ncpu1 3 4\nSH-42-END\nEND\n") as c:
+    with printed(t, echo + "SH-42-BEGIN\ncpu0 1 2\ncpu1 3 4\nSH-42-END\nEND\n", typed=True) as c:
         out = hvguest.run_in_shell(c, "grep cpu /proc/stat", timeout=10)
         t.check(out == "cpu0 1 2\ncpu1 3 4", f"one guest: {out!r}")
-    with printed(t, "[one] " + echo + "[one] SH-42-BEGIN\n[two] cpu9 9\n[one] cpu0 1 2\n[one] SH-42-END\nEND\n") as c:
+    with printed(t, "[one] " + echo + "[one] SH-42-BEGIN\n[two] cpu9 9\n[one] cpu0 1 2\n[one] SH-42-END\nEND\n",
+                 typed=True) as c:
         m = hvguest.shell_search(c, "grep cpu /proc/stat", r"^cpu(\d+) (\d+) (\d+)$", timeout=10, guest="one")
         t.check(m.groups() == ("0", "1", "2"), f"guest one of two: {m.group(0)!r}")
+    # Guest one's output began before the wait for guest two's console
+    # moved the cursor past it: read from where it was typed.
+    text = "[one] vmi-guest# echo ...\n[one] SH-42-BEGIN\nvmi-hv: console input goes to guest 2 (two)\n[one] cpu0 5\n[one] SH-42-END\nEND\n"
+    with printed(t, text) as c:
+        c.expect(r"console input goes to guest 2", timeout=10)
+        out = hvguest.shell_output(c, timeout=10, guest="one", since=0)
+        t.check(out == "cpu0 5", f"guest one, read from where it was typed: {out!r}")
 
 
 @test("host-check-procstat-window")

@@ -304,34 +304,36 @@ def steal_cmd(printk_probe=True):
 
 
 def start_steal_window(q, n, name, printk_probe=True):
+    """Guest n's window begun; where its output starts (for guest_window)."""
     give_console(q, n, name)
-    shell_start(q, steal_cmd(printk_probe))
+    return shell_start(q, steal_cmd(printk_probe))
 
 
-def guest_window(t, q, name):
+def guest_window(t, q, name, since):
     """Over the guest's window, as shares of its elapsed (REAL) time: what
     its own /proc/stat counted as steal, by how much its sched_clock
     (printk time) fell behind, and the busy loop's runtime."""
-    w = parse_window(shell_output(q, timeout=120, guest=name))
+    w = parse_window(shell_output(q, timeout=120, guest=name, since=since))
     (r0, k0), (r1, k1) = ((int(r), float(k)) for r, k in (w.before.extra, w.after.extra))
     return w.share(STEAL), 1 - (k1 - k0) / w.elapsed, (r1 - r0) / (w.elapsed * USER_HZ)
 
 
-def guest_windows(t, q, names):
-    """guest_window for each of names, their lines in any order (each
-    guest's window ends when its own sleep does, and under load guest two's
-    can print first); the cursor after the last of them."""
-    start, end, windows = q.cursor, q.cursor, {}
-    for name in names:
-        q.cursor = start
-        windows[name] = guest_window(t, q, name)
+def guest_windows(t, q, marks):
+    """guest_window for each guest of marks ({name: start_steal_window's
+    mark}), their lines in any order (each guest's window ends when its own
+    sleep does, and under load guest two's can print first); the cursor
+    after the last of them."""
+    end, windows = q.cursor, {}
+    for name, since in marks.items():
+        windows[name] = guest_window(t, q, name, since)
         end = max(end, q.cursor)
     q.cursor = end
     return windows
 
 
-def guest_steal_share(t, q, name):
-    return guest_window(t, q, name)[0]
+def started_windows(q, names, printk_probe=True):
+    """A window begun in each guest of names (guests 1, 2, ...)."""
+    return {n: start_steal_window(q, i + 1, n, printk_probe) for i, n in enumerate(names)}
 
 
 def idle_cost(t, q):
@@ -385,9 +387,7 @@ def hv_multi_stolen_time(t):
     start_busy(q, 2, "two")
     time.sleep(2)   # steady state: the busy guest's vruntime has overtaken
     before = Sample(t, q)
-    start_steal_window(q, 1, "one")
-    start_steal_window(q, 2, "two")
-    windows = guest_windows(t, q, ("one", "two"))
+    windows = guest_windows(t, q, started_windows(q, ("one", "two")))
     guest = {name: w[0] for name, w in windows.items()}
     after = Sample(t, q)
     for name in ("one", "two"):
@@ -489,9 +489,7 @@ def linux_guests(t, names, smp=2, mem="512", guest_mem="48M", append=""):
 
 def steal_windows(t, q, names):
     """Each guest's /proc/stat steal over one WINDOW_S window, all at once."""
-    for i, n in enumerate(names):
-        start_steal_window(q, i + 1, n, printk_probe=False)
-    return {n: w[0] for n, w in guest_windows(t, q, names).items()}
+    return {n: w[0] for n, w in guest_windows(t, q, started_windows(q, names, printk_probe=False)).items()}
 
 
 @test("hv-smp-two-busy-guests", alone="QEMU on -smp 2 with MTTCG: both host CPUs; steal shares, idle timer interrupts per second")
@@ -774,9 +772,7 @@ def hv_multi_weights(t):
     start_busy(q, 2, "two")
     time.sleep(2)   # steady state
     before = Sample(t, q)
-    start_steal_window(q, 1, "one", printk_probe=False)
-    start_steal_window(q, 2, "two", printk_probe=False)
-    steal = {n: w[0] for n, w in guest_windows(t, q, ("one", "two")).items()}
+    steal = {n: w[0] for n, w in guest_windows(t, q, started_windows(q, ("one", "two"), printk_probe=False)).items()}
     after = Sample(t, q)
     had = {name: 1 - steal[name] for name in steal}
     share = had["one"] / (had["one"] + had["two"]) if had["one"] + had["two"] > 0 else 0
@@ -824,8 +820,7 @@ def hv_multi_idle_busy(t):
 
     start_busy(q, 2, "two")
     before = Sample(t, q)
-    start_steal_window(q, 1, "one", printk_probe=False)
-    one_guest_steal = guest_steal_share(t, q, "one")
+    one_guest_steal = guest_window(t, q, "one", start_steal_window(q, 1, "one", printk_probe=False))[0]
     after = Sample(t, q)
     one, two = after.since(before, "one"), after.since(before, "two")
     secs = (after.ms - before.ms) / 1000

@@ -257,19 +257,24 @@ def run_in_shell(q, cmd, timeout=60, guest=None):
     so only the run matches.  guest: the name of one of several guests,
     whose lines are marked "[name] "; only its lines are kept, unmarked.
     Does not wait for the prompt after."""
-    shell_start(q, cmd)
-    return shell_output(q, timeout, guest)
+    return shell_output(q, timeout, guest, shell_start(q, cmd))
 
 
 def shell_start(q, cmd):
     """run_in_shell in two steps: type the command (several guests may
-    run theirs at once) ..."""
+    run theirs at once) and return where the output stood then ..."""
+    since = len(q.output)
     q.send(f"echo SH-$((6*7))-BEGIN; {cmd}; echo SH-$((6*7))-END\n")
+    return since
 
 
-def shell_output(q, timeout=60, guest=None):
-    """... and read its output, from expect()'s cursor on."""
+def shell_output(q, timeout=60, guest=None, since=None):
+    """... and read its output, from since on (expect()'s cursor when not
+    given): what other guests' consoles printed meanwhile may have moved
+    the cursor past its start."""
     mark = re.escape(f"[{guest}] ") if guest else ""
+    if since is not None:
+        q.cursor = since
     m = q.expect(rf"(?s)\n{mark}SH-42-BEGIN\n(.*?)(?<=\n){mark}SH-42-END\n", timeout=timeout)
     if not guest:
         return m.group(1).rstrip("\n")
