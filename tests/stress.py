@@ -40,9 +40,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE  # noqa: E402
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, shell_search  # noqa: E402
 from vmitest import Qemu, TestFailure, paths  # noqa: E402
 import stressng  # noqa: E402
+from hvstats import hv_statistics  # noqa: E402
+from procstat import SYSTEM, USER, read_stat  # noqa: E402
 
 # Page-table notifications by VMI call name, as "VMI calls:" prints them.
 PT_CALLS = ["AllocatePage", "ReleasePage", "SetPxE", "SwapPxE", "TestAndSetPxEBit",
@@ -64,17 +66,15 @@ AUDIT = re.compile(r"vmi-hv: continuous audit \(([^)]+)\): (\d+) audits, (\d+) e
 
 def statistics(q, at_once=False):
     """Ctrl-] s at the shell: the counters stress needs, as a dict (with
-    at_once, those of vcpus_at_once's shootdowns too, printed further)."""
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    start = q.cursor
-    q.expect(WAITS.pattern + r"[^\n]*\n" if at_once else r"vmi-hv: virtual interrupts:[^\n]*\n", timeout=60)
-    block = q.output[start:q.cursor]
+    at_once, those of vcpus_at_once's shootdowns, which must be there)."""
+    stats = hv_statistics(q)
+    block = stats.text
     q.send("\n")
     q.expect(PROMPT, timeout=60)
+    if at_once and not WAITS.search(block):
+        raise TestFailure("no vcpus_at_once shootdown waits in the statistics: is vcpus_at_once off?")
 
-    calls = dict(re.findall(r" (\w+)=(\d+)", re.search(r"vmi-hv: VMI calls:([^\n]*)", block).group(1)))
-    s = {name: int(calls.get(name, 0)) for name in PT_CALLS}
+    s = {name: stats.vmi_calls.get(name, 0) for name in PT_CALLS}
     # AllocatePage and ReleasePage the ROM queued (F_PTLIFE) are operations
     # too, made without a hypercall.
     life = re.search(r"lifecycle calls queued without an exit: AllocatePage=(\d+) ReleasePage=(\d+)", block)
@@ -103,13 +103,10 @@ def statistics(q, at_once=False):
 
 def cpu_times(q):
     """At the shell: each CPU's user+system time (USER_HZ ticks) from
-    /proc/stat, {cpu: ticks}.  The echoed command line has no "T-cpu0 "
-    (the sed makes it), so only the command's output matches."""
-    q.send("grep '^cpu[0-9]' /proc/stat | sed 's/^/T-/'; echo T-$((6*7))\n")
-    m = q.expect(r"\n((?:T-cpu\d+ [^\n]*\n)+)T-42\r?\n", timeout=60)
+    /proc/stat, {cpu: ticks}."""
+    r = read_stat(q)
     q.expect(PROMPT, timeout=60)
-    return {int(c): int(user) + int(system)
-            for c, user, _nice, system in re.findall(r"T-cpu(\d+) (\d+) (\d+) (\d+)", m.group(1))}
+    return {int(name[3:]): cols[USER] + cols[SYSTEM] for name, cols in r.stat.items()}
 
 
 def settle(q, vcpus):
@@ -244,8 +241,7 @@ def native(args, workers, stressors, log):
 def expect_nproc(q, n, where):
     """At the shell: the guest counts n CPUs (TestFailure if not)."""
     q.expect(PROMPT, timeout=120)
-    q.send("echo CPUS=$(nproc)\n")
-    m = q.expect(r"\nCPUS=(\d+)\r?\n", timeout=60)
+    m = shell_search(q, "echo CPUS=$(nproc)", r"^CPUS=(\d+)$")
     q.expect(PROMPT, timeout=60)
     if int(m.group(1)) != n:
         raise TestFailure(f"the guest {where} counts {m.group(1)} CPUs (nproc), not {n}")
@@ -299,7 +295,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     started = time.monotonic()
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.STRESS_INITRD}"
+    module = hv_modules(SERIAL_CMDLINE, paths.STRESS_INITRD)
     log = os.path.join(args.out, "stress-serial.log")
     hv_args = f"audit={args.audit}" + (" strict_pt=on" if args.strict else "")
     if args.vcpus > 1:

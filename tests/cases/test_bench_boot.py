@@ -12,7 +12,7 @@ import os
 import statistics
 
 from vmitest import paths, test
-from hvguest import GUEST_FATAL, MARKER
+from hvguest import GUEST_FATAL, MARKER, hv_modules
 import base_build
 
 REPS = int(os.environ.get("VMIHV_BOOT_REPS", "4"))
@@ -22,7 +22,7 @@ CMDLINE = "console=ttyS0,115200"
 
 def boot_seconds(t, elf):
     """QEMU start to the init marker, one guest under the hypervisor elf."""
-    module = f"{paths.BZIMAGE} {CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(CMDLINE)
     q = t.qemu("-m", "256", "-kernel", elf, "-initrd", module, fatal=GUEST_FATAL)
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"{elf}: guest reports mode {m.group(3)}")

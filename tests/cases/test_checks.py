@@ -3,6 +3,7 @@ own checks the input that an earlier, weaker form of it accepted, and
 the input it must accept, on the host, without QEMU.  A check that can
 let a fault through is a test that cannot fail."""
 
+import contextlib
 import glob
 import os
 import re
@@ -12,21 +13,37 @@ import time
 from vmitest import Console, FATAL_PATTERNS, TestFailure, paths, test
 from hvguest import GUEST_FAULT_STOPS, GUEST_STOPPED_LINE
 from guest_end import AUDIT
+import hvguest
+import hvstats
+import procstat
 import verdicts
 
 
-def console_of(t, text, fatal=None):
-    """A Console on a process that prints text and then lingers."""
-    proc = subprocess.Popen(["sh", "-c", 'printf "%s" "$1"; sleep 5', "sh", text],
+def console_of(t, text, fatal=None, typed=False):
+    """A Console on a process that prints text and then lingers (typed:
+    once a line has been typed to it, as a shell answers a command)."""
+    script = ("read x; " if typed else "") + 'printf "%s" "$1"; sleep 5'
+    proc = subprocess.Popen(["sh", "-c", script, "sh", text],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     return Console(proc, open(t.log_path, "a"), fatal=fatal, name="sh")
+
+
+@contextlib.contextmanager
+def printed(t, text, fatal=None, typed=False):
+    """console_of(t, text, fatal, typed), its process ended and log closed after."""
+    c = console_of(t, text, fatal, typed)
+    try:
+        yield c
+    finally:
+        c.proc.kill()
+        c.proc.wait()
+        c.log.close()
 
 
 def expect_outcome(t, text, pattern, fatal=None):
     """expect(pattern) on a console that printed text (ending in END), once
     all of it is in the buffer: ("match", its text) or ("failure", why)."""
-    c = console_of(t, text, fatal)
-    try:
+    with printed(t, text, fatal) as c:
         deadline = time.monotonic() + 10
         while "END\n" not in c.output and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -34,10 +51,6 @@ def expect_outcome(t, text, pattern, fatal=None):
             return "match", c.expect(pattern, timeout=10).group(0)
         except TestFailure as e:
             return "failure", str(e)
-    finally:
-        c.proc.kill()
-        c.proc.wait()
-        c.log.close()
 
 
 @test("host-check-expect-fatal-before-match")
@@ -243,3 +256,81 @@ def host_check_sharing_test_refused_whole_machine(t):
         vmitest.stop_group(vmitest.start_make(["--version"], subprocess.DEVNULL))
     finally:
         vmitest.RUNNING.pop()
+
+
+# A Ctrl-] s report as the hypervisor prints it (trimmed), on -smp 2, with
+# a line of guest 2 printed on the other CPU between its last lines.
+STATS_REPORT = """vmi-guest# vmi-hv: statistics (guest running, hypervisor up 3786 ms, 777 timer interrupts):
+vmi-hv: counters: 15002 exits, 27 emulated instructions, 819 hidden (shadow) page faults, 622 exceptions reflected, 13261 hypercalls, 7488 COM1 bytes, 3 denied port accesses
+vmi-hv: emulated by kind: cli=7 sti=6 mov to cr=5
+vmi-hv: hypervisor time per exit: 100056 cycles (38497 ns) on average over 14682 exits, run loop included; 14167 exits quiet (the vCPU entered again at once, no device poll)
+vmi-hv: exits by vector: 13=28 14=1440 130=13261
+vmi-hv: VMI calls: Init=1 WriteGDTEntry=33 SetAlarm=133
+vmi-hv: virtual interrupts: 652 delivered, 571 alarms fired (at worst 16544 us late, 331 us on average)
+vmi-hv: vcpu time: guest 1 (guest1) vcpu 0: real=7543 available=7532 stolen=11 cycles (running=5918 halted=1614); 4 of 2902 ms stolen; 571 alarms (at worst 16544 us late, 331 us on average), 322 wake-ups (0 took the CPU at once)
+[guest2] busy: done
+vmi-hv: vcpu time: guest 2 (guest2) vcpu 0: real=900 available=800 stolen=100 cycles (running=700 halted=100); 40 of 290 ms stolen; 5 alarms (at worst 16 us late, 3 us on average), 32 wake-ups (1 took the CPU at once)
+vmi-hv: cpu 0 (APIC ID 0): busy in guests 57.9%, hypervisor 23.4%, idle 18.6% of 2901 ms; 777 timer interrupts, 0 IPIs
+vmi-hv: cpu 1 (APIC ID 1): busy in guests 7.9%, hypervisor 3.4%, idle 88.6% of 2900 ms; 77 timer interrupts, 4 IPIs
+after-report
+END
+"""
+
+
+@test("host-check-statistics-report")
+def host_check_statistics_report(t):
+    """hvstats.read_statistics: the whole report of a two-CPU machine is
+    read (both CPU lines) and parsed; a guest's line printed inside it
+    stays for a later expect(), and no guest line is taken for the
+    hypervisor's."""
+    with printed(t, STATS_REPORT) as c:
+        c.cmd = ["-smp", "2"]
+        s = hvstats.read_statistics(c, timeout=10)
+        t.check((s.up_ms, s.timer_irqs) == (3786, 777), f"header: {s.up_ms} ms, {s.timer_irqs} interrupts")
+        t.check(s.counters["exits"] == 15002 and s.counters["denied_ports"] == 3, f"counters: {s.counters}")
+        t.check(s.hv_time == dict(cycles=100056, ns=38497, timed_exits=14682, quiet=14167), f"time: {s.hv_time}")
+        t.check(s.exits_by_vector == {13: 28, 14: 1440, 130: 13261}, f"vectors: {s.exits_by_vector}")
+        t.check(s.vmi_calls == {"Init": 1, "WriteGDTEntry": 33, "SetAlarm": 133}, f"calls: {s.vmi_calls}")
+        t.check(s.interrupts["alarms"] == 571 and s.interrupts["mean_late_us"] == 331, f"irqs: {s.interrupts}")
+        t.check(s.vcpu(2, 0)["stolen_ms"] == 40 and s.guests["guest1"]["real_ms"] == 2902, f"vcpus: {s.vcpus}")
+        t.check(sorted(s.cpus) == [0, 1] and s.cpus[1]["ipis"] == 4, f"cpus: {s.cpus}")
+        t.check("busy: done" not in s.text, "a guest line taken into the report")
+        t.check(c.expect(r"\[guest2\] busy: done\n", timeout=5), "the guest's line inside the report was skipped")
+        t.check(c.expect(r"after-report", timeout=5), "the line after the report")
+
+
+@test("host-check-run-in-shell")
+def host_check_run_in_shell(t):
+    """hvguest.run_in_shell: the output between the sentinels, not the
+    typed line's echo (which has $((6*7)) where the output has 42); with
+    several guests, only the named guest's lines, unmarked."""
+    echo = "vmi-guest# echo SH-$((6*7))-BEGIN; grep cpu /proc/stat; echo SH-$((6*7))-END\n"
+    with printed(t, echo + "SH-42-BEGIN\ncpu0 1 2\ncpu1 3 4\nSH-42-END\nEND\n", typed=True) as c:
+        out = hvguest.run_in_shell(c, "grep cpu /proc/stat", timeout=10)
+        t.check(out == "cpu0 1 2\ncpu1 3 4", f"one guest: {out!r}")
+    with printed(t, "[one] " + echo + "[one] SH-42-BEGIN\n[two] cpu9 9\n[one] cpu0 1 2\n[one] SH-42-END\nEND\n",
+                 typed=True) as c:
+        m = hvguest.shell_search(c, "grep cpu /proc/stat", r"^cpu(\d+) (\d+) (\d+)$", timeout=10, guest="one")
+        t.check(m.groups() == ("0", "1", "2"), f"guest one of two: {m.group(0)!r}")
+    # Guest one's output began before the wait for guest two's console
+    # moved the cursor past it: read from where it was typed.
+    text = "[one] vmi-guest# echo ...\n[one] SH-42-BEGIN\nvmi-hv: console input goes to guest 2 (two)\n[one] cpu0 5\n[one] SH-42-END\nEND\n"
+    with printed(t, text) as c:
+        c.expect(r"console input goes to guest 2", timeout=10)
+        out = hvguest.shell_output(c, timeout=10, guest="one", since=0)
+        t.check(out == "cpu0 5", f"guest one, read from where it was typed: {out!r}")
+
+
+@test("host-check-procstat-window")
+def host_check_procstat_window(t):
+    """procstat.window_cmd run by the host's sh over its own /proc/stat:
+    both readings parse, extra figures printed on several lines come back
+    as one reading's words, and the window's elapsed time and columns
+    advance."""
+    cmd = procstat.window_cmd("sleep 0.3", lines="cpu[0-9]", extra="$(printf '1.5\\n2.5\\n')", stat_outside=True)
+    out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=30).stdout
+    w = procstat.parse_window(out)
+    t.check(w.before.extra == ["1.5", "2.5"] and w.after.extra == ["1.5", "2.5"], f"extra: {out!r}")
+    t.check(0.2 <= w.elapsed <= 5, f"elapsed {w.elapsed} s over a sleep of 0.3 s: {out!r}")
+    t.check("cpu0" in w.after.stat and len(w.delta("cpu0")) >= 8, f"cpu0's columns: {out!r}")
+    t.check(sum(w.delta("cpu0")) >= 0 and 0 <= w.share(procstat.IDLE, "cpu0") <= 2, f"the window: {out!r}")

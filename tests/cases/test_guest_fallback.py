@@ -17,7 +17,7 @@ zero-length INSB/OUTSB.
 import re
 import time
 
-from hvguest import GUEST_REBOOT, GUEST_SHUTDOWN, PROMPT, boot_hv
+from hvguest import GUEST_REBOOT, GUEST_SHUTDOWN, PROMPT, boot_hv, ends_cleanly, shell_search
 from vmitest import test
 
 WALLCLOCK_FALLBACK = "VMI: the ROM has no wallclock: reading the CMOS clock"
@@ -31,8 +31,7 @@ def guest_state(t, q, label):
     """(the guest's `date +%s` minus the host's time, /proc/vmi/info's
     String I/O line)."""
     q.expect(PROMPT, timeout=120)
-    q.send("date +%s; grep '^String I/O' /proc/vmi/info; echo state-done\n")
-    m = q.expect(r"\n(\d{9,})\r?\n(String I/O: [^\r\n]*)\r?\nstate-done", timeout=60)
+    m = shell_search(q, "date +%s; grep '^String I/O' /proc/vmi/info", r"^(\d{9,})\n(String I/O: [^\n]*)$")
     skew = int(m.group(1)) - time.time()
     t.note(f"{label}: guest clock {skew:+.1f} s from the host's; {m.group(2)}")
     return skew, m.group(2)
@@ -75,6 +74,4 @@ def power_calls_refused(t):
         q.expect(rf"VMI call \d+ \({call}\) answered unsupported", timeout=60)
         m = q.expect(end, timeout=60)
         t.note(f"{cmd}: {m.group(0)}")
-        got = q.wait_exit(timeout=30)
-        t.check(got == status, f"{cmd}: exit status {got}, expected {status}")
-        t.check("guest stopped" not in q.output, f"{cmd}: a guest was stopped")
+        ends_cleanly(t, q, cmd, status, timeout=30)

@@ -16,6 +16,7 @@ ones the old pair would have slept through, are noted.
 
 from vmitest import test
 from hvguest import PROMPT, boot_hv, quiet_console
+from hvstats import hv_statistics
 
 HALTS = (r"vmi-hv: Halt calls: (\d+) with the virtual IF clear \(Halt enabled it\), (\d+) with it set; "
          r"(\d+) found an interrupt pending \(woken at once\)\n")
@@ -30,9 +31,7 @@ def safe_halt_atomic(t):
     q.send("sleep 2; echo idle-done-$((6 * 7))\n")
     q.expect(r"idle-done-42", timeout=120)
     q.expect(PROMPT, timeout=60)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
-    m = q.expect(HALTS, timeout=60)
+    m = hv_statistics(q).search(HALTS)
     clear, set_, pending = (int(x) for x in m.groups())
     t.check(clear > 0, f"no Halt with the virtual IF clear ({set_} with it set): safe_halt is not one Halt")
     t.check(set_ == 0, f"{set_} Halts with the virtual IF set: interrupts were enabled before the Halt")

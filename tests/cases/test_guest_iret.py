@@ -15,11 +15,10 @@ path that boot used (docs/VROM.md, "A faulting IRET").
 
 import re
 
-from vmitest import FATAL_PATTERNS, test
-from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console
+from vmitest import test
+from hvguest import GUEST_BROKEN as FATAL, boot_hv, boot_native, program_lines, quiet_console
+from hvstats import hv_statistics
 
-FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
-         r"Kernel panic[^\n]*"]
 IRET_FAULTS = r"vmi-hv: faulting IRETs reported to the guest: (\d+) from the ROM's iret, (\d+) from the IRET hypercall\n"
 
 
@@ -32,9 +31,7 @@ def under_hv(t, hv_cmd):
     quiet_console(q)
     label = f"vmi-hv {hv_cmd}".strip()
     lines = sigret_lines(t, q, label)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
-    m = q.expect(IRET_FAULTS, timeout=60)
+    m = hv_statistics(q).search(IRET_FAULTS)
     q.kill()
     return lines, int(m.group(1)), int(m.group(2))
 

@@ -8,25 +8,20 @@ CPUID hides the hypervisor leaves 0x40000000-0x4fffffff).  Natively the
 same bzImage detects no VMI.
 """
 
+import re
+
 from vmitest import FATAL_PATTERNS, test
-from hvguest import PROMPT, boot_hv, boot_native, quiet_console
+from hvguest import PROMPT, boot_hv, boot_native, quiet_console, run_in_shell
 
 
 def platform(t, q):
     """At the shell: the detected hypervisor, the cpuinfo flag, the
     clocksource.  The output lines differ from the typed command's echo."""
     q.expect(PROMPT, timeout=120)
-    q.send("dmesg | grep -o 'Hypervisor detected: [A-Za-z ]*' | sed 's/^/H=/'; "
-           "grep -q -w hypervisor /proc/cpuinfo && echo FLAG=hypervisor; "
-           "sed 's/^/CS=/' /sys/devices/system/clocksource/clocksource0/current_clocksource; "
-           "echo PLATFORM-$((40+2))-DONE\n")
-    m = q.expect(r"\n((?:(?:H|FLAG|CS)=[^\n]*\n)*)PLATFORM-42-DONE\n", timeout=60)
-    out = {}
-    for line in m.group(1).split("\n"):
-        if "=" in line:
-            k, v = line.split("=", 1)
-            out[k] = v.strip()
-    return out
+    text = run_in_shell(q, "dmesg | grep -o 'Hypervisor detected: [A-Za-z ]*' | sed 's/^/H=/'; "
+                           "grep -q -w hypervisor /proc/cpuinfo && echo FLAG=hypervisor; "
+                           "sed 's/^/CS=/' /sys/devices/system/clocksource/clocksource0/current_clocksource")
+    return {k: v.strip() for k, v in re.findall(r"^(H|FLAG|CS)=([^\n]*)", text, re.M)}
 
 
 @test("guest-vmi-hypervisor-x86")

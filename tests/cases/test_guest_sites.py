@@ -23,7 +23,7 @@ import os
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import PROMPT, SERIAL_CMDLINE, boot_hv, boot_native, quiet_console
+from hvguest import PROMPT, SERIAL_CMDLINE, boot_hv, boot_native, quiet_console, run_in_shell
 
 KINDS = ("rom", "adapter", "wrapper", "call", "indirect", "inline")
 
@@ -33,13 +33,11 @@ def read_sites(t, q):
     ({op: {kind: count}}) and the ROM calls its rom sites call ({op:
     {name}}), tallied in the guest from the site lines."""
     q.expect(PROMPT, timeout=120)
-    q.send("head -1 /proc/vmi/sites | sed 's/^/SUM=/'; "
-           "awk '!/^#/ { n[$2 \" \" $4 \" \" ($4 == \"rom\" ? $5 : \"-\")]++ } "
-           "END { for (k in n) print \"OPK=\" k \" \" n[k] }' "
-           "/proc/vmi/sites; echo SITES-$((40+2))-DONE\n")
-    m = q.expect(r"\n((?:(?:SUM|OPK)=[^\n]*\n)*)SITES-42-DONE\n", timeout=120)
+    text = run_in_shell(q, "head -1 /proc/vmi/sites | sed 's/^/SUM=/'; "
+                           "awk '!/^#/ { n[$2 \" \" $4 \" \" ($4 == \"rom\" ? $5 : \"-\")]++ } "
+                           "END { for (k in n) print \"OPK=\" k \" \" n[k] }' /proc/vmi/sites", timeout=120)
     summary, ops, targets = None, {}, {}
-    for line in m.group(1).replace("\r", "").split("\n"):
+    for line in text.split("\n"):
         if line.startswith("SUM="):
             summary = line[4:]
         elif line.startswith("OPK="):

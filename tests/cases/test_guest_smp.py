@@ -18,9 +18,11 @@ import time
 
 from benchwork import QUIET_SPREAD, capacity_note, measure_capacity, median_of, spread, work_initrd
 from guest_config import describe, guest_config
-from hvguest import (GUEST_FATAL, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, native_poweroff,
-                     quiet_console)
-from vmitest import HV_FATAL_PATTERNS, MTTCG, paths, test
+from hvguest import (GUEST_FATAL, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, ends_cleanly, hv_modules,
+                     native_poweroff, quiet_console, run_in_shell, shell_search)
+from hvstats import hv_statistics
+from procstat import IDLE, IOWAIT, STEAL, USER, Window, parse_window, read_stat, window_cmd
+from vmitest import HV_FATAL_PATTERNS, MTTCG, accel_for, paths, smp_args, test
 
 # A CPU-bound process, to run pinned with busybox taskset.
 BUSY_LOOP = "sh -c 'while :; do :; done'"
@@ -31,8 +33,7 @@ def count_cpus(t, q, label):
     CPUS=n,m differs from the typed command's echo (CPUS=$(nproc),...),
     so only the command's run can match it."""
     q.expect(PROMPT, timeout=300)
-    q.send("echo CPUS=$(nproc),$(grep -c ^processor /proc/cpuinfo)\n")
-    m = q.expect(r"\nCPUS=(\d+),(\d+)\r?\n", timeout=60)
+    m = shell_search(q, "echo CPUS=$(nproc),$(grep -c ^processor /proc/cpuinfo)", r"^CPUS=(\d+),(\d+)$")
     nproc, listed = int(m.group(1)), int(m.group(2))
     t.note(f"{label}: nproc {nproc}, /proc/cpuinfo lists {listed} processors")
     return nproc, listed
@@ -55,9 +56,8 @@ def boot_hv_vcpus(t, vcpus, smp=1, hv_args=""):
     """The bzImage under the hypervisor as one guest of `vcpus` vCPUs, on
     QEMU -smp `smp` (MTTCG when more than one), to its init marker."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    extra = {"accel": MTTCG} if smp > 1 else {}
-    q = t.qemu("-smp", str(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus} {hv_args}",
-               "-initrd", hv_modules(), fatal=GUEST_FATAL, **extra)
+    q = t.qemu(*smp_args(smp), "-m", "256", "-kernel", paths.HV_ELF, "-append", f"vcpus={vcpus} {hv_args}",
+               "-initrd", hv_modules(), fatal=GUEST_FATAL, accel=accel_for(smp))
     if vcpus > 1:
         q.expect(r"vmi-hv: guest guest1: vCPU %d started by vCPU 0" % (vcpus - 1), timeout=300)
     m = q.expect(MARKER, timeout=300)
@@ -77,21 +77,19 @@ def expect_cpus(t, q, n, label):
     t.check(listed == n, f"/proc/cpuinfo lists {listed} processors, not {n}")
 
 
-def user_ticks(t, q, tag):
+def user_ticks(t, q):
     """At the shell: each CPU's user time (USER_HZ ticks) from /proc/stat."""
-    q.send(f"grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
-    m = q.expect(r"\n((?:%s-cpu\d+ [^\n]*\n)+)%s-42\r?\n" % (tag, tag), timeout=60)
-    return {int(c): int(u) for c, u in re.findall(r"%s-cpu(\d+) (\d+)" % tag, m.group(1))}
+    return {int(name[3:]): cols[USER] for name, cols in read_stat(q).stat.items()}
 
 
 def busy_both_cpus(t, q, label):
     """Two busy loops for 5 s: the user time of CPU 0 and CPU 1 must both
     advance, by at least half a second each (each vCPU's share of the
     host: about 2.5 s of the 5 on -smp 1)."""
-    before = user_ticks(t, q, "B")
+    before = user_ticks(t, q)
     q.send("(while :; do :; done) & (while :; do :; done) & sleep 5; kill %1 %2\n")
     q.expect(PROMPT, timeout=60)
-    after = user_ticks(t, q, "A")
+    after = user_ticks(t, q)
     grew = {c: after[c] - before.get(c, 0) for c in after}
     t.note(f"{label}: user ticks in 5 s of two busy loops, per CPU: {grew}")
     for cpu in (0, 1):
@@ -134,29 +132,12 @@ def hv_smp_linux_4(t):
 # own vCPU's STOLEN: docs/GUEST.md "SMP") is about half of its time.
 STEAL_WINDOW_S = 8
 STEAL_SHARE_RANGE = (0.30, 0.70)
-# "vmi-hv: vcpu time: ... vcpu K: ...; S of R ms stolen" (Ctrl-] s)
-VCPU_STOLEN = r"vmi-hv: vcpu time: guest 1 \(guest1\) vcpu (\d): [^\n]*; (\d+) of (\d+) ms stolen;"
-
-
-def cpu_stat(t, q, tag):
-    """At the shell: the guest's uptime (its REAL time, seconds) and each
-    CPU's /proc/stat values, {cpu: [user, nice, system, idle, iowait,
-    irq, softirq, steal, guest, guest_nice]} in USER_HZ (100) ticks."""
-    q.send(f"echo {tag}-up $(cut -d' ' -f1 /proc/uptime); grep '^cpu[0-9]' /proc/stat | sed 's/^/{tag}-/'; "
-           f"echo {tag}-$((6*7))\n")
-    m = q.expect(r"\n%s-up ([\d.]+)\r?\n((?:%s-cpu\d+ [^\n]*\n)+)%s-42\r?\n" % (tag, tag, tag), timeout=60)
-    return float(m.group(1)), {int(c): [int(v) for v in vals.split()]
-                               for c, vals in re.findall(r"%s-cpu(\d+) ([\d ]+)" % tag, m.group(2))}
 
 
 def hv_stolen(q, vcpus):
     """Ctrl-] s: per vCPU of guest 1, (stolen ms, real ms)."""
-    q.send("\x1ds")
-    found = {}
-    for _ in range(vcpus):
-        m = q.expect(VCPU_STOLEN, timeout=60)
-        found[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
-    return found
+    s = hv_statistics(q)
+    return {k: (s.vcpu(1, k)["stolen_ms"], s.vcpu(1, k)["real_ms"]) for k in range(vcpus)}
 
 
 def steal_window(t, q, seconds, label):
@@ -166,23 +147,22 @@ def steal_window(t, q, seconds, label):
     vCPU over the same window (Ctrl-] s before and after).  Returns
     {cpu: (steal share, STOLEN share, user ticks)}."""
     hv_before = hv_stolen(q, 4)
-    t0, before = cpu_stat(t, q, "B")
+    before = read_stat(q, stat_first=False)
     q.send(f"sleep {seconds}\n")
     q.expect(PROMPT, timeout=60)
-    t1, after = cpu_stat(t, q, "A")
+    w = Window(before, read_stat(q, stat_first=False))
     hv_after = hv_stolen(q, 4)
-    elapsed = t1 - t0
+    elapsed = w.elapsed
     found, summed = {}, {}
     for cpu in range(4):
-        d = [a - b for a, b in zip(after.get(cpu, []), before.get(cpu, []))]
-        steal = d[7] if len(d) >= 8 else 0
+        d = w.delta(f"cpu{cpu}")
+        steal = d[STEAL] if len(d) > STEAL else 0
         # The brief's sum of the columns (guest and guest_nice, the 9th
         # and 10th, are counted in user already), printed beside it.
         summed[cpu] = steal / sum(d[:8]) if sum(d[:8]) else 0
         stolen_ms = hv_after[cpu][0] - hv_before[cpu][0]
         real_ms = hv_after[cpu][1] - hv_before[cpu][1]
-        found[cpu] = (steal / (elapsed * 100) if elapsed > 0 else 0, stolen_ms / real_ms if real_ms else 0,
-                      d[0] if d else 0)
+        found[cpu] = (w.share(STEAL, f"cpu{cpu}"), stolen_ms / real_ms if real_ms else 0, d[USER] if d else 0)
     t.note("%s: steal per CPU in the guest's /proc/stat over %.2f s of its uptime: %s" % (
         label, elapsed, ", ".join(f"cpu{c} {s:.1%}" for c, (s, _, _) in found.items())))
     t.note("%s: the same steal as a share of the CPU's /proc/stat columns summed (ticks lost to waits leave "
@@ -282,18 +262,16 @@ RUNTIME_WINDOW_S = 6
 RUNTIME_ABOVE, RUNTIME_BELOW = 0.03, 0.15
 
 
-def runtime_sample(t, q, tag, cpu):
+def runtime_sample(t, q, cpu):
     """At the shell: (uptime s, CPU cpu's /proc/stat steal ticks, the
     se.sum_exec_runtime ms of the processes $M and $N, /proc/PID/sched),
     read by one command, adjacent, so that the three share one instant
     (two commands put a typing latency that varies with the host's load
     between the uptime and the runtimes)."""
-    q.send(f"echo {tag}-up $(cut -d' ' -f1 /proc/uptime) "
-           f"$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched); "
-           f"grep '^cpu{cpu} ' /proc/stat | sed 's/^/{tag}-/'; echo {tag}-$((6*7))\n")
-    m = q.expect(r"\n%s-up ([\d.]+) ([\d.]+) ([\d.]+)\r?\n%s-cpu%d ([\d ]+)\r?\n%s-42\r?\n"
-                 % (tag, tag, cpu, tag), timeout=60)
-    return float(m.group(1)), int(m.group(4).split()[7]), (float(m.group(2)), float(m.group(3)))
+    r = read_stat(q, f"cpu{cpu} ", "$(sed -n 's/^se.sum_exec_runtime *: *//p' /proc/$M/sched /proc/$N/sched)",
+                  stat_first=False)
+    t.check(len(r.extra) == 2, f"the two loops' runtimes: {r.extra}")
+    return r.uptime, r.stat[f"cpu{cpu}"][STEAL], tuple(float(x) for x in r.extra)
 
 
 @test("hv-smp-linux-2-steal-runtime", alone="steal and runtime shares of vCPUs that take turns")
@@ -325,10 +303,10 @@ def hv_smp_linux_2_steal_runtime(t):
         stolen = hv_stolen(q, 2)
         t.note(f"CPU {cpu} measured: the hypervisor's STOLEN totals so far: "
                + ", ".join(f"vcpu {v} {s} of {r} ms" for v, (s, r) in sorted(stolen.items())))
-        up0, steal0, run0 = runtime_sample(t, q, f"B{cpu}", cpu)
+        up0, steal0, run0 = runtime_sample(t, q, cpu)
         q.send(f"sleep {RUNTIME_WINDOW_S}\n")
         q.expect(PROMPT, timeout=60)
-        up1, steal1, run1 = runtime_sample(t, q, f"A{cpu}", cpu)
+        up1, steal1, run1 = runtime_sample(t, q, cpu)
         q.send("kill $M $N $C; wait\n")
         q.expect(PROMPT, timeout=60)
         elapsed = up1 - up0
@@ -372,11 +350,10 @@ PAR_ITERATIONS = 50000
 # Typed once at each machine's shell: w, a process's work, and par, the
 # workload (typed as "par" each round: the long definition's typing, 10 ms
 # a character, stays out of the host's window).
-PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() { a=$(head -1 /proc/stat); "
-              "s=$(cut -d' ' -f1 /proc/uptime); echo par-go; w & w & wait; e=$(cut -d' ' -f1 /proc/uptime); "
-              "b=$(head -1 /proc/stat); echo \"par-work: $s $e | $a | $b\"; }\n" % PAR_ITERATIONS)
+PAR_DEFINE = ("w() { i=0; while [ $i -lt %d ]; do i=$((i + 1)); done; }; par() { %s; }\n"
+              % (PAR_ITERATIONS, window_cmd("echo par-go; w & w & wait", stat_outside=True)))
 PAR_GO = r"\npar-go(?=\r?\n)"
-PAR_DONE = r"\npar-work: ([\d.]+) ([\d.]+) \| cpu +([\d ]+)\| cpu +([\d ]+)\r?\n"
+PAR_DONE = r"\nW1 cpu [^\n]*\n"
 SPEEDUP_ROUNDS = 5
 # The speed target (docs/SMP.md, "Concurrent vCPUs") is printed beside
 # the median, not asserted: a timed threshold at the figure the design
@@ -409,18 +386,18 @@ def par_work(t, q, vcpus):
     was steal or idle meanwhile, how many host CPUs QEMU had (its
     process's CPU time over the host's time), and the share that was steal
     alone."""
+    start = len(q.output)
     q.send("par\n")
     q.expect(PAR_GO, timeout=60)
     cpu0, t0 = qemu_cpu_seconds(q), time.monotonic()
-    m = q.expect(PAR_DONE, timeout=120)
+    q.expect(PAR_DONE, timeout=120)
     cpu1, t1 = qemu_cpu_seconds(q), time.monotonic()
     q.expect(PROMPT, timeout=60)
-    elapsed = float(m.group(2)) - float(m.group(1))
-    d = [int(a) - int(b) for a, b in zip(m.group(4).split(), m.group(3).split())]
-    waiting = d[3] + d[4] + d[7]            # idle, iowait, steal
-    ticks = elapsed * 100 * vcpus
-    return (elapsed, waiting / ticks if elapsed > 0 else 1, (cpu1 - cpu0) / (t1 - t0),
-            d[7] / ticks if elapsed > 0 else 1)
+    w = parse_window(q.output[start:q.cursor])
+    if w.elapsed <= 0:
+        return w.elapsed, 1, (cpu1 - cpu0) / (t1 - t0), 1
+    waiting = sum(w.share(c, cpus=vcpus) for c in (IDLE, IOWAIT, STEAL))
+    return w.elapsed, waiting, (cpu1 - cpu0) / (t1 - t0), w.share(STEAL, cpus=vcpus)
 
 
 @test("bench-smp-guest-speedup", bench=True)
@@ -516,9 +493,7 @@ def hv_smp_linux_reboot_twice_halt(t):
     q.send("halt\n")
     q.expect(r"init: halt: asking the kernel", timeout=60)
     q.expect(r"vmi-hv: guest powered off: the guest called Shutdown", timeout=60)
-    status = q.wait_exit(timeout=60)
-    t.check(status == 0, f"exit status {status}, expected 0 (ACPI power-off)")
-    t.check("guest stopped" not in q.output, "a 'guest stopped' line")
+    ends_cleanly(t, q, "halt after two reboots (ACPI power-off)", status=0)
 
 
 def panic_restart(t, vcpus, smp):
@@ -552,9 +527,7 @@ def panic_restart(t, vcpus, smp):
     expect_cpus(t, q, vcpus, "after the emergency restart")
     q.send("poweroff\n")
     q.expect(r"vmi-hv: guest powered off: the guest called Shutdown", timeout=60)
-    status = q.wait_exit(timeout=60)
-    t.check(status == 0, f"exit status {status}, expected 0 (ACPI power-off)")
-    t.check("guest stopped" not in q.output, "a 'guest stopped' line")
+    ends_cleanly(t, q, "power-off after the emergency restart (ACPI power-off)", status=0)
 
 
 @test("hv-linux-panic-restart")
@@ -567,10 +540,9 @@ def hv_smp_linux_2_panic_restart(t):
     panic_restart(t, 2, 1)
 
 
-def online_cpus(q, tag):
+def online_cpus(q):
     """At the shell: the kernel's online CPU list (e.g. 0-1)."""
-    q.send(f"echo {tag}=$(cat /sys/devices/system/cpu/online)\n")
-    return q.expect(r"\n%s=(\S+)\r?\n" % tag, timeout=60).group(1)
+    return shell_search(q, "cat /sys/devices/system/cpu/online", r"^(\S+)$").group(1)
 
 
 def cpu1_round_trip(t, smp):
@@ -582,13 +554,12 @@ def cpu1_round_trip(t, smp):
     for n in (1, 2):
         q.send("echo 0 > /sys/devices/system/cpu/cpu1/online\n")
         m = q.expect(r"vmi-hv: vcpu 1: hlt with interrupts off at [0-9a-f]{4}:[0-9a-f]{8}: ([^\n]*)\n", timeout=60)
-        t.check(online_cpus(q, f"OFF{n}") == "0", f"round {n}: cpu1 still online after 'echo 0'")
+        t.check(online_cpus(q) == "0", f"round {n}: cpu1 still online after 'echo 0'")
         q.send("echo 1 > /sys/devices/system/cpu/cpu1/online\n")
-        on = online_cpus(q, f"ON{n}")
+        on = online_cpus(q)
         t.check(on == "0-1", f"round {n}: online CPUs after 'echo 1' are {on}, not 0-1")
         t.check(m.group(1).startswith("parked"), f"round {n}: the hypervisor said '{m.group(1)}' of the offline vCPU")
-    q.send("taskset -c 1 sh -c 'echo RAN-ON-$(cut -d\" \" -f39 /proc/self/stat)'\n")
-    m = q.expect(r"\nRAN-ON-(\d+)\r?\n", timeout=60)
+    m = shell_search(q, "taskset -c 1 sh -c 'echo RAN-ON-$(cut -d\" \" -f39 /proc/self/stat)'", r"^RAN-ON-(\d+)$")
     t.check(m.group(1) == "1", f"a task pinned to cpu1 ran on cpu{m.group(1)}")
     expect_cpus(t, q, 2, f"vcpus=2 on -smp {smp} after cpu1 went offline and back twice")
     started = len(re.findall(r"vmi-hv: guest guest1: vCPU 1 started by vCPU 0", q.output))
@@ -608,10 +579,9 @@ def hv_smp_linux_2_hotplug_smp2(t):
 def smp_boot_seconds(t, q):
     """At the shell: the kernel's time from 'smp: Bringing up secondary
     CPUs' to 'smp: Brought up' (its printk timestamps)."""
-    q.send("dmesg | grep -E 'smp: Br(inging|ought) up' | sed 's/^/SMPLOG /'; echo SMPLOG-$((6*7))\n")
-    m = q.expect(r"\n((?:SMPLOG [^\n]*\n)+)SMPLOG-42\r?\n", timeout=60)
-    stamps = [float(s) for s in re.findall(r"SMPLOG \[\s*([0-9.]+)\]", m.group(1))]
-    t.check(len(stamps) == 2, f"dmesg's two smp: lines not found in {m.group(1)!r}")
+    out = run_in_shell(q, "dmesg | grep -E 'smp: Br(inging|ought) up'")
+    stamps = [float(s) for s in re.findall(r"^\[\s*([0-9.]+)\] smp: Br", out, re.M)]
+    t.check(len(stamps) == 2, f"dmesg's two smp: lines not found in {out!r}")
     return stamps[-1] - stamps[0] if len(stamps) == 2 else 0.0
 
 

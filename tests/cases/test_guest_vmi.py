@@ -13,7 +13,7 @@ import re
 import subprocess
 
 from vmitest import paths, test
-from hvguest import MARKER, PROMPT, SERIAL_CMDLINE
+from hvguest import MARKER, PROMPT, SERIAL_CMDLINE, run_in_shell
 
 CMDLINE = SERIAL_CMDLINE
 
@@ -565,15 +565,11 @@ HIDDEN_FLAGS = ("sep", "smap", "smep")
 
 
 def cpu_flags(t, q):
-    """At the shell: which of HIDDEN_FLAGS /proc/cpuinfo shows.  The output
-    lines (F=sep, FLAGS-42-DONE) differ from the shell's echo of the typed
-    command (F=$f, FLAGS-$((40+2))-DONE), so only the command's run can
-    match them."""
+    """At the shell: which of HIDDEN_FLAGS /proc/cpuinfo shows."""
     q.expect(PROMPT, timeout=120)
-    q.send("for f in %s; do grep -q -w $f /proc/cpuinfo && echo F=$f; done;"
-           " echo FLAGS-$((40+2))-DONE\n" % " ".join(HIDDEN_FLAGS))
-    m = q.expect(r"\n((?:F=\w+\n)*)FLAGS-42-DONE\n", timeout=30)
-    return set(re.findall(r"F=(\w+)", m.group(1)))
+    out = run_in_shell(q, "for f in %s; do grep -q -w $f /proc/cpuinfo && echo F=$f; done" % " ".join(HIDDEN_FLAGS),
+                       timeout=30)
+    return set(re.findall(r"^F=(\w+)$", out, re.M))
 
 
 @test("guest-vmi-native-rom-hides-sep-smap")

@@ -15,44 +15,7 @@ import re
 import struct
 
 from vmitest import paths, test
-from hvguest import BAD_INPUT, DONE, DOUBLE_FAULT, EXCEPTION, SERIAL_CMDLINE
-
-GUEST_CMDLINE = SERIAL_CMDLINE
-
-
-def qemu_escape(s):
-    """QEMU splits -initrd at commas; a doubled comma is a literal one."""
-    return s.replace(",", ",,")
-
-
-def hv(t, modules=None, append=None, mem="256"):
-    """Boot the hypervisor directly with QEMU's multiboot loader; modules is
-    the -initrd string (comma-separated "path args" items)."""
-    t.require(paths.HV_ELF)
-    args = ["-m", mem, "-kernel", paths.HV_ELF]
-    if modules is not None:
-        args += ["-initrd", modules]
-    if append is not None:
-        args += ["-append", append]
-    return t.qemu(*args)
-
-
-def guest_modules(kernel=None, initrd=None, cmdline=GUEST_CMDLINE):
-    mods = qemu_escape(f"{kernel or paths.BZIMAGE} {cmdline}".strip())
-    if initrd is not False:
-        mods += "," + (initrd or paths.INITRD)
-    return mods
-
-
-def expect_error(t, q, pattern):
-    """One error line matching pattern, then a clean stop with status 5."""
-    m = q.expect(r"vmi-hv: error: " + pattern, timeout=30)
-    q.expect(r"vmi-hv: stopped \(exit code 2\)", timeout=10)
-    status = q.wait_exit(timeout=30)
-    t.check(status == BAD_INPUT, f"exit status {status}, expected {BAD_INPUT}")
-    errors = q.output.count("vmi-hv: error:")
-    t.check(errors == 1, f"{errors} error lines, expected exactly one")
-    return m
+from hvguest import DONE, DOUBLE_FAULT, EXCEPTION, boot_multiboot, expect_bad_input, hv_modules
 
 
 def check_loaded_guest(t, q, banner=True, same_initrd=True):
@@ -100,7 +63,7 @@ def check_loaded_guest(t, q, banner=True, same_initrd=True):
 def hv_boots_banner(t):
     """QEMU -kernel: banner, memory, time base, guest image, guest e820."""
     t.require(paths.BZIMAGE, paths.INITRD)
-    q = hv(t, guest_modules(), append="after_load=stop", mem="256")
+    q = boot_multiboot(t, hv_modules(), append="after_load=stop", mem="256")
     check_loaded_guest(t, q)
     q.expect(r"vmi-hv: stopped \(exit code 1\)")
     status = q.wait_exit(timeout=30)
@@ -115,7 +78,7 @@ def hv_guest_cmdline_and_size(t):
     """guest_mem= is honoured; the module string becomes the guest command line."""
     t.require(paths.BZIMAGE, paths.INITRD)
     cmdline = "quiet console=ttyS0,115200 vmitest=x"
-    q = hv(t, guest_modules(cmdline=cmdline), append="guest_mem=64M loglevel=debug after_load=stop")
+    q = boot_multiboot(t, hv_modules(cmdline), append="guest_mem=64M loglevel=debug after_load=stop")
     q.expect(r"guest memory: 64 MiB")
     q.expect(r"00100000-03ffffff RAM")
     q.expect(r"command line \(%d bytes\): %s\n" % (len(cmdline), cmdline))
@@ -143,7 +106,7 @@ def hv_iso_boot(t):
 def hv_serial_input_irq(t):
     """COM1 input arrives by interrupt (IRQ4) while the hypervisor idles."""
     t.require(paths.BZIMAGE, paths.INITRD)
-    q = hv(t, guest_modules(), append="after_load=idle")
+    q = boot_multiboot(t, hv_modules(), append="after_load=idle")
     q.expect(r"idle: type on the serial console", timeout=60)
     # The hypervisor's own count of IRQ4 interrupts (hv/arch/traps.c) must grow
     # with each byte: the bytes came by interrupt, not by polling.
@@ -164,27 +127,27 @@ def hv_serial_input_irq(t):
 
 @test("hv-error-no-module")
 def hv_error_no_module(t):
-    expect_error(t, hv(t), r"no guest kernel: the boot loader passed no modules")
+    expect_bad_input(t, boot_multiboot(t), r"no guest kernel: the boot loader passed no modules")
 
 
 @test("hv-error-elf-module")
 def hv_error_elf_module(t):
-    q = hv(t, f"{paths.HV_ELF} console=ttyS0,{paths.HV_ELF}")
-    expect_error(t, q, r"guest kernel \(.*vmi-hv\.elf\): the module is an ELF file")
+    q = boot_multiboot(t, f"{paths.HV_ELF} console=ttyS0,{paths.HV_ELF}")
+    expect_bad_input(t, q, r"guest kernel \(.*vmi-hv\.elf\): the module is an ELF file")
 
 
 @test("hv-error-random-module")
 def hv_error_random_module(t):
     junk = t.tmpfile("random.bin", os.urandom(64 * 1024))
-    q = hv(t, f"{junk},{junk}")
-    expect_error(t, q, r"guest kernel \(.*random\.bin\): not a bzImage: no boot-sector signature 0xAA55")
+    q = boot_multiboot(t, f"{junk},{junk}")
+    expect_bad_input(t, q, r"guest kernel \(.*random\.bin\): not a bzImage: no boot-sector signature 0xAA55")
 
 
 @test("hv-error-empty-module")
 def hv_error_empty_module(t):
     empty = t.tmpfile("empty.bin", b"")
-    q = hv(t, f"{empty},{empty}")
-    expect_error(t, q, r"guest kernel \(.*empty\.bin\): the module is empty")
+    q = boot_multiboot(t, f"{empty},{empty}")
+    expect_bad_input(t, q, r"guest kernel \(.*empty\.bin\): the module is empty")
 
 
 @test("hv-error-old-protocol")
@@ -193,42 +156,42 @@ def hv_error_old_protocol(t):
     img = bytearray(open(paths.BZIMAGE, "rb").read())
     struct.pack_into("<H", img, 0x206, 0x0204)
     old = t.tmpfile("old-protocol.bzImage", bytes(img))
-    q = hv(t, guest_modules(kernel=old))
-    expect_error(t, q, r"guest kernel \(.*\): boot protocol 2\.04 is too old: vmi-hv needs 2\.06 or later")
+    q = boot_multiboot(t, hv_modules(kernel=old))
+    expect_bad_input(t, q, r"guest kernel \(.*\): boot protocol 2\.04 is too old: vmi-hv needs 2\.06 or later")
 
 
 @test("hv-error-no-initrd")
 def hv_error_no_initrd(t):
     t.require(paths.BZIMAGE)
-    q = hv(t, guest_modules(initrd=False))
-    expect_error(t, q, r"no initrd: the boot loader passed only the kernel")
+    q = boot_multiboot(t, hv_modules(initrd=False))
+    expect_bad_input(t, q, r"no initrd: the boot loader passed only the kernel")
 
 
 @test("hv-error-initrd-too-big")
 def hv_error_initrd_too_big(t):
     t.require(paths.BZIMAGE)
     big = t.tmpfile("big-initrd.img", b"\0" * (40 << 20))
-    q = hv(t, guest_modules(initrd=big), append="guest_mem=32M", mem="256")
-    expect_error(t, q, r"the initrd \(40960 KiB\) is larger than guest memory \(32768 KiB\)")
+    q = boot_multiboot(t, hv_modules(initrd=big), append="guest_mem=32M", mem="256")
+    expect_bad_input(t, q, r"the initrd \(40960 KiB\) is larger than guest memory \(32768 KiB\)")
 
 
 @test("hv-error-guest-mem-too-big")
 def hv_error_guest_mem_too_big(t):
     t.require(paths.BZIMAGE, paths.INITRD)
-    q = hv(t, guest_modules(), append="guest_mem=1G", mem="128")
-    expect_error(t, q, r"guest_mem=1024M is larger than the memory available: at most \d+M")
+    q = boot_multiboot(t, hv_modules(), append="guest_mem=1G", mem="128")
+    expect_bad_input(t, q, r"guest_mem=1024M is larger than the memory available: at most \d+M")
 
 
 @test("hv-error-unknown-option")
 def hv_error_unknown_option(t):
-    q = hv(t, guest_modules(), append="frobnicate=1")
-    expect_error(t, q, r"unknown hypervisor option 'frobnicate=1'")
+    q = boot_multiboot(t, hv_modules(), append="frobnicate=1")
+    expect_bad_input(t, q, r"unknown hypervisor option 'frobnicate=1'")
 
 
 @test("hv-error-malformed-option")
 def hv_error_malformed_option(t):
-    q = hv(t, guest_modules(), append="guest_mem=12Q")
-    expect_error(t, q, r"malformed option 'guest_mem=12Q'")
+    q = boot_multiboot(t, hv_modules(), append="guest_mem=12Q")
+    expect_bad_input(t, q, r"malformed option 'guest_mem=12Q'")
 
 
 # ---- exceptions in the hypervisor -----------------------------------------
@@ -236,7 +199,7 @@ def hv_error_malformed_option(t):
 @test("hv-exception-dump")
 def hv_exception_dump(t):
     """A NULL write in the hypervisor: #PF, faulting address, registers, status 7."""
-    q = hv(t, append="selftest_fault=page")
+    q = boot_multiboot(t, append="selftest_fault=page")
     q.expect(r"CPU exception 14 \(#PF page fault\) in the hypervisor, error code 0x2", timeout=30)
     q.expect(r"faulting address 0x00000000, at eip 0x[0-9a-f]{8}")
     q.expect(r"page not present, write, supervisor mode")
@@ -248,7 +211,7 @@ def hv_exception_dump(t):
 
 @test("hv-exception-invalid-opcode")
 def hv_exception_invalid_opcode(t):
-    q = hv(t, append="selftest_fault=invalid-opcode")
+    q = boot_multiboot(t, append="selftest_fault=invalid-opcode")
     q.expect(r"CPU exception 6 \(#UD invalid opcode\) in the hypervisor", timeout=30)
     q.expect(r"faulting instruction at eip 0x[0-9a-f]{8}")
     t.check(q.wait_exit(timeout=30) == EXCEPTION, "exit status")
@@ -257,7 +220,7 @@ def hv_exception_invalid_opcode(t):
 @test("hv-double-fault")
 def hv_double_fault(t):
     """A fault with an unusable stack: the #DF task reports it, no reset."""
-    q = hv(t, append="selftest_fault=double")
+    q = boot_multiboot(t, append="selftest_fault=double")
     q.expect(r"CPU exception 8 \(#DF double fault\) in the hypervisor", timeout=30)
     q.expect(r"stack at esp 0x00000800")
     status = q.wait_exit(timeout=30)

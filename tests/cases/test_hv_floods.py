@@ -23,10 +23,11 @@ window; the figures are printed.  The hostile suite runs the flood cases themsel
 import re
 import statistics
 
-from vmitest import FATAL_PATTERNS, paths, test
+from vmitest import paths, test
 from testguest import tguest_modules
 from guest_end import HV_BROKEN, check_invariants
-from hvguest import GUEST_STOPPED_LINE, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
+from hvstats import hv_statistics
+from hvguest import GUEST_BROKEN, boot_hv, boot_native, program_lines, quiet_console, stop_console_guest_and_quit
 
 WINDOW = r"\[guest2\] busy: window ([0-9a-f]{8}): loops ([0-9a-f]{8})"
 # 8 ns of machine time per instruction; no sleeping when every vCPU
@@ -44,14 +45,12 @@ def victim_beside(t, partner):
     q = t.qemu(*ICOUNT, "-m", "128", "-kernel", paths.HV_ELF, "-initrd",
                tguest_modules(t, f"tguest=f:{partner}", "tguest=busy"), fatal=HV_BROKEN)
     q.expect(r"\[guest2\] busy: window 00000000", timeout=120)
-    q.send("\x1ds")
-    m0 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
+    s0 = hv_statistics(q)
     q.expect(r"\[guest2\] busy: done", timeout=120)
-    q.send("\x1ds")
-    m1 = q.expect(r"hypervisor up (\d+) ms, (\d+) timer interrupts", timeout=60)
+    s1 = hv_statistics(q)
     loops = [int(m.group(2), 16) for m in re.finditer(WINDOW, q.output)][1:]
-    ms = int(m1.group(1)) - int(m0.group(1))
-    irqs = int(m1.group(2)) - int(m0.group(2))
+    ms = s1.up_ms - s0.up_ms
+    irqs = s1.timer_irqs - s0.timer_irqs
     # The console stops the partner (it has the console once the victim
     # ended): a partner on a period-1 alarm may never get to its input,
     # since under -icount one tick's handling takes about the period and
@@ -105,11 +104,10 @@ def hv_fpexcept_vs_native(t):
     across a system call, SSE and integer divide by zero, each in its own
     child; the outputs are identical line by line, SIGFPE with the
     exception's code where natively (CR0.NE: #MF, not the lost IRQ13)."""
-    fatal = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*", r"Kernel panic[^\n]*"]
-    native = boot_native(t, fatal=fatal)
+    native = boot_native(t, fatal=GUEST_BROKEN)
     native_lines = program_lines(t, native, "native", "/tests/fpexcept", "FPEXCEPT start")
     native.kill()
-    q = boot_hv(t, fatal=fatal)
+    q = boot_hv(t, fatal=GUEST_BROKEN)
     quiet_console(q)
     hv_lines = program_lines(t, q, "vmi-hv", "/tests/fpexcept", "FPEXCEPT start")
     t.check(any("x87 divide by zero unmasked: SIGFPE code 3" == line for line in native_lines),

@@ -15,11 +15,13 @@ prints statistics (the uptime grows), 'q' exits with status 13
 
 import re
 
-from vmitest import FATAL_PATTERNS, ExpectTimeout, paths, test
+from vmitest import ExpectTimeout, paths, test
 from testguest import tguest_modules
-from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_SHUTDOWN, GUEST_STOPPED_LINE,
-                     HV_FAULT_STOPS, LINE_END, MARKER, NATIVE_REBOOT, REGS, stays_responsive)
-from guest_end import audits
+from hvguest import (GUEST_FATAL, GUEST_FAULT_STOPS, GUEST_REBOOT, GUEST_STOPPED_LINE, HV_FAULT_STOPS,
+                     LINE_END, MARKER, NATIVE_REBOOT, REGS, ends_cleanly, hv_modules, shell_search,
+                     stays_responsive)
+from guest_end import HV_BROKEN, audits
+from hvstats import hv_statistics
 
 
 
@@ -110,9 +112,7 @@ def tguest_vmi_init(t):
     q.expect(r"tguest: SetPxELong returned eax ffffffda edx ffffffff\n", timeout=30)
     q.expect(r"vmi-hv: guest powered off: the guest called Shutdown\n", timeout=30)
     q.expect(r"vmi-hv: VMI calls with no code answered unsupported: 1\n", timeout=30)
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
+    ends_cleanly(t, q, timeout=30)
 
 
 @test("hv-tguest-trapped-after-activation")
@@ -128,8 +128,7 @@ def tguest_trapped_after_activation(t):
     m = q.expect(r"vmi-hv: privileged instructions trapped after activation: (\d+)\n", timeout=30)
     t.note(m.group(0).strip())
     t.check(m.group(1) == "3", f"privileged instructions trapped after activation: {m.group(1)}, expected 3")
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN}")
+    ends_cleanly(t, q, timeout=30)
 
 
 def guest_end(t, q):
@@ -174,24 +173,18 @@ def guest_linux_iso(t):
     q.send("echo typed-$((6 * 7))-back\n")
     q.expect(r"typed-42-back", timeout=60)
     q.expect(r"vmi-guest# ", timeout=60)
-    q.send("dmesg | grep -c -e 'Detected VMI ROM version 13.0' -e 'clockevent and clocksource vmi-timer'"
-           " -e 'Switched to clocksource vmi-timer'; echo dmesg-done\n")
-    m = q.expect(r"\n(\d+)\s*\ndmesg-done", timeout=60)
+    m = shell_search(q, "dmesg | grep -c -e 'Detected VMI ROM version 13.0' -e 'clockevent and clocksource vmi-timer'"
+                     " -e 'Switched to clocksource vmi-timer'", r"^(\d+)$")
     t.check(m.group(1) == "3", f"dmesg has {m.group(1)} of the 3 VMI lines")
     q.expect(r"vmi-guest# ", timeout=60)
     # GetWallclockTime: the CMOS RTC read at boot (QEMU's RTC is the host's UTC).
-    q.send("echo year=$(date -u +%Y)\n")
-    m = q.expect(r"\nyear=(\d+)\n", timeout=60)
+    m = shell_search(q, "date -u +%Y", r"^(\d+)$")
     t.check(int(m.group(1)) >= 2024, f"guest wall clock says year {m.group(1)}")
     q.expect(r"vmi-guest# ", timeout=60)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    q.expect(r"vmi-hv: counters: (\d+) exits, (\d+) emulated instructions, (\d+) hidden[^\n]*?(\d+) hypercalls")
-    m = q.expect(r"vmi-hv: virtual interrupts: (\d+) delivered, (\d+) alarms fired "
-                 r"\(at worst (\d+) us late, (\d+) us on average\)\n")
-    t.check(int(m.group(1)) > 0 and int(m.group(2)) > 0, f"no interrupts: {m.group(0).strip()}")
-    t.note(f"{m.group(1)} virtual interrupts delivered, {m.group(2)} alarms, "
-           f"alarm lateness at worst {m.group(3)} us, {m.group(4)} us on average (TCG)")
+    irq = hv_statistics(q).interrupts
+    t.check(irq["delivered"] > 0 and irq["alarms"] > 0, f"no interrupts: {irq}")
+    t.note(f"{irq['delivered']} virtual interrupts delivered, {irq['alarms']} alarms, "
+           f"alarm lateness at worst {irq['late_us']} us, {irq['mean_late_us']} us on average (TCG)")
     q.send("\n")
     q.expect(r"vmi-guest# ", timeout=60)
     q.send("reboot -f\n")
@@ -235,7 +228,7 @@ def guest_sanity_vs_native(t):
     status = native.wait_exit(timeout=60)
     t.check(status == NATIVE_REBOOT, f"native guest: exit status {status}, expected {NATIVE_REBOOT} (its reboot)")
 
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=GUEST_FATAL)
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"guest under the hypervisor reports mode {m.group(3)}")
@@ -288,9 +281,6 @@ FUZZ_SEEDS = range(1, 33)
 # and a GetGDT).
 FUZZ_WELL_FORMED = 300
 FUZZ_SETUP_CALLS = 2
-# The hypervisor hurt: its own exception, double fault or panic, or a stop
-# reason that blames the hypervisor.  (A reset ends QEMU: -no-reboot.)
-HV_BROKEN = [*FATAL_PATTERNS, *(r"vmi-hv: guest stopped: " + r + r"[^\n]*" for r in HV_FAULT_STOPS)]
 # At least this many VMI calls per run, and in all (Init, GetGDT, the
 # well-formed calls, then at least one garbage call).
 FUZZ_MIN_CALLS = FUZZ_SETUP_CALLS + FUZZ_WELL_FORMED + 1
@@ -313,8 +303,7 @@ def fuzz_one(t, seed):
     if m is None:
         # Still running (garbage code spinning, say): the hypervisor must
         # still answer its escape and stop the guest.
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+        hv_statistics(q, timeout=30)
         q.send("\x1dq")
         q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
         how = "still running after 30 s; stopped with Ctrl-] q"
@@ -323,9 +312,7 @@ def fuzz_one(t, seed):
         if not m.group(0).startswith("vmi-hv: guest powered off"):
             q.expect(r"vmi-hv: guest powered off", timeout=30)
         calls = int(q.expect(COUNTERS, timeout=30).group(1))
-        status = q.wait_exit(timeout=30)
-        t.check(status == GUEST_SHUTDOWN,
-                f"seed {seed}: exit status {status} after shutdown, expected {GUEST_SHUTDOWN}")
+        ends_cleanly(t, q, f"seed {seed} after shutdown", timeout=30)
         return calls, f"{garbage} garbage calls, then shut down"
     else:
         reason = m.group(1)

@@ -40,8 +40,10 @@ import time
 
 from vmitest import TestFailure, accel_for, paths, smp_args, test
 from testguest import tguest_modules
-from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive, stop_console_guest_and_quit
+from hvguest import (SERIAL_CMDLINE, ends_cleanly, expect_bad_input, hv_modules, stays_responsive,
+                     stop_console_guest_and_quit)
 from guest_end import HV_BROKEN, check_invariants
+from hvstats import hv_statistics
 
 
 def _queue_len():
@@ -612,8 +614,7 @@ def boot_pair(t, what, options="", smp=1):
     if what.startswith("vmitest:"):
         # A user program of the initrd (user()); QEMU's -initrd doubles commas.
         t.require(paths.BZIMAGE, paths.INITRD)
-        args = what[len("vmitest:"):].replace(",", ",,")
-        first = f"{paths.BZIMAGE} console=ttyS0,,115200 vmitest={args},{paths.INITRD}"
+        first = hv_modules(f"{SERIAL_CMDLINE} vmitest={what[len('vmitest:'):]}")
         mem = "320"
     elif what.startswith("linux:"):
         t.require(paths.BZIMAGE, paths.INITRD)
@@ -670,8 +671,7 @@ def second_guest_answers(t, q, name, statistics=False):
     back, the hypervisor stays up, and the invariants hold."""
     second_guest_takes(q, "y")
     if statistics:
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
+        hv_statistics(q, timeout=30)
     q.send("\x1dq")
     q.expect(r"vmi-hv: guest stopped: stopped from the console \(Ctrl-\] q\)", timeout=30)
     q.expect(r"vmi-hv: machine frames free: \d+ after guest guest2's end", timeout=30)
@@ -690,17 +690,14 @@ def hold_then_stop(t, q, name, diagnostic):
     q.send("\x1d2")
     second_guest_takes(q, "a")
     q.send("\x1d1")
-    start = len(q.output)
-    q.send("\x1ds")
+    stats = hv_statistics(q, timeout=30)
     shadow = r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories"
-    pages, pds = (int(x) for x in q.expect(shadow, timeout=30).groups())
+    pages, pds = (int(x) for x in stats.search(shadow).groups())
     t.check(pages + pds <= BUDGET_FRAMES,
             f"{name}: its shadows hold {pages + pds} frames ({pages} pages, {pds} link frames), beyond its budget of {BUDGET_FRAMES}")
     # The budget line comes just before the shadow line.
-    m = re.search(BUDGET_LINE, q.output[start:])
+    m = re.search(BUDGET_LINE, stats.text)
     t.check(m, f"{name}: no frame budget line in its statistics")
-    if not m:
-        return
     used, limit, peak, refused = (int(x) for x in m.groups())
     t.check(used <= limit and peak <= limit, f"{name}: frames in use {used} (peak {peak}) beyond the budget {limit}")
     t.check(refused > 0, f"{name}: no take refused at the budget's limit: the flood never reached it")
@@ -933,9 +930,8 @@ def hv_string_io_endless(t):
     q.send("\x1d1")
     batches = []
     for _ in range(2):
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
-        m = q.expect(r"string port I/O calls \(INS/OUTS\): (\d+) elements, (\d+) batches continued", timeout=30)
+        m = hv_statistics(q, timeout=30).search(
+            r"string port I/O calls \(INS/OUTS\): (\d+) elements, (\d+) batches continued")
         batches.append(int(m.group(2)))
         time.sleep(2)
     t.check(batches[0] > 0 and batches[1] > batches[0], f"batches continued at two looks: {batches}")
@@ -998,8 +994,7 @@ def hv_vmi_refuse(t):
                "-initrd", tguest_modules(t, h("refuse"), h("refuse")), fatal=HV_BROKEN)
     # Both run to their end (the last one's ends the run).
     q.expect(r"vmi-hv: stopped \(exit code \d+\): guest powered off", timeout=60)
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected {GUEST_SHUTDOWN} (both guests powered off)")
+    ends_cleanly(t, q, "both guests powered off", timeout=30)
     t.check(re.search(r"\[guest1\] hostile: GetWallclockTime: eax ffffffda edx ffffffff", q.output),
             "guest 1 was not refused GetWallclockTime")
     t.check(re.search(r"\[guest2\] hostile: GetWallclockTime: eax [0-9a-f]{8} edx (?!ffffffff)[0-9a-f]{8}", q.output),
@@ -1024,10 +1019,7 @@ def hv_vmi_refuse_bad_option(t):
     ]
     for opt, want in bad:
         q = t.qemu("-m", "128", "-kernel", paths.HV_ELF, "-append", opt, "-initrd", refuse)
-        m = q.expect(r"vmi-hv: error: " + want + r"[^\n]*", timeout=30)
-        q.expect(r"vmi-hv: stopped \(exit code 2\)", timeout=10)
-        status = q.wait_exit(timeout=30)
-        t.check(status == BAD_INPUT, f"{opt}: exit status {status}, expected {BAD_INPUT}")
+        m = expect_bad_input(t, q, want + r"[^\n]*", opt)
         t.note(m.group(0).strip())
 
 

@@ -14,7 +14,9 @@ controller, quietly.
 import re
 
 from vmitest import TestFailure, paths, test
-from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, quiet_console
+from hvguest import GUEST_FATAL, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, quiet_console
+from hvstats import hv_statistics, read_statistics
+from vgascreen import save_screen, show
 
 KBD_READY = r"vmi-hv: PS/2 keyboard on IRQ 1 \(US layout\)"
 NO_KBD = r"vmi-hv: no PS/2 keyboard \([^\n]*\): console input on the serial port only"
@@ -47,17 +49,6 @@ def sendkey(q, keys):
     out = q.monitor_command(f"sendkey {keys}").strip()
     if out:
         raise TestFailure(f"sendkey {keys}: the monitor said {out!r}")
-
-
-def show(lines):
-    return "\n".join(f"  |{s}" for s in lines)
-
-
-def save_screen(t, q, what):
-    lines = q.vga_text()
-    with open(t.log_path[:-4] + f".screen-{what}.txt", "w") as f:
-        f.write(show(lines) + "\n")
-    return lines
 
 
 @test("hv-keyboard-iso")
@@ -104,8 +95,7 @@ def keyboard_iso(t):
     # The hypervisor's escape from the keyboard.
     sendkey(q, "ctrl-bracket_right")
     sendkey(q, "s")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    q.expect(r"vmi-hv: virtual interrupts: \d+ delivered", timeout=30)
+    read_statistics(q)
     screen = save_screen(t, q, "statistics")
     t.check(any(s.startswith("vmi-hv: virtual interrupts: ") for s in screen),
             "the statistics are not on the VGA screen:\n" + show(screen))
@@ -148,9 +138,8 @@ def boot_no_denied_ports(t):
 
     q.expect(MARKER, timeout=240)
     q.expect(PROMPT, timeout=60)
-    q.send("\x1ds")
-    m = q.expect(r"vmi-hv: counters: [^\n]*?(\d+) denied port accesses\n", timeout=60)
-    t.check(m.group(1) == "0", f"{m.group(1)} denied port accesses at the shell, expected 0")
+    denied_ports = hv_statistics(q).counters["denied_ports"]
+    t.check(denied_ports == 0, f"{denied_ports} denied port accesses at the shell, expected 0")
     # Every line that says "denied", except the counters' "0 denied".
     denied = [s for s in re.findall(r"[^\n]*denied[^\n]*", q.output)
               if not re.search(r"\b0 denied port accesses$", s)]
@@ -164,7 +153,7 @@ def keyboard_absent(t):
     once that there is no keyboard and goes on; the guest reaches its
     shell and a command typed on the serial console runs."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(SERIAL_CMDLINE)
     q = t.qemu("-machine", "pc,i8042=off", "-m", "256", "-kernel", paths.HV_ELF,
                "-initrd", module, fatal=GUEST_FATAL)
     q.expect(NO_KBD, timeout=120)

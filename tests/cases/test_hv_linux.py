@@ -15,10 +15,12 @@ import os
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_REBOOT, MARKER, REGS, stays_responsive
+from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, KERNEL_BROKEN, MARKER, REGS, hv_modules,
+                     stays_responsive)
+from hvstats import hv_statistics
 
 # Fatal for every test here: the guest dying its own way instead.
-FATAL = [*FATAL_PATTERNS, r"BUG: [^\n]*", r"Oops: [^\n]*",
+FATAL = [*FATAL_PATTERNS, *KERNEL_BROKEN,
          r"vmi_selftest: [^\n]*the hypervisor let the guest go on"]
 
 
@@ -26,7 +28,7 @@ def boot(t, guest_args, fatal):
     """The hypervisor (QEMU multiboot) with the real guest and its initrd."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = "console=ttyS0,115200 " + guest_args
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     return t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=fatal)
 
 
@@ -52,7 +54,7 @@ def linux_proc_vmi_info(t):
     the MMU calls; the hypervisor's own count of each call (Ctrl-] s,
     taken afterwards) is at least the guest's.  The guest counts its calls
     only with vmi_count_calls (its sites then call counting wrappers)."""
-    q = boot(t, "vmi_count_calls", FATAL + [r"vmi-hv: guest stopped: [^\n]*"])
+    q = boot(t, "vmi_count_calls", FATAL + [GUEST_STOPPED_LINE])
     m = q.expect(MARKER, timeout=300)
     t.check(m.group(3) == "vmi", f"guest reports mode {m.group(3)}")
     q.expect(r"vmi-guest# ", timeout=60)
@@ -71,10 +73,8 @@ def linux_proc_vmi_info(t):
     t.check(not zero, f"MMU calls with a zero count in /proc/vmi/info: {', '.join(zero)}")
     q.expect(r"vmi-guest# ", timeout=60)
 
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    m = q.expect(r"vmi-hv: VMI calls:([^\n]*)\n", timeout=30)
-    hv = {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", m.group(1))}
+    stats = hv_statistics(q)
+    hv = stats.vmi_calls
     # Calls the ROM serves from the shared page need not reach the
     # hypervisor at all: compare only the others.
     fast = fast_calls()
@@ -93,8 +93,7 @@ def linux_proc_vmi_info(t):
     # first interrupt is delivered before the first IRET call; a second
     # one means the first returned through a raw iret (the IRET
     # alternative patched after local_irq_enable(), docs/GUEST.md, "What is hooked").
-    m = q.expect(r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: (\d+)",
-                 timeout=30)
+    m = stats.search(r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: (\d+)")
     t.note(f"virtual interrupts before the first IRET call: {m.group(1)}")
     t.check(int(m.group(1)) <= 1,
             f"{m.group(1)} virtual interrupts delivered before the guest's first IRET call: "

@@ -15,11 +15,11 @@ import shutil
 import subprocess
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
-                     program_lines, quiet_console)
+from hvguest import (GUEST_BROKEN, GUEST_REBOOT, MARKER, PROMPT, SERIAL_CMDLINE, boot_hv, boot_native,
+                     hv_modules, program_lines, quiet_console)
+from hvstats import hv_statistics
 
-FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE, r"BUG: [^\n]*", r"Oops: [^\n]*",
-         r"Kernel panic[^\n]*"]
+FATAL = GUEST_BROKEN
 
 
 def ring3_lines(t, q, label):
@@ -49,9 +49,7 @@ def ring3_vs_native(t):
         signals[outcome] = signals.get(outcome, 0) + 1
     t.note("outcomes: " + ", ".join(f"{k} x{v}" for k, v in sorted(signals.items())))
     # The hypervisor gave the user faults it does not handle to the guest.
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
-    m = q.expect(r"vmi-hv: user-mode faults given to the guest kernel: (\d+)\n", timeout=60)
+    m = hv_statistics(q).search(r"vmi-hv: user-mode faults given to the guest kernel: (\d+)\n")
     t.check(int(m.group(1)) > 0, "no user-mode fault went to the guest kernel")
     t.note(f"user-mode faults given to the guest kernel: {m.group(1)}")
 
@@ -112,7 +110,7 @@ def guest_cannot_forge_hv_lines(t):
     script reads as the hypervisor's comes from the guest (docs/HV.md, "What the guest can reach").
     The guest keeps running, and the hypervisor's own lines are unchanged."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(SERIAL_CMDLINE)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module, fatal=FATAL_PATTERNS)
     q.expect(MARKER, timeout=300)
     quiet_console(q)
@@ -122,9 +120,7 @@ def guest_cannot_forge_hv_lines(t):
            "printf 'vmi-hv 0.1: forged-%s\\nvmi-guest: not-%s\\n' banner marked\n")
     q.expect(r"not-marked\n", timeout=60)
     q.expect(PROMPT, timeout=60)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running", timeout=60)
-    q.expect(r"vmi-hv: counters: ", timeout=30)
+    hv_statistics(q)
     out = q.output
     for what in ("lf", "cr", "banner"):
         t.check(re.search(r"\[guest\] vmi-hv[^\n]*forged-" + what + r"\n", out),

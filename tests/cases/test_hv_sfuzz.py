@@ -30,9 +30,9 @@ import os
 import re
 import time
 
-from vmitest import TestFailure, accel_for, paths, test
+from vmitest import accel_for, paths, smp_args, test
 from testguest import tguest_modules
-from hvguest import GUEST_FAULT_STOPS, GUEST_SHUTDOWN, stays_responsive
+from hvguest import GUEST_FAULT_STOPS, ends_cleanly, stays_responsive
 from guest_end import HV_BROKEN, STOP, check_invariants
 
 # make test: one run per final action (seeds 1-12), at least 10^5 VMI calls
@@ -61,17 +61,13 @@ def settings():
 
 # On -smp 2 the hypervisor runs on both CPUs with MTTCG (docs/SMP.md,
 # "More than one CPU"): the same runs there.
-def machine(smp):
-    return ("-smp", str(smp)) if smp > 1 else ()
-
-
 def sfuzz_one(t, seed, calls, smp=1):
     """One run; returns its figures."""
     # The continuous audit checks the shadows the calls touched every
     # AUDIT_EVERY notifications and stops the guest at the first stale
     # entry: a lost update is caught where it happens, before a later
     # call (a release, an announce) derives the table again and hides it.
-    q = t.qemu(*machine(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append",
+    q = t.qemu(*smp_args(smp), "-m", "128", "-kernel", paths.HV_ELF, "-append",
                f"audit=every={AUDIT_EVERY}" + (" locks=check" if smp > 1 else ""),
                "-initrd", tguest_modules(t, f"tguest=sfuzz:{seed} sfuzz_calls={calls}"), fatal=HV_BROKEN,
                accel=accel_for(smp))
@@ -93,8 +89,7 @@ def sfuzz_one(t, seed, calls, smp=1):
         stays_responsive(t, q)
         how = "stopped: " + stopped[:90]
     else:
-        status = q.wait_exit(timeout=30)
-        t.check(status == GUEST_SHUTDOWN, f"seed {seed}: exit status {status}, expected {GUEST_SHUTDOWN}")
+        ends_cleanly(t, q, f"seed {seed}", timeout=30)
         how = "shut down"
     final = re.search(r"sfuzz: final: (\S+)", q.output)
     inv = check_invariants(t, q.output, f"seed {seed}")

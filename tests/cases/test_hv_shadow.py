@@ -32,8 +32,9 @@ import re
 from vmitest import FATAL_PATTERNS, paths, test
 from sysmap import SYSTEM_MAP, SystemMap
 from guest_end import AUDIT
-from hvguest import (GUEST_FATAL as FATAL, GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, NATIVE_REBOOT,
-                     PROMPT, SERIAL_CMDLINE, boot_hv, reboot_ends_run, stays_responsive)
+from hvstats import hv_statistics
+from hvguest import (GUEST_REBOOT, GUEST_STOPPED_LINE, MARKER, NATIVE_REBOOT, PROMPT, SERIAL_CMDLINE,
+                     boot_hv, hv_modules, reboot_ends_run, stays_responsive)
 
 CMDLINE = SERIAL_CMDLINE
 
@@ -41,18 +42,14 @@ CMDLINE = SERIAL_CMDLINE
 def shadow_stats(t, q):
     """Ctrl-] s while the guest runs: (pages in use, directories, peak,
     audit mismatches, audit line, exits, quiet exits)."""
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    e = q.expect(r"vmi-hv: counters: (\d+) exits,", timeout=30)
-    x = q.expect(r"vmi-hv: hypervisor time per exit: [^\n]*; (\d+) exits quiet ", timeout=30)
-    m = q.expect(r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories; peak (\d+)\)\n", timeout=30)
-    a = q.expect(r"vmi-hv: shadow audit: (\d+) page directories, (\d+) page tables, (\d+) entries checked, "
-                 r"(\d+) mismatches([^\n]*)\n", timeout=30)
+    s = hv_statistics(q)
+    m = s.search(r"vmi-hv: shadow pages in use: (\d+) \((\d+) page directories; peak (\d+)\)\n")
+    a = s.search(AUDIT + r"([^\n]*)\n")
     t.check(int(a.group(3)) > 0, f"the audit checked nothing: {a.group(0).strip()}")
     q.send("\n")
     q.expect(PROMPT, timeout=60)
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)), int(a.group(4)),
-            a.group(0).strip(), int(e.group(1)), int(x.group(1)))
+            a.group(0).strip(), s.counters["exits"], s.hv_time["quiet"])
 
 
 def around_program(t, command, done):
@@ -172,9 +169,9 @@ def audit_ptstress(t):
     t.note(m.group(0).strip())
     q.expect(r"program-rc=0", timeout=60)
     q.expect(PROMPT, timeout=60)
-    q.send("\x1ds")
-    c = q.expect(AUDIT_COUNTERS, timeout=60)
-    a = q.expect(AUDIT + r"[^\n]*\n", timeout=30)
+    s = hv_statistics(q)
+    c = s.search(AUDIT_COUNTERS)
+    a = s.search(AUDIT + r"[^\n]*\n")
     t.note(c.group(0).strip())
     t.check(c.group(1) == "every=1", f"audit mode {c.group(1)}")
     t.check(int(c.group(2)) > 1000 and int(c.group(3)) > 0, f"the audit hardly ran: {c.group(0).strip()}")
@@ -200,7 +197,7 @@ def audit_selftest(t):
     notification, the last one made and where) and the guest stopped.
     Without the audit the boot goes on with a stale shadow, and this fails."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(CMDLINE)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
                "-append", "audit=every=1 audit_selftest=2000", fatal=FATAL_PATTERNS)
     d = q.expect(r"vmi-hv: audit_selftest: dropped queued page-table write (\d+) [^\n]*\n", timeout=300)

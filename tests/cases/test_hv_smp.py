@@ -8,7 +8,7 @@ import re
 import time
 
 from vmitest import MTTCG, accel_for, paths, test
-from hvguest import BAD_INPUT, DONE, GUEST_SHUTDOWN, PANIC, PROMPT, hv_modules
+from hvguest import DONE, PANIC, PROMPT, ends_cleanly, expect_bad_input, hv_modules
 from testguest import tguest_modules
 
 
@@ -119,8 +119,7 @@ def smp_sixteen_guests(t):
     q.expect(r"\[guest16\] idle: got k", timeout=30)
     q = t.qemu("-m", "512", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M",
                "-initrd", tguest_modules(t, *["tguest=idle"] * 17))
-    q.expect(r"vmi-hv: error: 34 modules given: that is 17 guests, at most 16", timeout=60)
-    t.check(q.wait_exit(timeout=30) == BAD_INPUT, "the seventeenth guest was not refused at load")
+    expect_bad_input(t, q, r"34 modules given: that is 17 guests, at most 16", "seventeen guests", timeout=60)
 
 
 def exit_heavy_pair(t, smp):
@@ -133,8 +132,7 @@ def exit_heavy_pair(t, smp):
                accel=accel_for(smp))
     for _ in range(2):
         q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, not the guests' power-off ({GUEST_SHUTDOWN})")
+    ends_cleanly(t, q, f"two exit-heavy guests on -smp {smp}")
     calls = {}
     for name, window, n in re.findall(r"\[(guest\d)\] exits: window ([0-9a-f]{8}): calls ([0-9a-f]{8})",
                                       q.output):
@@ -189,6 +187,5 @@ def smp_mp_table_only(t):
     q.expect(r"vmi-hv: CPU found \(MP table\): APIC ID 1\n", timeout=60)
     q.expect(r"vmi-hv: CPU 1 started: APIC ID 1", timeout=60)
     q.expect(r"tguest: smp: survived, APs 00000001\n", timeout=120)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected the guest's power-off")
+    ends_cleanly(t, q, "the MP table's CPUs")
     t.check("ACPI MADT" not in q.output, "the CPUs were read from an ACPI MADT, not the MP table")

@@ -7,8 +7,9 @@ import re
 
 from vmitest import MTTCG, accel_for, paths, test
 from testguest import tguest_modules
-from hvguest import BAD_INPUT, GUEST_SHUTDOWN, stays_responsive
+from hvguest import ends_cleanly, expect_bad_input, stays_responsive
 from guest_end import HV_BROKEN, check_invariants, ends_powered_off
+from hvstats import hv_statistics
 
 
 
@@ -29,18 +30,17 @@ def smp_guest_waiting_vcpus(t):
     # Ctrl-] s while it runs: each vCPU's times, and for a guest of
     # several vCPUs whether each has started and its IPIs.
     q.expect(r"exits: window 00000000", timeout=60)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu 0: started, 0 IPIs sent, 0 taken\n", timeout=60)
+    s = hv_statistics(q)
+    s.search(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu 0: started, 0 IPIs sent, 0 taken\n")
     for k in (1, 2, 3):
-        q.expect(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu %d: waiting for its start, 0 IPIs sent, 0 taken\n" % k,
-                 timeout=30)
+        s.search(r"vmi-hv: vcpu apic: guest 1 \(guest1\) vcpu %d: waiting for its start, 0 IPIs sent, 0 taken\n" % k)
     # Ctrl-] l: a line per vCPU under the guest's.
     q.send("\x1dl")
     q.expect(r"        vcpu 0: \w+, \d+ exits, (on|last on) CPU \d, \d+ alarms\n", timeout=30)
     for k in (1, 2, 3):
         q.expect(r"        vcpu %d: waiting for its start, 0 exits, last on CPU -1, 0 alarms\n" % k, timeout=30)
     q.expect(r"vmi-hv: guest ran \d+ ms: \d+ exits", timeout=240)
-    t.check(q.wait_exit(timeout=60) == GUEST_SHUTDOWN, "the guest did not power off cleanly")
+    ends_cleanly(t, q, "vCPU 0 alone of four")
 
 
 @test("hv-smp-guest-vcpus-refused")
@@ -49,14 +49,12 @@ def smp_guest_vcpus_refused(t):
     more than the scheduler takes: refused at load, naming the count."""
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "vcpus=9",
                "-initrd", tguest_pair(t, "exits"))
-    q.expect(r"vmi-hv: error: malformed option 'vcpus=9': vcpus is how many vCPUs a guest has, 1-8",
-             timeout=60)
-    t.check(q.wait_exit(timeout=30) == BAD_INPUT, "vcpus=9 was not refused")
+    expect_bad_input(t, q, r"malformed option 'vcpus=9': vcpus is how many vCPUs a guest has, 1-8", "vcpus=9",
+                     timeout=60)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-append", "guest_mem=16M vcpus=8",
                "-initrd", tguest_pair(t, "exits", 3))
-    q.expect(r"vmi-hv: error: the guests have 24 vCPUs together; the scheduler takes at most 16",
-             timeout=60)
-    t.check(q.wait_exit(timeout=30) == BAD_INPUT, "24 vCPUs were not refused")
+    expect_bad_input(t, q, r"the guests have 24 vCPUs together; the scheduler takes at most 16", "24 vCPUs",
+                     timeout=60)
 
 
 INVALID = "ffffffea"   # VMI_ERROR_INVALID (vrom/abi/vmi-13.0.def)
@@ -109,7 +107,7 @@ def smp_guest_boot(t, vcpus, smp):
     for what, why in APIC_GARBAGE:
         q.expect(r"%s(?s:.*?)tguest: smp: garbage %s %s\n" % (why, what, INVALID), timeout=30)
     q.expect(r"tguest: smp: survived, APs %08x\n" % (vcpus - 1), timeout=30)
-    status = q.wait_exit(timeout=60)
+    ends_cleanly(t, q, f"{vcpus} vCPUs started")
     # vCPU 0 starts the next AP while the last one says hello, and on
     # -smp 2 the hypervisor's "vCPU k started" line can land in the middle
     # of that hello: the console then shows the hello again whole after it,
@@ -125,8 +123,6 @@ def smp_guest_boot(t, vcpus, smp):
     # through the refused starts above, which must leave it whole.
     ticked = sorted(set(int(x, 16) for x in re.findall(r"tguest: smp: AP ticked, APIC ID ([0-9a-f]{8})", q.output)))
     t.check(ticked == list(range(1, vcpus)), f"APs whose LVTT alarm ticked: {ticked}")
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
 
 
 @test("hv-smp-guest-start-2")
@@ -165,9 +161,7 @@ def smp_guest_ticks(t, vcpus, smp):
              r"tguest: smp: garbage APICWrite LVT timer vector 3 %s\n" % INVALID, timeout=30)
     q.expect(r"vCPU 0: APICWrite register 380 value 000003e8 refused(?s:.*?)"
              r"tguest: smp: garbage APICWrite timer count %s\n" % INVALID, timeout=30)
-    status = q.wait_exit(timeout=60)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected a clean power-off")
-    t.check("guest stopped" not in q.output, "the guest was stopped")
+    ends_cleanly(t, q, f"{vcpus} vCPUs' ticks")
 
 
 @test("hv-smp-guest-lvtt-alarms")
@@ -363,8 +357,7 @@ def smp4_two_guests_remap(t):
     q = t.qemu("-smp", "4", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=32M vcpus=2 vcpus_at_once=on audit=every=1 locks=check",
                "-initrd", guest, accel=MTTCG)
-    status = q.wait_exit(timeout=600)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected both guests' power-off")
+    ends_cleanly(t, q, "both guests", timeout=600)
     for name in ("guest1", "guest2"):
         for line in (r"generations 00000bb8", r"poisoned reads 00000000", r"stale reads 00000000"):
             t.check(re.search(r"\[%s\] tguest: smpmmu: %s\n" % (name, line), q.output),
@@ -395,8 +388,7 @@ def smp_sixteen_vcpus(t):
     guest = tguest_modules(t, *["tguest=smp smp_vcpus=8"] * 2)
     q = t.qemu("-smp", "2", "-m", "256", "-kernel", paths.HV_ELF, "-append",
                "guest_mem=16M vcpus=8 locks=check", "-initrd", guest, accel=MTTCG)
-    status = q.wait_exit(timeout=300)
-    t.check(status == GUEST_SHUTDOWN, f"exit status {status}, expected both guests' power-off")
+    ends_cleanly(t, q, "both guests", timeout=300)
     for name in ("guest1", "guest2"):
         for line in (r"APs started 00000007", r"rounds %08x" % ROUNDS, r"survived, APs 00000007"):
             t.check(re.search(r"\[%s\] tguest: smp: %s\n" % (name, line), q.output),

@@ -41,8 +41,9 @@ import time
 
 from vmitest import MTTCG, TestFailure, TestSkipped, accel_for, paths, smp_args, test
 from testguest import tguest_modules
-from hvguest import GUEST_SHUTDOWN, stays_responsive
-from guest_end import HV_BROKEN, STOP, check_invariants
+from hvguest import ends_cleanly, stays_responsive
+from hvstats import hv_statistics
+from guest_end import HV_BROKEN, STOP, check_invariants, ends_powered_off
 
 # make test: three runs (2, 3 and 4 vCPUs) of 60,000 calls, about 6 s each
 # under MTTCG on two idle host CPUs, boots included.
@@ -126,9 +127,7 @@ def smpfuzz_one(t, s, seed, calls):
     t.check(m.group(1) is None, f"{what}: stopped: {m.group(1)}")
     t.check(m.group(2) == "the guest called Shutdown", f"{what}: powered off: {m.group(2)}")
     q.expect(r"vmi-hv: machine frames free: \d+ after", timeout=30)
-    status = q.wait_exit(timeout=30)
-    t.check(status == GUEST_SHUTDOWN, f"{what}: exit status {status}, expected {GUEST_SHUTDOWN}")
-    inv = check_invariants(t, q.output, what)
+    inv = ends_powered_off(t, q, what, timeout=30)
     # The end report's counters are those of the vCPU that ended the
     # guest (vCPU 0 here), which made at least its own hypercalls.
     counted = hv_calls(q.output)
@@ -174,7 +173,7 @@ def hv_smpfuzz_rules(t):
             m = q.expect(r"vmi-hv: guest powered off: ([^\n]*)\n|" + STOP, timeout=60)
             t.check(m.group(1) and m.group(1).startswith("hlt with interrupts off at 0011:"),
                     f"{what}: {m.group(0)}")
-            t.check(q.wait_exit(timeout=60) == GUEST_SHUTDOWN, f"{what}: did not power off")
+            ends_cleanly(t, q, what)
         else:
             m = q.expect(STOP + r"\n", timeout=60)
             t.check(re.match(reason, m.group(1)), f"{what}: stopped for '{m.group(1)}', expected /{reason}/")
@@ -240,14 +239,12 @@ def alarm_wrap(t, smp):
     except TestFailure:
         # Interrupted at every entry, the guest never gets to print: the
         # statistics say how often the alarm fired meanwhile.
-        q.send("\x1ds")
-        q.expect(r"vmi-hv: statistics \(guest running", timeout=30)
-        calls = q.expect(VMI_CALLS, timeout=30)
+        calls = hv_statistics(q, timeout=30).search(VMI_CALLS)
         t.check(False, f"the guest made no progress in 30 s after arming a periodic alarm of period 2^64-1 "
                        f"(its ticks taken at every entry); VMI calls:{calls.group(1)}")
     masked = int(q.expect(r"alarmwrap: ticks while masked ([0-9a-f]{8})\n", timeout=60).group(1), 16)
     fired = int(q.expect(r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired", timeout=60).group(1))
-    t.check(q.wait_exit(timeout=30) == GUEST_SHUTDOWN, "the guest did not power off")
+    ends_cleanly(t, q, f"alarm wrap on -smp {smp}", timeout=30)
     t.check(ticks == 1, f"a periodic alarm of period 2^64-1 gave {ticks} ticks in 100 ms, expected 1")
     t.check(masked == 0, f"{masked} ticks while LVTT was masked")
     # The masked one never fires: a masked LVT timer holds its alarm back

@@ -15,25 +15,18 @@ APIC's).  With fastpaths=off the same calls cost at least two exits each:
 the test shows the counters see the difference.
 """
 
-import re
-
 from vmitest import paths, test
-from hvguest import HV_INTERRUPT_VECTORS, MARKER
+from hvguest import HV_INTERRUPT_VECTORS, MARKER, hv_modules
+from hvstats import hv_statistics
 from verdicts import judge_tries
 
 CALLS = 100000
-EXITS = re.compile(r"vmi-hv: exits by vector:([^\n]*)\n")
-VMI_CALLS = re.compile(r"vmi-hv: VMI calls:([^\n]*)\n")
 
 
 def counters(q):
     """Ctrl-] s: ({vector: exits}, {VMI call: count})."""
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):\n", timeout=60)
-    vec = {int(v): int(n) for v, n in re.findall(r"(\d+)=(\d+)", q.expect(EXITS, timeout=60).group(1))}
-    calls = {c: int(n) for c, n in re.findall(r"(\w+)=(\d+)", q.expect(VMI_CALLS, timeout=60).group(1))}
-    q.expect(r"vmi-hv: virtual interrupts: [^\n]*\n", timeout=60)
-    return vec, calls
+    s = hv_statistics(q)
+    return s.exits_by_vector, s.vmi_calls
 
 
 def syscall_window(t, fastpaths):
@@ -45,7 +38,7 @@ def syscall_window(t, fastpaths):
     # the other: ~120 OUTB exits that no system call made.
     cmdline = "console=ttyS0,115200 quiet vmitest=syscall_exits"
     hv_cmd = "" if fastpaths else "fastpaths=off"
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
     if hv_cmd:
         args += ["-append", hv_cmd]

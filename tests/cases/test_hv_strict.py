@@ -27,9 +27,11 @@ store, then makes an ordinary SetPxE to the next PTE of the same table.
 import re
 
 from vmitest import FATAL_PATTERNS, paths, test
-from hvguest import GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, reboot_ends_run, stays_responsive
+from hvguest import (GUEST_STOPPED_LINE, MARKER, PROMPT, SERIAL_CMDLINE, hv_modules, reboot_ends_run,
+                     stays_responsive)
 from sysmap import SYSTEM_MAP, SystemMap
 from guest_end import AUDIT as AUDIT_LINE
+from hvstats import hv_statistics
 
 SELFTEST = "unannounced-pte"
 WRITER = "vmi_selftest_unannounced_pte"
@@ -47,7 +49,7 @@ def boot(t, hv_args, guest_args="", fatal=FATAL_PATTERNS, sysmap=False):
     (the hypervisor then names guest EIPs in its reports)."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
     cmdline = f"{SERIAL_CMDLINE} {guest_args}".strip()
-    module = f"{paths.BZIMAGE} {cmdline.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(cmdline)
     if sysmap:
         module += f",{SYSTEM_MAP}"
     args = ["-m", "256", "-kernel", paths.HV_ELF, "-initrd", module]
@@ -118,12 +120,11 @@ def strict_ptstress(t):
     t.note(m.group(0).strip())
     q.expect(r"program-rc=0", timeout=60)
     q.expect(PROMPT, timeout=60)
-    q.send("\x1ds")
-    s = q.expect(r"vmi-hv: strict_pt: announced page tables read-only; (\d+) writable entries "
-                 r"made read-only at AllocatePage\n", timeout=60)
-    c = q.expect(r"vmi-hv: continuous audit \(every=1\): (\d+) audits, \d+ entries checked, (\d+) mismatches",
-                 timeout=30)
-    a = q.expect(AUDIT_LINE + r"[^\n]*\n", timeout=30)
+    stats = hv_statistics(q)
+    s = stats.search(r"vmi-hv: strict_pt: announced page tables read-only; (\d+) writable entries "
+                     r"made read-only at AllocatePage\n")
+    c = stats.search(r"vmi-hv: continuous audit \(every=1\): (\d+) audits, \d+ entries checked, (\d+) mismatches")
+    a = stats.search(AUDIT_LINE + r"[^\n]*\n")
     t.note(s.group(0).strip())
     t.note(c.group(0).strip())
     t.check(int(c.group(1)) > 1000 and c.group(2) == "0", f"continuous audit: {c.group(0).strip()}")

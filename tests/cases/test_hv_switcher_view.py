@@ -18,7 +18,7 @@ import subprocess
 
 from vmitest import accel_for, paths, test
 from testguest import tguest_modules
-from hvguest import GUEST_SHUTDOWN
+from hvguest import ends_cleanly
 
 PAGE = 0x1000
 SWITCHER_BASE = 0xFFC00000
@@ -105,8 +105,7 @@ def switcher_view(t, smp):
                "-initrd", tguest_modules(t, "tguest=swscan", "tguest=exits", "tguest=exits"),
                accel=accel_for(smp))
     q.expect(r"\[guest1\] swscan: done", timeout=300)
-    t.check(q.wait_exit(timeout=120) == GUEST_SHUTDOWN,
-            "the hypervisor did not end with the guests' power-off")
+    ends_cleanly(t, q, "the guests' power-off", timeout=120)
     gdts, moved = check_rounds(t, q.output, smp)
     if smp > 1:
         t.check(len(gdts) == 2 or moved, f"-smp 2: the scanning guest never moved to the other CPU (GDTs "

@@ -30,10 +30,8 @@ import re
 
 from vmitest import paths, test
 from hvguest import GUEST_FATAL, PROMPT, boot_hv
+from hvstats import hv_statistics
 
-COUNTERS = r"vmi-hv: counters: (\d+) exits, "
-ALARMS = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired"
-STATS_END = r"vmi-hv: virtual interrupts delivered in paravirtual mode before the first IRET call: \d+\n"
 # The target is 1.5 (make compare prints the figure).  Under -icount a
 # tick comes when the guest's instructions say, not when the host gets to
 # it, so the figure does not grow with the host's load (on a loaded host
@@ -58,11 +56,8 @@ def guest_hz():
 
 def counters(q):
     """Ctrl-] s: (exits, alarms fired) now."""
-    q.send("\x1ds")
-    e = int(q.expect(COUNTERS, timeout=60).group(1))
-    a = int(q.expect(ALARMS, timeout=60).group(1))
-    q.expect(STATS_END, timeout=60)
-    return e, a
+    s = hv_statistics(q)
+    return s.counters["exits"], s.interrupts["alarms"]
 
 
 # IRQ0's count from /proc/interrupts into $1, without a fork (a fork is

@@ -11,24 +11,14 @@ see Qemu.vga_screen() in tests/lib/vmitest.py.
 """
 
 from vmitest import paths, test
-from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, quiet_console
+from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, hv_modules, quiet_console
+from hvstats import hv_statistics
+from vgascreen import save_screen, show
 
 ATTR_GUEST = 0x07
 ATTR_HV = 0x0b
 # The ISO's default entry's guest command line (iso/grub.cfg).
 CMDLINE = "earlyprintk=serial,ttyS0,115200 console=tty0 console=ttyS0,115200"
-
-
-def show(screen):
-    return "\n".join(f"  |{text.rstrip()}" for text, _ in screen)
-
-
-def save_screen(t, q, what):
-    """Read the VGA screen; keep it as test-logs/NAME.screen-WHAT.txt."""
-    screen = q.vga_screen()
-    with open(t.log_path[:-4] + f".screen-{what}.txt", "w") as f:
-        f.write(show(screen) + "\n")
-    return screen
 
 
 def find_row(screen, pred):
@@ -50,7 +40,7 @@ def vga_guest_console(t):
     screen in the hypervisor's colour, starting a row of their own;
     `reboot -f` ends the run."""
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(CMDLINE)
     q = t.qemu("-m", "256", "-kernel", paths.HV_ELF, "-initrd", module,
                fatal=GUEST_FATAL, monitor=True)
     m = q.expect(MARKER, timeout=300)
@@ -67,7 +57,7 @@ def vga_guest_console(t):
     q.expect(r"junk\x1b\[Kvga-\x1b\[1mbold\x1b\[0m-ok\n", timeout=60)
     q.expect(r"vmi-guest# ", timeout=60)
 
-    screen = save_screen(t, q, "shell")
+    screen = save_screen(t, q, "shell", attrs=True)
     t.note("VGA screen at the shell, last rows:\n" + show(screen[-4:]))
 
     text, attrs = find_row(screen, lambda s: s.startswith("VMIHV-INIT-MARKER uptime="))
@@ -90,14 +80,12 @@ def vga_guest_console(t):
     t.check(not bad, f"ESC drawn on the VGA screen in rows {bad}")
 
     # The hypervisor's messages on the same screen, in their own colour.
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):", timeout=60)
-    q.expect(r"vmi-hv: counters: [^\n]*\n", timeout=30)
+    hv_statistics(q)
     q.send("\n")
     # On COM1 the statistics cut the prompt's row: the guest's next byte
     # shows it again (docs/CONSOLE.md, "The consoles"), then the new prompt.
     q.expect(r"vmi-guest# \r?\nvmi-guest# ", timeout=60)
-    screen = save_screen(t, q, "statistics")
+    screen = save_screen(t, q, "statistics", attrs=True)
     # The statistics are longer than the screen: their last line is on it.
     text, attrs = find_row(screen, lambda s: s.startswith("vmi-hv: virtual interrupts: "))
     t.check(text is not None, "the hypervisor's statistics are not on the VGA screen:\n" + show(screen))

@@ -9,7 +9,7 @@ import os
 import re
 
 from vmitest import paths, test
-from hvguest import DONE, GUEST_FATAL, SERIAL_CMDLINE
+from hvguest import DONE, GUEST_FATAL, SERIAL_CMDLINE, hv_modules
 
 LINT = os.path.join(paths.ROOT, "tests", "lint", "no_global_state.py")
 LAYERS_LINT = os.path.join(paths.ROOT, "tests", "lint", "include_layers.py")
@@ -207,7 +207,7 @@ SNAPSHOT = (r"vmi-hv: selftest two-guests: (after its first turn|while the other
 @test("hv-two-guests")
 def hv_two_guests(t):
     t.require(paths.HV_ELF, paths.BZIMAGE, paths.INITRD)
-    module = f"{paths.BZIMAGE} {SERIAL_CMDLINE.replace(',', ',,')},{paths.INITRD}"
+    module = hv_modules(SERIAL_CMDLINE)
     q = t.qemu("-m", "320", "-kernel", paths.HV_ELF, "-initrd", module,
                "-append", "guest_mem=64M selftest=two-guests", fatal=GUEST_FATAL)
     q.expect(r"vmi-hv: selftest two-guests: passed: two guests from one bzImage, each entered twice; "

@@ -23,9 +23,9 @@ import os
 import statistics
 import subprocess
 
-from vmitest import paths
-from hvguest import GUEST_FATAL, SERIAL_CMDLINE
-from multiguest import MTTCG, end_both, expect_all, give_console, prompt
+from vmitest import FATAL_PATTERNS, accel_for, paths, smp_args
+from hvguest import SERIAL_CMDLINE, hv_modules
+from multiguest import end_both, expect_all, give_console, prompt
 
 WORK_CS = 200
 LEAD_CS = 50
@@ -73,11 +73,10 @@ def work_initrd(t):
 def work_machine(t, smp, initrd):
     """Two Linux guests (one, two) with the work script on an -smp machine;
     not yet waited for."""
-    mods = ",".join(f"{paths.BZIMAGE} {SERIAL_CMDLINE}".replace(",", ",,") + "," + initrd
-                    for _ in range(2))
-    return t.qemu(*(("-smp", str(smp)) if smp > 1 else ()), "-m", "400", "-kernel", paths.HV_ELF,
+    mods = ",".join(hv_modules(SERIAL_CMDLINE, initrd) for _ in range(2))
+    return t.qemu(*smp_args(smp), "-m", "400", "-kernel", paths.HV_ELF,
                   "-initrd", mods, "-append", "guest_mem=64M guest1.name=one guest2.name=two",
-                  fatal=[p for p in GUEST_FATAL if "guest stopped" not in p], accel=MTTCG if smp > 1 else "tcg")
+                  fatal=FATAL_PATTERNS, accel=accel_for(smp))
 
 
 def work(machines):

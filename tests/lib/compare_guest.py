@@ -15,7 +15,8 @@ and, under vmi-hv, the exits and VMI calls of every timed window.
 import re
 
 from vmitest import Qemu, TestFailure
-from hvguest import GUEST_FATAL, MARKER, NATIVE_REBOOT, GUEST_REBOOT
+from hvguest import GUEST_FATAL, GUEST_REBOOT, MARKER, NATIVE_REBOOT, hv_modules
+from hvstats import hv_statistics
 
 MODES = ("native", "hv", "stock")
 MODE_NAMES = {"native": "native", "hv": "vmi-hv", "stock": "stock kernel"}
@@ -52,12 +53,6 @@ HOST_MARKS = [
 ]
 
 PAUSE = r"BENCH-PAUSE (\S+) (before|after)\n|BENCH-END failures=(\d+)\n"
-COUNTERS = (r"vmi-hv: counters: (\d+) exits, \d+ emulated instructions, [^\n]*?"
-            r"(\d+) hypercalls[^\n]*\n")
-HV_TIME = (r"vmi-hv: hypervisor time per exit: (\d+) cycles \((\d+) ns\) on average over (\d+) exits")
-EXIT_VECTORS = r"vmi-hv: exits by vector:([^\n]*)\n"
-VMI_CALLS = r"vmi-hv: VMI calls:([^\n]*)\n"
-STATS_END = r"vmi-hv: virtual interrupts: \d+ delivered, (\d+) alarms fired[^\n]*\n"
 # faults=: the page faults the guest's kernel handled in the window
 # (microbench's getrusage, itself and its waited-for children).
 BENCH = re.compile(r"^BENCH name=(\S+) ops=(\d+) ns=(\d+) faults=(\d+)", re.M)
@@ -82,8 +77,7 @@ def qemu_args(mode, bzimage, initrd, cmdline, hv_elf):
     under vmi-hv as the hypervisor's multiboot modules."""
     if mode in ("native", "stock"):
         return ["-m", MEMORY[mode], "-kernel", bzimage, "-initrd", initrd, "-append", cmdline]
-    # QEMU's -initrd splits modules at commas: a comma in the command line is doubled.
-    module = f"{bzimage} {cmdline.replace(',', ',,')},{initrd}"
+    module = hv_modules(cmdline, initrd, kernel=bzimage)
     return ["-m", MEMORY[mode], "-kernel", hv_elf, "-initrd", module]
 
 
@@ -91,17 +85,10 @@ def read_counters(q):
     """Ctrl-] s: {exits, hypercalls, alarms: the guest's alarm interrupts
     (its timer ticks), calls: {VMI call: count}, vectors: {exit vector:
     count}, hv_ns: the hypervisor's time in all its exits} now."""
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: statistics \(guest running, hypervisor up \d+ ms, \d+ timer interrupts\):\n", timeout=60)
-    m = q.expect(COUNTERS, timeout=60)
-    hv = q.expect(HV_TIME, timeout=60)
-    vectors = q.expect(EXIT_VECTORS, timeout=60).group(1)
-    calls = q.expect(VMI_CALLS, timeout=60).group(1)
-    alarms = int(q.expect(STATS_END, timeout=60).group(1))
-    return {"exits": int(m.group(1)), "hypercalls": int(m.group(2)), "alarms": alarms,
-            "calls": {name: int(n) for name, n in re.findall(r"(\w+)=(\d+)", calls)},
-            "vectors": {int(v): int(n) for v, n in re.findall(r"(\d+)=(\d+)", vectors)},
-            "hv_ns": int(hv.group(2)) * int(hv.group(3))}
+    s = hv_statistics(q)
+    return {"exits": s.counters["exits"], "hypercalls": s.counters["hypercalls"], "alarms": s.interrupts["alarms"],
+            "calls": s.vmi_calls, "vectors": s.exits_by_vector,
+            "hv_ns": s.hv_time["ns"] * s.hv_time["timed_exits"]}
 
 
 def window(before, after):

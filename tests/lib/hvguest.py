@@ -28,6 +28,11 @@ REGS = r"eax=[0-9a-f]{8} ebx=[0-9a-f]{8} ecx=[0-9a-f]{8} edx=[0-9a-f]{8}"
 # the hypervisor's own deaths are vmitest.FATAL_PATTERNS (one definition).
 GUEST_STOPPED_LINE = r"vmi-hv: guest stopped: ([^\n]*)"
 GUEST_FATAL = [*FATAL_PATTERNS, GUEST_STOPPED_LINE]
+# The guest kernel's own reports of a fault in itself (any panic, not only
+# the "not syncing" one of FATAL_PATTERNS).
+KERNEL_BROKEN = [r"BUG: [^\n]*", r"Oops: [^\n]*", r"Kernel panic[^\n]*"]
+# A test whose guest must run on unharmed: any of the above.
+GUEST_BROKEN = [*GUEST_FATAL, *KERNEL_BROKEN]
 
 # Stop reasons (the text after "vmi-hv: guest stopped: ") that blame the
 # hypervisor, not the guest: hv/vcpu/vcpu.c stops the guest with these when the
@@ -132,6 +137,17 @@ def reboot_ends_run(t, q):
     t.check(status == GUEST_REBOOT, f"exit status {status}, expected {GUEST_REBOOT} (guest reboot)")
 
 
+def ends_cleanly(t, q, what="the run", status=None, timeout=60):
+    """The run ends by itself with QEMU's status (by default the guests'
+    power-off, GUEST_SHUTDOWN) and no guest was stopped on the way.
+    Returns the status."""
+    expected = GUEST_SHUTDOWN if status is None else status
+    got = q.wait_exit(timeout=timeout)
+    t.check(got == expected, f"{what}: exit status {got}, expected {expected}")
+    t.check("guest stopped" not in q.output, f"{what}: a guest was stopped")
+    return got
+
+
 def stays_responsive(t, q):
     """After a guest stop: statistics on 's' (twice, the uptime moves),
     then 'q' exits with the guest-stopped status."""
@@ -176,11 +192,38 @@ def quiet_console(q, timeout=60):
         time.sleep(0.2)
 
 
-def hv_modules(guest_args=SERIAL_CMDLINE, initrd=None):
-    """QEMU's -initrd for the hypervisor: the bzImage with the guest's
-    command line (QEMU splits modules at commas: a comma in it is doubled),
-    then the initrd."""
-    return f"{paths.BZIMAGE} {guest_args.replace(',', ',,')},{initrd or paths.INITRD}"
+def hv_modules(guest_args=SERIAL_CMDLINE, initrd=None, kernel=None):
+    """QEMU's -initrd for the hypervisor: the kernel (the bzImage unless
+    given) with the guest's command line (QEMU splits modules at commas: a
+    comma in it is doubled), then the initrd (paths.INITRD unless given;
+    False: none)."""
+    mods = f"{kernel or paths.BZIMAGE} {guest_args}".strip().replace(",", ",,")
+    return mods if initrd is False else f"{mods},{initrd or paths.INITRD}"
+
+
+def boot_multiboot(t, modules=None, append=None, mem="256"):
+    """The hypervisor from QEMU's multiboot loader; modules is the -initrd
+    string (comma-separated "path args" items, hv_modules)."""
+    t.require(paths.HV_ELF)
+    args = ["-m", mem, "-kernel", paths.HV_ELF]
+    if modules is not None:
+        args += ["-initrd", modules]
+    if append is not None:
+        args += ["-append", append]
+    return t.qemu(*args)
+
+
+def expect_bad_input(t, q, pattern, what="the boot", timeout=30):
+    """A refusal at boot: one "vmi-hv: error:" line, the one matching
+    pattern, then the hypervisor's stop with the bad-input status.
+    Returns the error line's match."""
+    m = q.expect(r"vmi-hv: error: " + pattern, timeout=timeout)
+    q.expect(r"vmi-hv: stopped \(exit code %d\)" % EXIT_CODES["HV_EXIT_BAD_INPUT"], timeout=10)
+    status = q.wait_exit(timeout=30)
+    t.check(status == BAD_INPUT, f"{what}: exit status {status}, expected {BAD_INPUT}")
+    errors = q.output.count("vmi-hv: error:")
+    t.check(errors == 1, f"{what}: {errors} error lines, expected exactly one")
+    return m
 
 
 def boot_native(t, fatal=GUEST_FATAL, memory="128", debug_exit=True):
@@ -234,6 +277,47 @@ def boot_hv(t, hv_args="", guest_args=SERIAL_CMDLINE, fatal=GUEST_FATAL, memory=
     return q
 
 
+def run_in_shell(q, cmd, timeout=60, guest=None):
+    """cmd typed at the guest's shell: the lines it printed (one string,
+    no carriage returns), read between two sentinels the shell prints
+    around it.  The typed line's echo has $((6*7)) where the output has 42,
+    so only the run matches.  guest: the name of one of several guests,
+    whose lines are marked "[name] "; only its lines are kept, unmarked.
+    Does not wait for the prompt after."""
+    return shell_output(q, timeout, guest, shell_start(q, cmd))
+
+
+def shell_start(q, cmd):
+    """run_in_shell in two steps: type the command (several guests may
+    run theirs at once) and return where the output stood then ..."""
+    since = len(q.output)
+    q.send(f"echo SH-$((6*7))-BEGIN; {cmd}; echo SH-$((6*7))-END\n")
+    return since
+
+
+def shell_output(q, timeout=60, guest=None, since=None):
+    """... and read its output, from since on (expect()'s cursor when not
+    given): what other guests' consoles printed meanwhile may have moved
+    the cursor past its start."""
+    mark = re.escape(f"[{guest}] ") if guest else ""
+    if since is not None:
+        q.cursor = since
+    m = q.expect(rf"(?s)\n{mark}SH-42-BEGIN\n(.*?)(?<=\n){mark}SH-42-END\n", timeout=timeout)
+    if not guest:
+        return m.group(1).rstrip("\n")
+    return "\n".join(re.findall(rf"^{mark}([^\n]*)", m.group(1), re.M))
+
+
+def shell_search(q, cmd, pattern, timeout=60, guest=None):
+    """run_in_shell, then the match of pattern (re.M) in its output;
+    TestFailure when the output has none."""
+    out = run_in_shell(q, cmd, timeout, guest)
+    m = re.search(pattern, out, re.M)
+    if not m:
+        raise TestFailure(f"`{cmd}` printed no /{pattern}/: {out!r}")
+    return m
+
+
 def program_lines(t, q, label, program, first_line):
     """At the shell: run a comparison program (ring3cmp, sigretcmp) into a
     file (the kernel's own lines about its signals stay off the console),
@@ -246,11 +330,9 @@ def program_lines(t, q, label, program, first_line):
     m = q.expect(rf"{name}-rc=(\d+)\n", timeout=600)
     t.check(m.group(1) == "0", f"{label}: {name} exited {m.group(1)}")
     q.expect(PROMPT, timeout=60)
-    q.send(f"cat /tmp/{name}.txt; echo {name}-end\n")
-    m = q.expect(rf"(?s)\n({first_line}.*?)\n{name}-end\n", timeout=120)
-    lines = m.group(1).split("\n")
+    m = shell_search(q, f"cat /tmp/{name}.txt", rf"(?s)^{first_line}.*", timeout=120)
+    lines = m.group(0).split("\n")
     q.expect(PROMPT, timeout=60)
-    q.send("echo still-here-$((6 * 7))\n")
-    q.expect(r"still-here-42", timeout=60)
+    shell_search(q, "echo still-here", r"^still-here$")
     t.check(lines[-1].startswith(f"{tag} done cases="), f"{label}: no end line: {lines[-3:]}")
     return lines

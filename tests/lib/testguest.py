@@ -10,6 +10,7 @@ command line.
 """
 
 from vmitest import paths
+from hvguest import hv_modules
 
 
 def tiny_initrd(t):
@@ -19,4 +20,4 @@ def tiny_initrd(t):
 def tguest_modules(t, *cmdlines):
     t.require(paths.HV_ELF, paths.TGUEST)
     tiny = tiny_initrd(t)
-    return ",".join(f"{paths.TGUEST} {line.replace(',', ',,')},{tiny}" for line in cmdlines)
+    return ",".join(hv_modules(line, tiny, kernel=paths.TGUEST) for line in cmdlines)

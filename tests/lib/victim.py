@@ -48,6 +48,7 @@ from vmitest import accel_for, paths, smp_args
 from testguest import tguest_modules
 from guest_end import HV_BROKEN, check_invariants
 from hvguest import stop_console_guest_and_quit
+from hvstats import hv_statistics
 
 IDLE, BUSY, ATTACK = 0, 1, 2
 PHASES = ("idle", "busy", "attack")
@@ -96,8 +97,8 @@ def beside(t, attacker, options="", smp=2, windows=54, victim_cpus=None):
     # The victim prints its windows once it has counted them all: the
     # statistics then (Ctrl-] s) show where its time went meanwhile.
     q.expect(r"\[guest2\] victim: window", timeout=60 + windows * 3)
-    q.send("\x1ds")
-    q.expect(r"vmi-hv: vcpu time: guest 2 \(guest2\) vcpu 0: [^\n]*\n", timeout=60)
+    name = hv_statistics(q).vcpu(2, 0)["name"]
+    t.check(name == "guest2", f"the statistics' guest 2 is {name}, not guest2")
     q.expect(r"\[guest2\] victim: done", timeout=60)
     # Guest 1 has the console: stop it; then the hypervisor, up after a
     # stop, exits on 'q'.
