@@ -401,10 +401,19 @@ static bool vmi_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	return false;
 }
 
+/* A control register written (SetCRn, CLTS): the one CPU-state call with
+ * an outcome to check, so the others do not clear one (a rule-break
+ * record) at every call. */
+static void write_cr(struct vcpu *v, unsigned call, int n, uint32_t val)
+{
+	struct emul_outcome out = { 0 };
+
+	must(v, call, vcpu_write_cr(v, n, val, &out), &out);
+}
+
 /* CPU state, the virtual interrupt flag and waiting: vcpu_ops.c. */
 static bool cpu_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 {
-	struct emul_outcome out = { 0 };
 	ARGS(f);
 
 	switch (call) {
@@ -412,13 +421,13 @@ static bool cpu_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	case VMI_CALL_RDMSR:		ret64(f, call_rdmsr(v, a)); return true;
 	case VMI_CALL_WRMSR:		f->eax = call_wrmsr(v, a, arg64(d, c)); return true;
 	case VMI_CALL_SetCR0: case VMI_CALL_SetCR2: case VMI_CALL_SetCR3: case VMI_CALL_SetCR4:
-		must(v, call, vcpu_write_cr(v, cr_of(call, VMI_CALL_SetCR0), a, &out), &out);
+		write_cr(v, call, cr_of(call, VMI_CALL_SetCR0), a);
 		return true;
 	case VMI_CALL_GetCR0: case VMI_CALL_GetCR2: case VMI_CALL_GetCR3: case VMI_CALL_GetCR4:
 		f->eax = vcpu_read_cr(v, cr_of(call, VMI_CALL_GetCR0));
 		return true;
 	case VMI_CALL_CLTS:
-		must(v, call, vcpu_write_cr(v, 0, v->cr0 & ~X86_CR0_TS, &out), &out);
+		write_cr(v, call, 0, v->cr0 & ~X86_CR0_TS);
 		return true;
 	case VMI_CALL_SetDR:		vcpu_write_dr(v, a, d); return true;
 	case VMI_CALL_GetDR:		f->eax = vcpu_read_dr(v, a); return true;
@@ -434,22 +443,38 @@ static bool cpu_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 	return false;
 }
 
+/* The descriptor calls with an outcome to check (a load the CPU would
+ * refuse, a faulting IRET); the others do not clear one at every call. */
+static void checked_descriptor_call(struct vcpu *v, struct trap_frame *f, unsigned call)
+{
+	struct emul_outcome out = { 0 };
+	enum emul_result r = EMUL_OK;
+
+	switch (call) {
+	case VMI_CALL_SetGDT:	r = vcpu_set_dtr_from(v, VCPU_GDTR, f->eax, &out); break;
+	case VMI_CALL_SetIDT:	r = vcpu_set_dtr_from(v, VCPU_IDTR, f->eax, &out); break;
+	case VMI_CALL_SetLDT:	r = vcpu_load_ldtr(v, (uint16_t)f->eax, &out); break;
+	case VMI_CALL_SetTR:	r = vcpu_load_tr(v, (uint16_t)f->eax, &out); break;
+	case VMI_CALL_IRET:	r = vcpu_iret(v, f, &out); break;
+	}
+	must(v, call, r, &out);
+}
+
 /* Descriptor tables (vcpu_desc.c), delivery and return (vcpu_exception.c). */
 static bool descriptor_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 {
-	struct emul_outcome out = { 0 };
 	ARGS(f);
 
 	switch (call) {
-	case VMI_CALL_SetGDT:		must(v, call, vcpu_set_dtr_from(v, VCPU_GDTR, a, &out), &out); return true;
+	case VMI_CALL_SetGDT: case VMI_CALL_SetLDT: case VMI_CALL_SetTR: case VMI_CALL_IRET:
+		checked_descriptor_call(v, f, call);
+		return true;
 	case VMI_CALL_SetIDT:
-		must(v, call, vcpu_set_dtr_from(v, VCPU_IDTR, a, &out), &out);
+		checked_descriptor_call(v, f, call);
 		vcpu_syscall_gate_refresh(v);
 		return true;
 	case VMI_CALL_GetGDT:		vcpu_store_dtr(v, VCPU_GDTR, a); return true;
 	case VMI_CALL_GetIDT:		vcpu_store_dtr(v, VCPU_IDTR, a); return true;
-	case VMI_CALL_SetLDT:		must(v, call, vcpu_load_ldtr(v, (uint16_t)a, &out), &out); return true;
-	case VMI_CALL_SetTR:		must(v, call, vcpu_load_tr(v, (uint16_t)a, &out), &out); return true;
 	case VMI_CALL_GetLDT:		f->eax = v->ldtr; return true;
 	case VMI_CALL_GetTR:		f->eax = v->tr; return true;
 	case VMI_CALL_WriteGDTEntry:	vcpu_write_desc(v, true, a, d, c, b); return true;
@@ -460,7 +485,6 @@ static bool descriptor_call(struct vcpu *v, struct trap_frame *f, unsigned call)
 		vcpu_syscall_gate_refresh(v);	/* the guest IDT's vector 0x80 may have changed */
 		return true;
 	case VMI_CALL_UpdateKernelStack: vcpu_set_kernel_stack(v, a, d); return true;
-	case VMI_CALL_IRET:		must(v, call, vcpu_iret(v, f, &out), &out); return true;
 	}
 	return false;
 }
